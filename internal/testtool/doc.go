@@ -1,0 +1,4 @@
+// Package testtool holds helpers shared by clockwatch's integration tests:
+// finding the outside tools they need (chronyd, promtool, qemu, ...) and
+// failing, not skipping, when one is missing under CI.
+package testtool
