@@ -16,7 +16,7 @@ const doc = `# metrics
 | name | type | unit | labels | meaning |
 |---|---|---|---|---|
 | clockwatch_clock_up | gauge | bool | | Whether the clocks could be read. |
-| clockwatch_clock_steps_total | counter | | direction | Steps. |
+| clockwatch_clock_steps_total | counter | | direction | Only when steps are watched: steps. |
 | not_ours | gauge | | | Ignored. |
 
 ## Stepdown
@@ -33,12 +33,15 @@ func TestParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]Metric{
-		"clockwatch_clock_up":                     {Name: "clockwatch_clock_up", Type: "gauge", Section: "Local clocks"},
-		"clockwatch_clock_steps_total":            {Name: "clockwatch_clock_steps_total", Type: "counter", Labels: []string{"direction"}, Section: "Local clocks"},
-		"clockwatch_stepdown_ack_latency_seconds": {Name: "clockwatch_stepdown_ack_latency_seconds", Type: "histogram", Section: "Stepdown"},
+		"clockwatch_clock_up":                     {Name: "clockwatch_clock_up", Type: "gauge", Section: "Local clocks", Meaning: "Whether the clocks could be read."},
+		"clockwatch_clock_steps_total":            {Name: "clockwatch_clock_steps_total", Type: "counter", Labels: []string{"direction"}, Section: "Local clocks", Meaning: "Only when steps are watched: steps."},
+		"clockwatch_stepdown_ack_latency_seconds": {Name: "clockwatch_stepdown_ack_latency_seconds", Type: "histogram", Section: "Stepdown", Meaning: "Ack latency."},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+	if !got["clockwatch_clock_steps_total"].Conditional() || got["clockwatch_clock_up"].Conditional() {
+		t.Error("Conditional: want true for an \"Only when\" row only")
 	}
 	if _, err := Parse(strings.NewReader(doc + "| clockwatch_clock_up | gauge | | | again |\n")); err == nil {
 		t.Error("a metric listed twice gave no error")
