@@ -25,7 +25,6 @@ const (
 	runbookPrefix  = "https://github.com/clockwatch/clockwatch/blob/main/docs/runbook.md#"
 )
 
-
 // rule is one rule of a Prometheus rule file.
 type rule struct {
 	Record      string            `yaml:"record"`

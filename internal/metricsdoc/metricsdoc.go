@@ -138,7 +138,9 @@ func Builtin(name string) bool {
 
 // Lookup finds a documented metric by its name or, for the _bucket, _sum
 // and _count series of a histogram or summary, by its family's name.
-func Lookup(documented map[string]Metric, name string) (Metric, bool) { return lookup(documented, name) }
+func Lookup(documented map[string]Metric, name string) (Metric, bool) {
+	return lookup(documented, name)
+}
 
 // Standard reports whether name is one of the Prometheus Go client's
 // standard process_* and go_* metrics, which docs/metrics.md mentions
