@@ -41,12 +41,19 @@ type Daemon struct {
 
 var listeningRE = regexp.MustCompile(`msg="Listening on" address=(\S+)`)
 
-// Start runs bin with --web.listen-address=127.0.0.1:0 and args, and waits
-// until it logs the address it listens on. It is stopped when the test ends.
+// Start runs bin on a free loopback port with args, and waits until it
+// logs the address it listens on. It is stopped when the test ends.
 func Start(t testing.TB, bin string, args ...string) *Daemon {
 	t.Helper()
+	return StartAt(t, bin, "127.0.0.1:0", args...)
+}
+
+// StartAt is Start on a given address, for restarting a daemon where
+// Prometheus scrapes it.
+func StartAt(t testing.TB, bin, addr string, args ...string) *Daemon {
+	t.Helper()
 	d := &Daemon{done: make(chan struct{})}
-	d.cmd = exec.Command(bin, append([]string{"--web.listen-address=127.0.0.1:0"}, args...)...)
+	d.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + addr}, args...)...)
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
