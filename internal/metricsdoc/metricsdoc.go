@@ -176,6 +176,10 @@ func Pending() map[string]string {
 		"clockwatch_chrony_source_last_sample_error_seconds":    chrony,
 		"clockwatch_chrony_source_poll_interval_seconds":        chrony,
 
+		"clockwatch_ntp_probe_up":             chrony,
+		"clockwatch_ntp_probe_offset_seconds": chrony,
+		"clockwatch_ntp_probe_rtt_seconds":    chrony,
+
 		"clockwatch_stepdown_subscribers":         stepdown,
 		"clockwatch_stepdown_events_total":        stepdown,
 		"clockwatch_stepdown_messages_sent_total": stepdown,
