@@ -59,12 +59,12 @@ func TestClockSetWatcherSendsMarks(t *testing.T) {
 		}
 	}
 	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run() = %v, want nil", err)
+	}
 	var got []Mark
 	for range 2 {
 		got = append(got, <-w.Marks())
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("Run() = %v, want nil", err)
 	}
 	// The third mark found the buffer full: dropped, never blocking.
 	if n := w.Dropped(); n != 1 {
