@@ -88,7 +88,7 @@ func TestDetector(t *testing.T) {
 		{name: "30 s pause without change", ops: []op{ticks(3, tick), ticks(1, 30*time.Second), ticks(3, tick)}},
 		{name: "30 s pause in a 400 ppm slew", ops: []op{slew(400e-6), ticks(3, tick), ticks(1, 30*time.Second), ticks(3, tick)}},
 		{name: "1 ms step in a 30 s pause needs the mark",
-			ops: []op{ticks(3, tick), stepBy(ms), ticks(1, 30*time.Second), stepBy(-ms), markOnly(0), ticks(1, 30*time.Second), ticks(3, tick)},
+			ops:  []op{ticks(3, tick), stepBy(ms), ticks(1, 30*time.Second), stepBy(-ms), markOnly(0), ticks(1, 30*time.Second), ticks(3, tick)},
 			want: []got{{Type: "step", Step: -ms, Seen: "clock_set", Epoch: 1, Seq: 1, Delay: 30*time.Second + 2*us}}},
 		{name: "12.4 s step in a 30 s pause", ops: []op{ticks(3, tick), stepBy(-12400 * ms), ticks(1, 30*time.Second), ticks(3, tick)},
 			want: []got{{Type: "step", Step: -12400 * ms, Seen: "sampling", Epoch: 1, Seq: 1, Delay: 30 * time.Second}}},
