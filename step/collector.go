@@ -43,7 +43,7 @@ type Collector struct {
 	journal PersistenceReporter
 	bus     DropCounter
 
-	steps, lastStep, lastStepTime, largest, epoch, delay, slew *prometheus.Desc
+	steps, lastStep, lastStepTime, largest, epoch, delay, slew  *prometheus.Desc
 	clockSets, resumes, samples, sampleErrs, journalOK, dropped *prometheus.Desc
 
 	mu                 sync.Mutex
