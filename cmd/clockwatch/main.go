@@ -47,6 +47,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	subs := []subcommand{
 		addDaemonCommand(app, c),
 		addVersionCommand(app, c),
+		addEventsCommand(app, c),
+		addRecordCommand(app, c),
+		addReplayCommand(app, c),
 	}
 
 	selected, err := app.Parse(args)
