@@ -37,9 +37,14 @@ type ClockSetWatcher struct {
 	now     func() int64
 	marks   chan Mark
 	ready   chan struct{}
-	dropped atomic.Uint64
-	wakes   atomic.Uint64
+	dropped  atomic.Uint64
+	wakes    atomic.Uint64
+	watching atomic.Bool
 }
+
+// Watching reports whether the timer is armed and watched: false before Run
+// has armed it and after Run returned.
+func (w *ClockSetWatcher) Watching() bool { return w.watching.Load() }
 
 // Marks returns the channel the marks are sent on. A mark that finds the
 // channel full is dropped and counted: the marks already queued wake the
@@ -68,6 +73,8 @@ func (w *ClockSetWatcher) Run(ctx context.Context) error {
 	if err := t.arm(); err != nil {
 		return fmt.Errorf("arming the clock-set timer: %w", err)
 	}
+	w.watching.Store(true)
+	defer w.watching.Store(false)
 	close(w.ready)
 	stop := context.AfterFunc(ctx, func() { t.close() })
 	defer stop()

@@ -22,6 +22,7 @@ const (
 	MetricSampleErrorsTotal  = "clockwatch_step_sample_errors_total"
 	MetricJournalPersistence = "clockwatch_journal_persistence_ok"
 	MetricBusDroppedTotal    = "clockwatch_bus_events_dropped_total"
+	MetricWatcherUp          = "clockwatch_clock_set_watcher_up"
 )
 
 // DelayBuckets are the detection-delay histogram's upper bounds, in seconds:
@@ -36,15 +37,20 @@ type PersistenceReporter interface{ Persistent() bool }
 // implements it).
 type DropCounter interface{ Dropped() uint64 }
 
+// WatcherStatus tells whether the kernel's clock-set notifications are
+// being watched (the probe's ClockSetWatcher implements it).
+type WatcherStatus interface{ Watching() bool }
+
 // Collector exports step detection as Prometheus metrics. Record is a sink
 // for the Sampler; everything else is read at scrape time.
 type Collector struct {
 	gauges  *Gauges
 	journal PersistenceReporter
 	bus     DropCounter
+	watcher WatcherStatus
 
 	steps, lastStep, lastStepTime, largest, epoch, delay, slew  *prometheus.Desc
-	clockSets, resumes, samples, sampleErrs, journalOK, dropped *prometheus.Desc
+	clockSets, resumes, samples, sampleErrs, journalOK, dropped, watcherUp *prometheus.Desc
 
 	mu                 sync.Mutex
 	backward, forward  uint64
@@ -59,14 +65,14 @@ type Collector struct {
 
 var _ prometheus.Collector = (*Collector)(nil)
 
-// NewCollector returns a Collector over a Sampler's gauges. journal and bus
-// may be nil, and their metrics are then left out.
-func NewCollector(g *Gauges, journal PersistenceReporter, bus DropCounter) *Collector {
+// NewCollector returns a Collector over a Sampler's gauges. journal, bus and
+// watcher may be nil, and their metrics are then left out.
+func NewCollector(g *Gauges, journal PersistenceReporter, bus DropCounter, watcher WatcherStatus) *Collector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	return &Collector{
-		gauges: g, journal: journal, bus: bus,
+		gauges: g, journal: journal, bus: bus, watcher: watcher,
 		steps:        d(MetricStepsTotal, "Steps of the wall clock (leap seconds included) seen since clockwatch started, by direction.", "direction"),
 		lastStep:     d(MetricLastStepSeconds, "Signed size of the last step of the wall clock in seconds (negative: backwards); 0 before any."),
 		lastStepTime: d(MetricLastStepTimestamp, "Wall-clock time of the last step (after it), in seconds since the Unix epoch; 0 before any."),
@@ -80,6 +86,7 @@ func NewCollector(g *Gauges, journal PersistenceReporter, bus DropCounter) *Coll
 		sampleErrs:   d(MetricSampleErrorsTotal, "Clock samples that could not be read."),
 		journalOK:    d(MetricJournalPersistence, "1 when step events and the clock epoch are persisted under the state directory, 0 when clockwatch runs without persistence."),
 		dropped:      d(MetricBusDroppedTotal, "Events dropped for in-process subscribers whose buffer was full."),
+		watcherUp:    d(MetricWatcherUp, "1 while the kernel's clock-set notifications (a CANCEL_ON_SET timerfd) are watched; 0 means steps are seen by sampling only, up to one interval late and only above the slew allowance."),
 		delayCounts:  make([]uint64, len(DelayBuckets)+1),
 	}
 }
@@ -117,7 +124,7 @@ func (c *Collector) Record(e Event) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.steps, c.lastStep, c.lastStepTime, c.largest, c.epoch, c.delay, c.slew,
-		c.clockSets, c.resumes, c.samples, c.sampleErrs, c.journalOK, c.dropped,
+		c.clockSets, c.resumes, c.samples, c.sampleErrs, c.journalOK, c.dropped, c.watcherUp,
 	} {
 		ch <- d
 	}
@@ -165,5 +172,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.bus != nil {
 		ch <- m(c.dropped, prometheus.CounterValue, float64(c.bus.Dropped()))
+	}
+	if c.watcher != nil {
+		up := 0.0
+		if c.watcher.Watching() {
+			up = 1
+		}
+		ch <- m(c.watcherUp, prometheus.GaugeValue, up)
 	}
 }

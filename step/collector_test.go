@@ -13,6 +13,10 @@ type fakeJournal bool
 
 func (f fakeJournal) Persistent() bool { return bool(f) }
 
+type fakeWatcher bool
+
+func (f fakeWatcher) Watching() bool { return bool(f) }
+
 type fakeBus uint64
 
 func (f fakeBus) Dropped() uint64 { return uint64(f) }
@@ -28,7 +32,7 @@ func TestCollector(t *testing.T) {
 	}
 	var g Gauges
 	g.store(s.d, 2)
-	c := NewCollector(&g, fakeJournal(true), fakeBus(3))
+	c := NewCollector(&g, fakeJournal(true), fakeBus(3), fakeWatcher(true))
 	for _, e := range s.events {
 		c.Record(e)
 	}
@@ -55,6 +59,9 @@ clockwatch_clock_resumes_total 1
 # HELP clockwatch_clock_set_events_total Clock-set notifications from the kernel with no measurable step (not counting those explained by a step or a resume).
 # TYPE clockwatch_clock_set_events_total counter
 clockwatch_clock_set_events_total 1
+# HELP clockwatch_clock_set_watcher_up 1 while the kernel's clock-set notifications (a CANCEL_ON_SET timerfd) are watched; 0 means steps are seen by sampling only, up to one interval late and only above the slew allowance.
+# TYPE clockwatch_clock_set_watcher_up gauge
+clockwatch_clock_set_watcher_up 1
 # HELP clockwatch_clock_slew_rate_ratio Rate at which the REALTIME−BOOTTIME gap changes outside steps, as a ratio, over the last slew window. On Linux slews move both clocks, so this stays near 0.
 # TYPE clockwatch_clock_slew_rate_ratio gauge
 clockwatch_clock_slew_rate_ratio 0

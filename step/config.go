@@ -12,8 +12,10 @@ const ConfigKey = "step"
 // Config sets how often the clocks are sampled and what counts as a step.
 type Config struct {
 	// Interval is how often the sampler reads the clocks when no clock-set
-	// mark wakes it earlier.
-	Interval time.Duration `yaml:"interval"`
+	// mark wakes it earlier. It is not in the step: section: the daemon
+	// sets it from clock.sample_interval, which the scrape-time gauges
+	// share.
+	Interval time.Duration `yaml:"-"`
 	// MaxSlewRate is the largest rate (a ratio: 5e-4 is 500 ppm) at which the
 	// REALTIME−BOOTTIME gap may move legitimately. A change of the gap that
 	// sampling alone sees is a step only when it exceeds this rate times the
@@ -45,9 +47,9 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	switch {
 	case c.Interval <= 0:
-		return fmt.Errorf("%s.interval: must be positive, got %v", ConfigKey, c.Interval)
+		return fmt.Errorf("clock.sample_interval: must be positive, got %v", c.Interval)
 	case c.Interval > time.Minute:
-		return fmt.Errorf("%s.interval: must be at most 1m, got %v", ConfigKey, c.Interval)
+		return fmt.Errorf("clock.sample_interval: must be at most 1m, got %v", c.Interval)
 	case math.IsNaN(c.MaxSlewRate) || c.MaxSlewRate < 0 || c.MaxSlewRate > 0.5:
 		return fmt.Errorf("%s.max_slew_rate: must be a ratio between 0 and 0.5 (0.083333 is 83,333 ppm), got %v", ConfigKey, c.MaxSlewRate)
 	case c.MinStep < 0:
@@ -55,7 +57,7 @@ func (c Config) Validate() error {
 	case c.MinStep > time.Second:
 		return fmt.Errorf("%s.min_step: must be at most 1s, got %v", ConfigKey, c.MinStep)
 	case c.SlewWindow < c.Interval:
-		return fmt.Errorf("%s.slew_window: must be at least the interval (%v), got %v", ConfigKey, c.Interval, c.SlewWindow)
+		return fmt.Errorf("%s.slew_window: must be at least clock.sample_interval (%v), got %v", ConfigKey, c.Interval, c.SlewWindow)
 	}
 	return nil
 }

@@ -55,9 +55,9 @@ func TestReplayCommandUsesConfig(t *testing.T) {
 	if code != 0 || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and no events", code, out, errOut)
 	}
-	os.WriteFile(cfg, []byte("step:\n  interval: -1s\n"), 0o644)
+	os.WriteFile(cfg, []byte("clock:\n  sample_interval: -1s\n"), 0o644)
 	code, _, errOut = runCLI(t, "--config.file", cfg, "replay", "x")
-	if code != 2 || !strings.Contains(errOut, "step.interval: must be positive, got -1s") {
+	if code != 2 || !strings.Contains(errOut, "clock.sample_interval: must be positive, got -1s") {
 		t.Errorf("exit %d, stderr %q; want 2 and the field named", code, errOut)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -18,6 +19,9 @@ import (
 // only the step: and journal: sections, leniently, so that events, record
 // and replay honour a config file today.
 type stepSections struct {
+	Clock struct {
+		SampleInterval time.Duration `yaml:"sample_interval"`
+	} `yaml:"clock"`
 	Step    step.Config    `yaml:"step"`
 	Journal journal.Config `yaml:"journal"`
 }
@@ -33,6 +37,9 @@ func loadStepSections(c *cli) (stepSections, error) {
 	}
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil && err.Error() != "EOF" {
 		return s, fmt.Errorf("parsing %s: %w", c.configFile, err)
+	}
+	if s.Clock.SampleInterval != 0 {
+		s.Step.Interval = s.Clock.SampleInterval
 	}
 	if err := s.Step.Validate(); err != nil {
 		return s, fmt.Errorf("%s: %w", c.configFile, err)
