@@ -33,10 +33,10 @@ type clockSetTimer interface {
 // ClockSetWatcher is the task that turns the kernel's clock-set
 // notifications into Marks on a channel.
 type ClockSetWatcher struct {
-	open    func() (clockSetTimer, error)
-	now     func() int64
-	marks   chan Mark
-	ready   chan struct{}
+	open     func() (clockSetTimer, error)
+	now      func() int64
+	marks    chan Mark
+	ready    chan struct{}
 	dropped  atomic.Uint64
 	wakes    atomic.Uint64
 	watching atomic.Bool

@@ -49,7 +49,7 @@ type Collector struct {
 	bus     DropCounter
 	watcher WatcherStatus
 
-	steps, lastStep, lastStepTime, largest, epoch, delay, slew  *prometheus.Desc
+	steps, lastStep, lastStepTime, largest, epoch, delay, slew             *prometheus.Desc
 	clockSets, resumes, samples, sampleErrs, journalOK, dropped, watcherUp *prometheus.Desc
 
 	mu                 sync.Mutex
