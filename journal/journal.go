@@ -31,9 +31,15 @@ const (
 // BootIDPath is where Linux tells the boot id.
 const BootIDPath = "/proc/sys/kernel/random/boot_id"
 
+// DefaultDir is the state directory when neither the configuration nor
+// systemd names one.
+const DefaultDir = "/var/lib/clockwatch"
+
 // Config says where the journal lives and how large it may grow.
 type Config struct {
-	// Dir is the state directory (systemd's StateDirectory=clockwatch).
+	// Dir is the state directory. Empty means systemd's
+	// StateDirectory=clockwatch (the STATE_DIRECTORY environment variable)
+	// when set, else DefaultDir; see Resolve.
 	Dir string `yaml:"dir"`
 	// MaxBytes bounds events.jsonl; when an event would pass it, the file
 	// becomes events.jsonl.1 (replacing the older one) and a new one starts,
@@ -41,16 +47,26 @@ type Config struct {
 	MaxBytes int64 `yaml:"max_bytes"`
 }
 
-// DefaultConfig returns /var/lib/clockwatch and 1 MiB (about 3,000 events
-// per file).
-func DefaultConfig() Config { return Config{Dir: "/var/lib/clockwatch", MaxBytes: 1 << 20} }
+// DefaultConfig returns the state directory left to Resolve and 1 MiB
+// (about 3,000 events per file).
+func DefaultConfig() Config { return Config{MaxBytes: 1 << 20} }
+
+// Resolve fills an empty Dir: the first path of STATE_DIRECTORY (which
+// systemd sets for StateDirectory=), read with getenv, else DefaultDir.
+func (c Config) Resolve(getenv func(string) string) Config {
+	if c.Dir == "" {
+		c.Dir, _, _ = strings.Cut(getenv("STATE_DIRECTORY"), ":")
+	}
+	if c.Dir == "" {
+		c.Dir = DefaultDir
+	}
+	return c
+}
 
 // Validate reports the first invalid field, named by its YAML path.
 func (c Config) Validate() error {
 	switch {
-	case c.Dir == "":
-		return fmt.Errorf("%s.dir: must not be empty", ConfigKey)
-	case !filepath.IsAbs(c.Dir):
+	case c.Dir != "" && !filepath.IsAbs(c.Dir):
 		return fmt.Errorf("%s.dir: must be an absolute path, got %q", ConfigKey, c.Dir)
 	case c.MaxBytes < 4096:
 		return fmt.Errorf("%s.max_bytes: must be at least 4096, got %d", ConfigKey, c.MaxBytes)
@@ -64,6 +80,8 @@ type Options struct {
 	Logger *slog.Logger
 	// BootID returns this boot's id; nil reads BootIDPath.
 	BootID func() (string, error)
+	// Getenv resolves an empty Config.Dir; nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // persisted is the content of state.json.
@@ -89,8 +107,8 @@ type Journal struct {
 	persistent atomic.Bool
 }
 
-// Open loads the persisted state and opens the journal for appending. It
-// never fails: without a writable directory the Journal runs in memory and
+// Open loads the persisted state and opens the journal for appending; an
+// empty cfg.Dir is resolved from the environment (Resolve). It never fails: without a writable directory the Journal runs in memory and
 // Persistent reports false.
 //
 // The epoch loaded is the larger of state.json's and the journal's last
@@ -98,7 +116,11 @@ type Journal struct {
 // new boot id) the epoch is incremented: clockwatch could not watch the
 // clock while the machine was down.
 func Open(cfg Config, opts Options) *Journal {
-	j := &Journal{cfg: cfg, log: opts.Logger}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	j := &Journal{cfg: cfg.Resolve(getenv), log: opts.Logger}
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
@@ -178,6 +200,9 @@ func (j *Journal) State() step.State {
 	defer j.mu.Unlock()
 	return step.State{Epoch: j.state.Epoch, Seq: j.state.Seq}
 }
+
+// Dir returns the state directory in use.
+func (j *Journal) Dir() string { return j.cfg.Dir }
 
 // BootID returns this boot's id ("" when it could not be read).
 func (j *Journal) BootID() string { return j.bootID }

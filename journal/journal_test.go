@@ -223,6 +223,28 @@ func TestUnwritableStateDirectory(t *testing.T) {
 	j.Close()
 }
 
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "STATE_DIRECTORY" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct{ dir, env, want string }{
+		{"", "", DefaultDir},
+		{"", "/var/lib/clockwatch:/var/lib/other", "/var/lib/clockwatch"},
+		{"", "/run/x", "/run/x"},
+		{"/srv/cw", "/run/x", "/srv/cw"},
+	} {
+		if got := (Config{Dir: tc.dir}).Resolve(env(tc.env)).Dir; got != tc.want {
+			t.Errorf("Resolve(dir %q, STATE_DIRECTORY %q) = %q, want %q", tc.dir, tc.env, got, tc.want)
+		}
+	}
+}
+
 func TestReadMissingDirectory(t *testing.T) {
 	t.Parallel()
 	recs, warnings, err := Read(filepath.Join(t.TempDir(), "none"), time.Time{})
@@ -301,7 +323,7 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{DefaultConfig(), ""},
-		{Config{MaxBytes: 1 << 20}, "journal.dir: must not be empty"},
+		{Config{MaxBytes: 1 << 20}, ""},
 		{Config{Dir: "var/lib", MaxBytes: 1 << 20}, `journal.dir: must be an absolute path, got "var/lib"`},
 		{Config{Dir: "/x", MaxBytes: 10}, "journal.max_bytes: must be at least 4096, got 10"},
 	} {
