@@ -57,7 +57,7 @@ func TestReplayCommandUsesConfig(t *testing.T) {
 	}
 	os.WriteFile(cfg, []byte("clock:\n  sample_interval: -1s\n"), 0o644)
 	code, _, errOut = runCLI(t, "--config.file", cfg, "replay", "x")
-	if code != 2 || !strings.Contains(errOut, "clock.sample_interval: must be positive, got -1s") {
+	if code != 2 || !strings.Contains(errOut, "clockwatch.yml:2: clock.sample_interval: must be between 1ms and 1m, got -1s") {
 		t.Errorf("exit %d, stderr %q; want 2 and the field named", code, errOut)
 	}
 }
