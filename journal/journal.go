@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 )
 
@@ -86,9 +87,11 @@ type Options struct {
 
 // persisted is the content of state.json.
 type persisted struct {
-	Epoch  uint64 `json:"epoch"`
-	Seq    uint64 `json:"seq"`
-	BootID string `json:"boot_id"`
+	Epoch   uint64 `json:"epoch"`
+	Seq     uint64 `json:"seq"`
+	BootID  string `json:"boot_id"`
+	Gap     int64  `json:"gap_ns,omitempty"`
+	GapBoot int64  `json:"gap_boot_ns,omitempty"`
 }
 
 // Journal appends events and persists the state. Its methods are safe for
@@ -135,6 +138,11 @@ func Open(cfg Config, opts Options) *Journal {
 	j.bootID = id
 
 	j.state = j.load()
+	if j.state.BootID != id {
+		// BOOTTIME restarted (or the boot is unknown): a saved gap means
+		// nothing now.
+		j.state.Gap, j.state.GapBoot = 0, 0
+	}
 	if j.state.BootID != "" && id != "" && j.state.BootID != id {
 		j.state.Epoch++
 		j.log.Info("New boot since the last run: clock epoch incremented", "epoch", j.state.Epoch)
@@ -182,14 +190,17 @@ func (j *Journal) load() persisted {
 	if err != nil {
 		j.log.Warn("Cannot read the event journal", "dir", j.cfg.Dir, "err", err)
 	}
-	lastBoot := ""
+	var last Record
 	for _, r := range recs {
 		st.Epoch = max(st.Epoch, r.Event.Epoch)
 		st.Seq = max(st.Seq, r.Event.Seq)
-		lastBoot = r.BootID
+		last = r
 	}
-	if st.BootID == "" {
-		st.BootID = lastBoot
+	if st.BootID == "" && last.BootID != "" {
+		st.BootID = last.BootID
+		if last.Event.Boot != 0 {
+			st.Gap, st.GapBoot = last.Event.WallAfter.UnixNano()-last.Event.Boot, last.Event.Boot
+		}
 	}
 	return st
 }
@@ -198,7 +209,26 @@ func (j *Journal) load() persisted {
 func (j *Journal) State() step.State {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return step.State{Epoch: j.state.Epoch, Seq: j.state.Seq}
+	return step.State{Epoch: j.state.Epoch, Seq: j.state.Seq, Gap: j.state.Gap, GapBoot: j.state.GapBoot}
+}
+
+// SaveBaseline persists the REALTIME−BOOTTIME gap of a sample, so that the
+// next start in this boot can tell whether the clock was stepped while
+// clockwatch was not running. The daemon saves it after its first sample and
+// when it stops; every event saves it too. A zero sample is ignored.
+func (j *Journal) SaveBaseline(s probe.Sample) {
+	if s.Boot == 0 {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.state.Gap, j.state.GapBoot = s.Real-s.Boot, s.Boot
+	if !j.persistent.Load() {
+		return
+	}
+	if err := j.writeStateLocked(); err != nil {
+		j.failLocked(err)
+	}
 }
 
 // Dir returns the state directory in use.
@@ -287,6 +317,9 @@ func (j *Journal) Append(e step.Event) error {
 	defer j.mu.Unlock()
 	j.state.Epoch = max(j.state.Epoch, e.Epoch)
 	j.state.Seq = max(j.state.Seq, e.Seq)
+	if e.Boot != 0 && e.Boot >= j.state.GapBoot {
+		j.state.Gap, j.state.GapBoot = e.WallAfter.UnixNano()-e.Boot, e.Boot
+	}
 	if err := j.appendLocked(e); err != nil {
 		j.failLocked(err)
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 )
 
@@ -75,6 +76,39 @@ func TestAppendReadAndEpochAcrossRestarts(t *testing.T) {
 	j = Open(cfg(dir), Options{BootID: bootID("boot-b")})
 	if got := j.State(); got != (step.State{Epoch: 3, Seq: 2}) {
 		t.Errorf("after restart in the new boot State() = %+v, want epoch 3 seq 2", got)
+	}
+	j.Close()
+}
+
+func TestBaselineGap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	j := Open(cfg(dir), Options{BootID: bootID("a")})
+	j.SaveBaseline(probe.Sample{Mono: 5e9, Boot: 6e9, Real: 1_790_000_000e9})
+	j.Close()
+	j = Open(cfg(dir), Options{BootID: bootID("a")})
+	if got, want := j.State(), (step.State{Gap: 1_790_000_000e9 - 6e9, GapBoot: 6e9}); got != want {
+		t.Errorf("same boot: State() = %+v, want %+v", got, want)
+	}
+	// An event moves the baseline to its own gap.
+	e := event(1, 1, time.Second)
+	e.Boot = 7e9
+	_ = j.Append(e)
+	if got := j.State(); got.Gap != e.WallAfter.UnixNano()-7e9 || got.GapBoot != 7e9 {
+		t.Errorf("after an event State() = %+v, want its gap", got)
+	}
+	j.Close()
+	// State lost: the gap comes back from the last event.
+	os.Remove(filepath.Join(dir, StateFile))
+	j = Open(cfg(dir), Options{BootID: bootID("a")})
+	if got := j.State(); got.GapBoot != 7e9 {
+		t.Errorf("recovered State() = %+v, want the last event's gap", got)
+	}
+	j.Close()
+	// Another boot: BOOTTIME restarted, the gap means nothing.
+	j = Open(cfg(dir), Options{BootID: bootID("b")})
+	if got := j.State(); got.Gap != 0 || got.GapBoot != 0 || got.Epoch != 2 {
+		t.Errorf("new boot: State() = %+v, want no gap and epoch 2", got)
 	}
 	j.Close()
 }

@@ -110,6 +110,9 @@ func (c *Collector) Record(e Event) {
 	}
 	c.last, c.haveLast = e, true
 	c.largestStep = max(c.largestStep, e.Step.Abs())
+	if e.Seen == SeenRestart {
+		return // no detection delay to speak of: nobody was watching
+	}
 	secs := e.Delay.Seconds()
 	i := 0
 	for i < len(DelayBuckets) && secs > DelayBuckets[i] {

@@ -13,6 +13,12 @@ type State struct {
 	Epoch uint64 `json:"epoch"`
 	// Seq is the sequence number of the last event.
 	Seq uint64 `json:"seq"`
+	// Gap is REALTIME−BOOTTIME (ns) measured at BOOTTIME GapBoot by a
+	// previous run in this boot; GapBoot 0 means none. The first sample is
+	// compared with it, so a step made while clockwatch was not running is
+	// reported (SeenRestart).
+	Gap     int64 `json:"gap_ns,omitempty"`
+	GapBoot int64 `json:"gap_boot_ns,omitempty"`
 }
 
 // Stats counts what a Detector has seen, for logs and metrics.
@@ -130,7 +136,7 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 		// compare them with.
 		d.marks = 0
 		d.resetSlewRef(cur)
-		return nil
+		return d.sinceLastRun(cur)
 	}
 	prev := d.prev
 	if cur.Mono <= prev.Mono {
@@ -183,6 +189,7 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 		e.Leap = isLeap(prev, cur, dGap, noise)
 		d.out[n] = e
 		n++
+		d.state.Gap, d.state.GapBoot = gap(cur), cur.Boot
 		d.haveLastStep = true
 		d.lastStepPrevMono = prev.Mono
 		d.lastStepMono = cur.Mono
@@ -205,12 +212,40 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 	return d.out[:n]
 }
 
+// sinceLastRun compares the first sample with the gap a previous run
+// persisted in this boot. The allowance grows with the BOOTTIME elapsed, as
+// nobody watched the clock meanwhile.
+func (d *Detector) sinceLastRun(cur probe.Sample) []Event {
+	saved, savedBoot := d.state.Gap, d.state.GapBoot
+	d.state.Gap, d.state.GapBoot = gap(cur), cur.Boot
+	if savedBoot == 0 || cur.Boot <= savedBoot {
+		return nil
+	}
+	elapsed := cur.Boot - savedBoot
+	dGap := gap(cur) - saved
+	limit := 2*cur.Window + int64(d.cfg.MinStep) + int64(d.cfg.MaxSlewRate*float64(elapsed))
+	if abs(dGap) <= limit {
+		return nil
+	}
+	d.stats.Steps++
+	d.state.Epoch++
+	d.state.Seq++
+	d.out[0] = Event{
+		Type: TypeStep, Seq: d.state.Seq, Epoch: d.state.Epoch, Step: time.Duration(dGap),
+		WallBefore: time.Unix(0, cur.Real-dGap), WallAfter: time.Unix(0, cur.Real),
+		Seen: SeenRestart, Delay: time.Duration(elapsed), Mono: cur.Mono, Boot: cur.Boot,
+		Uncertainty: time.Duration(2 * cur.Window),
+	}
+	return d.out[:1]
+}
+
 func (d *Detector) newEvent(t Type, prev, cur probe.Sample, marked, sampled bool, markMono int64) Event {
 	e := Event{
 		Type:        t,
 		Seq:         d.state.Seq,
 		Epoch:       d.state.Epoch,
 		Mono:        cur.Mono,
+		Boot:        cur.Boot,
 		WallAfter:   time.Unix(0, cur.Real),
 		WallBefore:  time.Unix(0, cur.Real),
 		Uncertainty: time.Duration(prev.Window + cur.Window),

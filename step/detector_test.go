@@ -151,3 +151,38 @@ func TestDetector(t *testing.T) {
 		})
 	}
 }
+
+func TestDetectorSinceLastRun(t *testing.T) {
+	t.Parallel()
+	// The sim's first sample is at BOOTTIME 1000.1 s; the previous run
+	// saved its gap a minute before.
+	savedBoot := int64(940 * time.Second)
+	tests := []struct {
+		name  string
+		state State
+		want  []got
+	}{
+		{name: "no saved gap", state: State{Epoch: 3}},
+		{name: "same gap", state: State{Epoch: 3, Gap: simGap, GapBoot: savedBoot}},
+		{name: "stepped back 12.4 s while down", state: State{Epoch: 3, Seq: 5, Gap: simGap + int64(12400*ms), GapBoot: savedBoot},
+			want: []got{{Type: "step", Step: -12400 * ms, Seen: "restart", Epoch: 4, Seq: 6, Delay: 60*time.Second + tick}}},
+		{name: "forward 1 h while down", state: State{Gap: simGap - int64(time.Hour), GapBoot: savedBoot},
+			want: []got{{Type: "step", Step: time.Hour, Seen: "restart", Epoch: 1, Seq: 1, Delay: 60*time.Second + tick}}},
+		{name: "1 ms is within the allowance of a minute", state: State{Gap: simGap + int64(ms), GapBoot: savedBoot}},
+		{name: "saved in the future: another boot", state: State{Gap: simGap + int64(time.Hour), GapBoot: int64(2000 * time.Second)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSim(DefaultConfig(), tc.state)
+			ticks(5, tick)(s)
+			if diff := cmp.Diff(tc.want, project(s.events)); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			st := s.d.State()
+			if st.Gap != simGap || st.GapBoot != int64(1000*time.Second+tick) {
+				t.Errorf("State() gap %d at boot %d, want the first sample's %d at %d", st.Gap, st.GapBoot, simGap, int64(1000*time.Second+tick))
+			}
+		})
+	}
+}

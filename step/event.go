@@ -48,9 +48,13 @@ const (
 	// SeenBoth means a clock-set mark announced it and the change was also
 	// beyond the sampling threshold.
 	SeenBoth
+	// SeenRestart means the step happened while clockwatch was not running:
+	// the first sample after a start disagrees with the gap persisted by the
+	// previous run in this boot.
+	SeenRestart
 )
 
-var seenNames = [...]string{SeenSampling: "sampling", SeenClockSet: "clock_set", SeenBoth: "both"}
+var seenNames = [...]string{SeenSampling: "sampling", SeenClockSet: "clock_set", SeenBoth: "both", SeenRestart: "restart"}
 
 // String returns the name used in JSON: sampling, clock_set or both.
 func (s Seen) String() string {
@@ -85,10 +89,14 @@ type Event struct {
 	// Delay is the detection delay in monotonic time. With a mark: from the
 	// mark (read as the kernel woke the watcher) to the end of the detecting
 	// sample. Sampling only: the time between the two samples, an upper
-	// bound, since the step happened somewhere in between.
+	// bound, since the step happened somewhere in between. SeenRestart: the
+	// BOOTTIME elapsed since the persisted gap was measured.
 	Delay time.Duration
 	// Mono is CLOCK_MONOTONIC (ns) of the detecting sample.
 	Mono int64
+	// Boot is CLOCK_BOOTTIME (ns) of the detecting sample: with WallAfter it
+	// gives the REALTIME−BOOTTIME gap after the event.
+	Boot int64
 	// Suspended is how long the machine was suspended (TypeResume).
 	Suspended time.Duration
 	// Uncertainty bounds the error of Step: the read windows of the two
@@ -130,6 +138,10 @@ func (e Event) AppendJSONFields(b []byte) []byte {
 	b = appendSeconds(b, e.Delay)
 	b = append(b, `,"mono_ns":`...)
 	b = strconv.AppendInt(b, e.Mono, 10)
+	if e.Boot != 0 {
+		b = append(b, `,"boot_ns":`...)
+		b = strconv.AppendInt(b, e.Boot, 10)
+	}
 	if !e.WallBefore.IsZero() || !e.WallAfter.IsZero() {
 		b = append(b, `,"wall_before":"`...)
 		b = e.WallBefore.UTC().AppendFormat(b, time.RFC3339Nano)
@@ -162,6 +174,7 @@ type eventJSON struct {
 	Seen        string    `json:"seen"`
 	Delay       float64   `json:"delay_seconds"`
 	Mono        int64     `json:"mono_ns"`
+	Boot        int64     `json:"boot_ns"`
 	WallBefore  time.Time `json:"wall_before"`
 	WallAfter   time.Time `json:"wall_after"`
 	Suspended   float64   `json:"suspended_seconds"`
@@ -186,7 +199,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	*e = Event{
 		Type: Type(t), Seq: j.Seq, Epoch: j.Epoch, Step: seconds(j.Step), Leap: j.Leap,
 		WallBefore: j.WallBefore, WallAfter: j.WallAfter, Seen: Seen(s), Delay: seconds(j.Delay),
-		Mono: j.Mono, Suspended: seconds(j.Suspended), Uncertainty: seconds(j.Uncertainty),
+		Mono: j.Mono, Boot: j.Boot, Suspended: seconds(j.Suspended), Uncertainty: seconds(j.Uncertainty),
 	}
 	return nil
 }

@@ -6,6 +6,9 @@ import (
 	"github.com/clockwatch/clockwatch/probe"
 )
 
+// simGap is the sim's REALTIME−BOOTTIME at start: a wall clock in 2026.
+const simGap = 1_790_000_000 * int64(time.Second)
+
 // sim is a synthetic machine: a timeline of the kernel clocks that tests
 // drive with steps, slews, suspends and marks, sampling as the Sampler does.
 type sim struct {
@@ -19,7 +22,7 @@ type sim struct {
 func newSim(cfg Config, state State) *sim {
 	s := &sim{
 		mono:   1000 * int64(time.Second),
-		gap:    1_790_000_000 * int64(time.Second), // wall clock in 2026
+		gap:    simGap,
 		taiOff: 37 * int64(time.Second),
 		window: 2 * int64(time.Microsecond),
 		d:      NewDetector(cfg, state),

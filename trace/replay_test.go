@@ -71,7 +71,7 @@ func TestReplayStopsAtBadLine(t *testing.T) {
 	if err == nil || err.Error() != `trace line 3: not valid JSON: json: unknown field "bogus"` {
 		t.Errorf("Replay() = %v, want the line 3 error", err)
 	}
-	want := `{"type":"step","seq":1,"epoch":1,"step_seconds":-12.5,"seen":"sampling","delay_seconds":0.1,"mono_ns":200000000,"wall_before":"2026-09-21T14:13:20.1Z","wall_after":"2026-09-21T14:13:07.6Z","uncertainty_seconds":0}` + "\n"
+	want := `{"type":"step","seq":1,"epoch":1,"step_seconds":-12.5,"seen":"sampling","delay_seconds":0.1,"mono_ns":200000000,"boot_ns":200000000,"wall_before":"2026-09-21T14:13:20.1Z","wall_after":"2026-09-21T14:13:07.6Z","uncertainty_seconds":0}` + "\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("events before the bad line (-want +got):\n%s", diff)
 	}

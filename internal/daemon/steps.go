@@ -75,7 +75,16 @@ func (s *Steps) Tasks() []func(context.Context) error {
 		s.Sampler.Run,
 		func(ctx context.Context) error {
 			defer s.journalSub.Close()
-			return s.Journal.Run(ctx, s.journalSub.C())
+			// The gap of the first sample and of the last one, so that the
+			// next start in this boot sees a step made while we were down.
+			select {
+			case <-s.Sampler.Ready():
+				s.Journal.SaveBaseline(s.Sampler.Gauges().Load().Sample)
+			case <-ctx.Done():
+			}
+			err := s.Journal.Run(ctx, s.journalSub.C())
+			s.Journal.SaveBaseline(s.Sampler.Gauges().Load().Sample)
+			return err
 		},
 	}
 }

@@ -92,10 +92,30 @@ clockwatch_journal_persistence_ok 1
 		t.Error(err)
 	}
 
-	// A restart continues the epoch from the journal.
+	// A restart continues the epoch from the journal, and a step made while
+	// clockwatch was down is reported by the first sample.
 	s2 := NewSteps(cfg, jcfg, clocks, logger)
-	if st := s2.Journal.State(); st.Epoch != 1 || st.Seq != 1 {
-		t.Errorf("after restart the journal state is %+v, want epoch 1 seq 1", st)
+	if st := s2.Journal.State(); st.Epoch != 1 || st.Seq != 1 || st.GapBoot == 0 {
+		t.Errorf("after restart the journal state is %+v, want epoch 1 seq 1 and a saved gap", st)
 	}
-	s2.Journal.Close()
+	clocks.step(time.Hour)
+	sub2 := s2.Bus.Subscribe(8)
+	defer sub2.Close()
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	g2, gctx2 := errgroup.WithContext(ctx2)
+	for _, task := range s2.Tasks() {
+		g2.Go(func() error { return task(gctx2) })
+	}
+	select {
+	case e = <-sub2.C():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event for the step made while down")
+	}
+	cancel2()
+	if err := g2.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if e.Type != step.TypeStep || e.Seen != step.SeenRestart || e.Step != time.Hour || e.Epoch != 2 || e.Seq != 2 {
+		t.Errorf("event = %+v, want a +1h step seen at restart, epoch 2 seq 2", e)
+	}
 }
