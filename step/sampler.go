@@ -86,10 +86,12 @@ func (s *Sampler) tick() {
 		return
 	}
 	for _, e := range s.det.Observe(s.sample) {
-		s.logEvent(e)
+		// Sinks first: the bus is what lock holders wait on; the log line
+		// can come a few microseconds later.
 		for _, sink := range s.sinks {
 			sink(e)
 		}
+		s.logEvent(e)
 	}
 	s.gauges.store(s.det, s.readErrors)
 }
