@@ -50,7 +50,15 @@ func openTimerFD() (clockSetTimer, error) {
 }
 
 func (t *timerFD) arm() error {
-	spec := unix.ItimerSpec{Value: unix.Timespec{Sec: farFuture}}
+	// Normally 2242. Should the wall clock ever be set past it, arm far
+	// beyond the new time instead: re-arming at a time already past would
+	// expire at once, again and again.
+	at := int64(farFuture)
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &now); err == nil {
+		at = max(at, now.Sec+1<<31)
+	}
+	spec := unix.ItimerSpec{Value: unix.Timespec{Sec: at}}
 	rc, err := t.f.SyscallConn()
 	if err != nil {
 		return err
