@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -213,4 +214,22 @@ func TestRecordSteadyTrace(t *testing.T) {
 	if err := os.WriteFile("testdata/recorded-steady.trace.jsonl", buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzReplay feeds arbitrary traces through the detector: it must never
+// panic, whatever the clock values.
+func FuzzReplay(f *testing.F) {
+	for _, name := range []string{"steps-in-a-row", "suspend-resume", "leap-second-insert"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name+".trace.jsonl"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"mono_ns":1,"boot_ns":-9223372036854775808,"real_ns":9223372036854775807,"tai_ns":1,"window_ns":9223372036854775807}
+{"mono_ns":0,"clock_set":true}
+{"mono_ns":9223372036854775807,"boot_ns":9223372036854775807,"real_ns":-9223372036854775808,"tai_ns":-1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_ = Replay(bytes.NewReader(data), step.DefaultConfig(), io.Discard)
+	})
 }
