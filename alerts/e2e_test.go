@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/clockwatch/clockwatch/internal/daemontest"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/journal"
 )
 
 // pageTimeout bounds how long a condition may take to reach the webhook.
@@ -20,25 +24,36 @@ import (
 // the margin is for a loaded machine.
 const pageTimeout = 30 * time.Second
 
-var (
-	forRE    = regexp.MustCompile(`(?m)^(\s+for:) \S+$`)
-	windowRE = regexp.MustCompile(`\[10m\]`)
-)
+// window is what the rules' 10-minute windows become in the end-to-end
+// test, so that alerts resolve within seconds.
+const window = 15 * time.Second
 
-// fastRules writes a copy of the rules with every `for:` set to 0s and the
-// 10-minute windows shortened to 30s, so that a condition pages within
-// seconds and clears within half a minute. Everything else (expressions,
-// labels, annotations) is the shipped file.
+// rewrites make the shipped rules fast: every `for:` 0s, every 10-minute
+// window 15s. Each must match at least once.
+var rewrites = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`(?m)^(\s+for:) \S+$`), "$1 0s"},
+	{regexp.MustCompile(`\[10m\]`), "[15s]"},
+	{regexp.MustCompile(`offset 10m\b`), "offset 15s"},
+	{regexp.MustCompile(`clockwatch_clock_last_step_timestamp_seconds < 600\b`), "clockwatch_clock_last_step_timestamp_seconds < 15"},
+}
+
+// fastRules writes a copy of the rules rewritten by rewrites. Everything
+// else (expressions, labels, annotations) is the shipped file.
 func fastRules(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(rulesFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast := forRE.ReplaceAllString(string(b), "$1 0s")
-	fast = windowRE.ReplaceAllString(fast, "[30s]")
-	if fast == string(b) {
-		t.Fatal("rewriting the rules changed nothing")
+	fast := string(b)
+	for _, r := range rewrites {
+		if !r.re.MatchString(fast) {
+			t.Fatalf("%s: nothing matches %s", rulesFile, r.re)
+		}
+		fast = r.re.ReplaceAllString(fast, r.with)
 	}
 	path := filepath.Join(t.TempDir(), "clockwatch.fast.rules.yml")
 	if err := os.WriteFile(path, []byte(fast), 0o600); err != nil {
@@ -56,7 +71,7 @@ type latencies struct {
 func (l *latencies) add(what string, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.rows = append(l.rows, fmt.Sprintf("%-60s %6.2f s", what, d.Seconds()))
+	l.rows = append(l.rows, fmt.Sprintf("%-72s %6.2f s", what, d.Seconds()))
 }
 
 // stack is Alertmanager, its webhook and Prometheus with the (fast) rules,
@@ -113,17 +128,20 @@ func TestAlertPath(t *testing.T) {
 
 	// One clockwatch per scenario, so that they run side by side in one
 	// Prometheus without disturbing each other.
-	kernel := daemontest.Start(t, bin)
-	down := daemontest.Start(t, bin)
+	kernel := daemontest.Start(t, bin, daemontest.Options{})
+	down := daemontest.Start(t, bin, daemontest.Options{})
+	// The step scenarios start their clockwatch later, where Prometheus
+	// already tries to scrape.
+	backwardAddr, forwardAddr := promtest.FreeAddr(t), promtest.FreeAddr(t)
 
 	hook := promtest.NewWebhook(t)
 	am := promtest.StartAlertmanager(t, promtest.WebhookConfig(hook.URL))
 	prom := promtest.StartPrometheus(t, promtest.PrometheusOptions{
-		Targets:       []string{kernel.Addr, down.Addr},
+		Targets:       []string{kernel.Addr, down.Addr, backwardAddr, forwardAddr},
 		RuleFiles:     []string{fastRules(t)},
 		Alertmanagers: []string{am.Addr},
 	})
-	prom.WaitTargetsUp(t, "clockwatch", 2, 60*time.Second)
+	prom.WaitTargetsUp(t, "clockwatch", 2, 60*time.Second) // kernel and down
 	s := &stack{hook: hook, prom: prom, rules: rules}
 	var lat latencies
 	t.Cleanup(func() {
@@ -167,9 +185,71 @@ func TestAlertPath(t *testing.T) {
 		if a.Annotations["summary"] != want {
 			t.Errorf("summary %q, want %q", a.Annotations["summary"], want)
 		}
-		restarted := daemontest.StartAt(t, bin, down.Addr)
+		restarted := daemontest.Start(t, bin, daemontest.Options{Addr: down.Addr, StateDir: down.StateDir})
 		start = time.Now()
 		a = s.wantAlert(t, "resolved", "ClockwatchDown", restarted.Addr, nil)
 		lat.add("clockwatch restarted → ClockwatchDown resolved", a.Received.Sub(start))
 	})
+
+	// A step made while clockwatch was not running: clockwatch's journal
+	// says what REALTIME−BOOTTIME was when it last ran in this boot, and
+	// the first sample at start finds it changed. Writing that state with
+	// the gap shifted is how this test makes a step without touching the
+	// clock; detection, metrics, rules and the alert path are the real ones.
+	for _, tc := range []struct {
+		name, addr, alert, direction string
+		step                         time.Duration
+		text                         string
+	}{
+		{"step backward", backwardAddr, "ClockwatchClockStepBackward", "backward", -12400 * time.Millisecond, "(last step: -12.4s)"},
+		{"step forward", forwardAddr, "ClockwatchClockStepForward", "forward", 2 * time.Second, "(last step: 2s; limit 500ms)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeStepState(t, dir, tc.step)
+			start := time.Now()
+			daemontest.Start(t, bin, daemontest.Options{Addr: tc.addr, StateDir: dir})
+			a := s.wantAlert(t, "firing", tc.alert, tc.addr, map[string]string{"direction": tc.direction})
+			lat.add(fmt.Sprintf("clockwatch started after a %s step → %s firing", tc.step, tc.alert), a.Received.Sub(start))
+			if !strings.Contains(a.Annotations["description"], tc.text) {
+				t.Errorf("description %q does not say %q", a.Annotations["description"], tc.text)
+			}
+			a = s.wantAlert(t, "resolved", tc.alert, tc.addr, map[string]string{"direction": tc.direction})
+			lat.add(fmt.Sprintf("%s resolved, window %s", tc.alert, window), a.Received.Sub(start))
+		})
+	}
+}
+
+// writeStepState writes the journal state (journal/state.json) of an
+// earlier clockwatch run in this boot, one second ago, that saw
+// REALTIME−BOOTTIME smaller by step than it is now: to the next clockwatch
+// started in dir, the clock was stepped by step while it was not running.
+func writeStepState(t *testing.T, dir string, step time.Duration) {
+	t.Helper()
+	bootID, err := os.ReadFile(journal.BootIDPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boot, real unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &real); err != nil {
+		t.Fatal(err)
+	}
+	state := map[string]any{
+		"epoch":       1,
+		"seq":         1,
+		"boot_id":     strings.TrimSpace(string(bootID)),
+		"gap_ns":      real.Nano() - boot.Nano() - int64(step),
+		"gap_boot_ns": boot.Nano() - int64(time.Second),
+	}
+	b, err := json.Marshal(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, journal.StateFile), b, 0o640); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -276,7 +276,7 @@ func TestQueriesReturnData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cw := daemontest.Start(t, daemontest.Build(t))
+	cw := daemontest.Start(t, daemontest.Build(t), daemontest.Options{})
 	prom := promtest.StartPrometheus(t, promtest.PrometheusOptions{Targets: []string{cw.Addr}})
 	prom.WaitTargetsUp(t, "clockwatch", 1, 60*time.Second)
 	// Enough samples for rate() and delta() over the substituted windows.

@@ -30,6 +30,8 @@ func Build(t testing.TB) string {
 type Daemon struct {
 	// Addr is the host:port it serves /metrics on.
 	Addr string
+	// StateDir is its state directory.
+	StateDir string
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -41,19 +43,32 @@ type Daemon struct {
 
 var listeningRE = regexp.MustCompile(`msg="Listening on" address=(\S+)`)
 
-// Start runs bin on a free loopback port with args, and waits until it
-// logs the address it listens on. It is stopped when the test ends.
-func Start(t testing.TB, bin string, args ...string) *Daemon {
-	t.Helper()
-	return StartAt(t, bin, "127.0.0.1:0", args...)
+// Options says how to run clockwatch.
+type Options struct {
+	// Addr is the address to listen on; a free loopback port when empty.
+	// Give a stopped daemon's Addr to restart it where Prometheus scrapes.
+	Addr string
+	// StateDir is the state directory (STATE_DIRECTORY: the step journal
+	// and the clock epoch); a new temporary directory when empty, never the
+	// machine's /var/lib/clockwatch.
+	StateDir string
+	// Args are more command-line arguments.
+	Args []string
 }
 
-// StartAt is Start on a given address, for restarting a daemon where
-// Prometheus scrapes it.
-func StartAt(t testing.TB, bin, addr string, args ...string) *Daemon {
+// Start runs bin and waits until it logs the address it listens on. It is
+// stopped when the test ends.
+func Start(t testing.TB, bin string, o Options) *Daemon {
 	t.Helper()
-	d := &Daemon{done: make(chan struct{})}
-	d.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + addr}, args...)...)
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.StateDir == "" {
+		o.StateDir = t.TempDir()
+	}
+	d := &Daemon{done: make(chan struct{}), StateDir: o.StateDir}
+	d.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + o.Addr}, o.Args...)...)
+	d.cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+o.StateDir)
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {

@@ -27,6 +27,18 @@ type process struct {
 	err     error         // its exit status, valid after done
 }
 
+// FreeAddr returns a 127.0.0.1 address with a port nobody listened on a
+// moment ago, for a server a test starts later (a scrape target Prometheus
+// must know from the start).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
 // freeAddr returns a 127.0.0.1 address with a port nobody listened on a
 // moment ago. Another process can take it before the server binds it: start
 // retries with a new one when that happens.
