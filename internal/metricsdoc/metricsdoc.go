@@ -173,6 +173,14 @@ func Pending() map[string]string {
 		"clockwatch_chrony_source_last_sample_error_seconds":    chrony,
 		"clockwatch_chrony_source_poll_interval_seconds":        chrony,
 
+		"clockwatch_ntpd_up":                        chrony,
+		"clockwatch_ntpd_offset_seconds":            chrony,
+		"clockwatch_ntpd_leap_status":               chrony,
+		"clockwatch_ntpd_clock_error_bound_seconds": chrony,
+		"clockwatch_ntpd_frequency_ratio":           chrony,
+		"clockwatch_ntpd_peer_offset_seconds":       chrony,
+		"clockwatch_ntpd_peer_delay_seconds":        chrony,
+
 		"clockwatch_ntp_probe_up":             chrony,
 		"clockwatch_ntp_probe_offset_seconds": chrony,
 		"clockwatch_ntp_probe_rtt_seconds":    chrony,
