@@ -144,7 +144,18 @@ func TestAlertPath(t *testing.T) {
 	prom.WaitTargetsUp(t, "clockwatch", 2, 60*time.Second) // kernel and down
 	s := &stack{hook: hook, prom: prom, rules: rules}
 	var lat latencies
-	t.Cleanup(func() {
+	// expectedPages are the pages the scenarios provoke, by instance; any
+	// other critical alert is a false page.
+	expectedPages := map[string]string{
+		backwardAddr: "ClockwatchClockStepBackward",
+		forwardAddr:  "ClockwatchClockStepForward",
+	}
+	t.Cleanup(func() { // after every scenario
+		for _, a := range hook.Alerts() {
+			if a.Labels["severity"] == "critical" && expectedPages[a.Labels["instance"]] != a.Labels["alertname"] {
+				t.Errorf("false page: %s %v %v", a.Status, a.Labels, a.Annotations)
+			}
+		}
 		if !t.Failed() {
 			t.Logf("condition → webhook:\n%s", strings.Join(lat.rows, "\n"))
 		}
