@@ -10,6 +10,8 @@ require (
 
 require (
 	github.com/alecthomas/units v0.0.0-20240927000941-0f3dac36c52b // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/xhit/go-str2duration/v2 v2.1.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 )
