@@ -1,0 +1,610 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/policy"
+)
+
+// Limits on what a client may send.
+const (
+	// floodBurst and floodRate bound client messages: a token bucket of
+	// floodBurst messages refilled at floodRate per second.
+	floodBurst = 100
+	floodRate  = 50
+	// writeBatch is the most queued messages written in one system call.
+	writeBatch = 64
+	// ackRing is how many recent events remember when they were sent, for
+	// the ack latency.
+	ackRing = 64
+	// defaultDrillHold is how long a drill holds unless the request says.
+	defaultDrillHold = 5 * time.Second
+)
+
+// Cred is a peer's SO_PEERCRED.
+type Cred struct {
+	PID      int32
+	UID, GID uint32
+}
+
+// Options are the server's inputs besides its configuration.
+type Options struct {
+	// Logger receives connection and event logs; nil discards them.
+	Logger *slog.Logger
+	// Epoch is the clock epoch at start, persisted by the step detector.
+	Epoch uint64
+	// Listener, when set, is used instead of systemd's socket or
+	// cfg.Socket. The server closes it when Run returns.
+	Listener net.Listener
+	// Mono returns CLOCK_MONOTONIC; nil reads the real one. It must be the
+	// clock of policy.Step.Mono.
+	Mono func() time.Duration
+	// PeerCred reads a peer's credentials; nil reads SO_PEERCRED.
+	PeerCred func(*net.UnixConn) (Cred, error)
+	// Getenv and PID are consulted for systemd socket activation; nil and
+	// 0 mean os.Getenv and os.Getpid().
+	Getenv func(string) string
+	PID    int
+	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
+	SelfUID uint32
+}
+
+// Server is the stepdown socket server. Create it with New, start it with Run
+// and feed it through its input methods, which are safe for concurrent use.
+type Server struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+	met  *metrics
+
+	ready    chan struct{}
+	addr     string
+	readyErr error
+
+	mu      sync.Mutex
+	pol     *policy.Policy
+	seq     uint64
+	clients map[*client]struct{}
+	sentAt  [ackRing]struct {
+		seq uint64
+		at  time.Duration
+	}
+	closed bool
+
+	wg sync.WaitGroup
+}
+
+// New returns a server; it does not listen until Run.
+func New(cfg Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Mono == nil {
+		opts.Mono = monotonic
+	}
+	if opts.PeerCred == nil {
+		opts.PeerCred = peerCred
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.PID == 0 {
+		opts.PID = os.Getpid()
+	}
+	if opts.SelfUID == 0 {
+		opts.SelfUID = uint32(os.Geteuid())
+	}
+	s := &Server{
+		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
+		ready:   make(chan struct{}),
+		pol:     policy.New(cfg.PolicyConfig(), opts.Epoch),
+		clients: map[*client]struct{}{},
+	}
+	s.met = newMetrics(s)
+	return s, nil
+}
+
+// Collector returns the server's metrics.
+func (s *Server) Collector() prometheus.Collector { return s.met }
+
+// Ready is closed once the server listens (or failed to).
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Addr is the socket path, valid after Ready.
+func (s *Server) Addr() string { return s.addr }
+
+// Status is the current state.
+func (s *Server) Status() policy.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pol.Status()
+}
+
+func (s *Server) snapshot() (int, policy.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients), s.pol.Status()
+}
+
+func (s *Server) listen() (net.Listener, error) {
+	if s.opts.Listener != nil {
+		return s.opts.Listener, nil
+	}
+	l, ok, err := Activated(s.opts.Getenv, s.opts.PID)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		s.log.Info("using the stepdown socket passed by systemd", "addr", l.Addr())
+		return l, nil
+	}
+	return Listen(s.cfg)
+}
+
+// Run listens, accepts clients and sends heartbeats until ctx is done. It
+// closes every connection before returning.
+func (s *Server) Run(ctx context.Context) error {
+	l, err := s.listen()
+	if err != nil {
+		s.readyErr = err
+		close(s.ready)
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	s.addr = l.Addr().String()
+	close(s.ready)
+	s.log.Info("stepdown socket listening", "path", s.addr)
+
+	acceptErr := make(chan error, 1)
+	go func() { acceptErr <- s.acceptLoop(l) }()
+
+	tick := time.NewTicker(s.cfg.Heartbeat)
+	defer tick.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-acceptErr:
+			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
+			acceptErr = nil
+			break loop
+		case <-tick.C:
+			s.heartbeat()
+		}
+	}
+	l.Close()
+	if acceptErr != nil {
+		<-acceptErr
+	}
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.clients {
+		delete(s.clients, c)
+		c.shutdown(CauseShutdown)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return runErr
+}
+
+func (s *Server) acceptLoop(l net.Listener) error {
+	var backoff time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: wait and retry
+			// rather than give up on every subscriber.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accepting a stepdown client", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.met.connections.Inc()
+		uc, ok := conn.(*net.UnixConn)
+		if !ok {
+			conn.Close()
+			continue
+		}
+		s.admit(uc)
+	}
+}
+
+// allowed applies the uid/gid allow-list.
+func (s *Server) allowed(cr Cred, credErr error) bool {
+	if len(s.cfg.AllowUIDs) == 0 && len(s.cfg.AllowGIDs) == 0 {
+		return true
+	}
+	if credErr != nil {
+		return false
+	}
+	return cr.UID == 0 || slices.Contains(s.cfg.AllowUIDs, cr.UID) || slices.Contains(s.cfg.AllowGIDs, cr.GID)
+}
+
+func (s *Server) mayDrill(cr Cred, credErr error) bool {
+	return credErr == nil && (cr.UID == 0 || cr.UID == s.opts.SelfUID || slices.Contains(s.cfg.DrillUIDs, cr.UID))
+}
+
+// reject tells a client why it is not served, then closes it.
+func (s *Server) reject(conn *net.UnixConn, code, cause, why string) {
+	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: why}.AppendLine(nil)
+	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	conn.Write(b)
+	conn.Close()
+	s.met.clientErrors.WithLabelValues(code).Inc()
+	s.met.disconnects.WithLabelValues(cause).Inc()
+}
+
+func (s *Server) admit(conn *net.UnixConn) {
+	cr, credErr := s.opts.PeerCred(conn)
+	if credErr != nil {
+		s.log.Warn("stepdown client without credentials", "err", credErr)
+	}
+	if !s.allowed(cr, credErr) {
+		s.log.Warn("stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
+		return
+	}
+	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down")
+		return
+	}
+	if len(s.clients) >= s.cfg.MaxClients {
+		s.mu.Unlock()
+		s.log.Warn("stepdown client refused: stepdown.max_clients reached", "pid", cr.PID, "uid", cr.UID, "max_clients", s.cfg.MaxClients)
+		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, "too many clients (stepdown.max_clients)")
+		return
+	}
+	s.clients[c] = struct{}{}
+	c.queue <- s.helloLocked().AppendLine(nil)
+	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
+	s.wg.Add(2)
+	s.mu.Unlock()
+	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+	go c.writeLoop()
+	go c.readLoop()
+}
+
+func (s *Server) helloLocked() stepdown.Message {
+	st := s.pol.Status()
+	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: s.seq,
+		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: s.cfg.HoldDown.Seconds()}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+	}
+	return m
+}
+
+// publishLocked numbers events and sends them to every client.
+func (s *Server) publishLocked(evs []policy.Event) {
+	for _, e := range evs {
+		s.seq++
+		s.sentAt[s.seq%ackRing] = struct {
+			seq uint64
+			at  time.Duration
+		}{s.seq, s.opts.Mono()}
+		msg := e.Message(s.seq)
+		drill := "false"
+		if e.Drill {
+			drill = "true"
+		}
+		s.met.events.WithLabelValues(e.Type, string(e.Reason), drill).Inc()
+		s.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "seq", s.seq, "epoch", e.Epoch, "drill", e.Drill, "detail", e.Detail, "subscribers", len(s.clients))
+		s.broadcastLocked(e.Type, msg.AppendLine(nil))
+	}
+}
+
+func (s *Server) broadcastLocked(typ string, b []byte) {
+	n := 0
+	for c := range s.clients {
+		select {
+		case c.queue <- b:
+			n++
+		default:
+			delete(s.clients, c)
+			c.shutdown(CauseLaggard)
+			s.log.Warn("stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+		}
+	}
+	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
+}
+
+func (s *Server) heartbeat() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publishLocked(s.pol.Tick(s.opts.Mono()))
+	st := s.pol.Status()
+	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.seq, Drill: st.Drill}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+	}
+	s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+}
+
+// input runs f on the policy and publishes what it returns.
+func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publishLocked(f(s.pol, s.opts.Mono()))
+}
+
+// Step feeds a step from the step detector. A zero Mono means now.
+func (s *Server) Step(st policy.Step) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
+		if st.Mono == 0 {
+			st.Mono = now
+		}
+		return p.Step(st)
+	})
+}
+
+// Offset feeds chrony's system clock offset, in seconds.
+func (s *Server) Offset(seconds float64) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Offset(seconds, now) })
+}
+
+// Synchronized feeds whether source ("chrony", "kernel") reports the clock
+// synchronised.
+func (s *Server) Synchronized(synced bool, source string) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Synchronized(synced, source, now) })
+}
+
+// ErrorBound feeds the clock's error bound from source, in seconds.
+func (s *Server) ErrorBound(seconds float64, source string) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ErrorBound(seconds, source, now) })
+}
+
+// ProbeOK reports a good reading from the named probe.
+func (s *Server) ProbeOK(name string) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeOK(name, now) })
+}
+
+// ProbeFailed reports a failure of the named probe.
+func (s *Server) ProbeFailed(name string, err error) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeFailed(name, err, now) })
+}
+
+// DrillRequest is what a drill asks for.
+type DrillRequest struct {
+	// Reason is the reason the drill's stepdown carries ("drill" if empty).
+	Reason stepdown.Reason
+	// StepSeconds is the simulated step, if any.
+	StepSeconds *float64
+	// Hold is how long the drill stays in stepdown (5 s if zero).
+	Hold time.Duration
+}
+
+// ErrBusy is wrapped by Drill when the state is not ok.
+var ErrBusy = errors.New("stepdown state is not ok")
+
+// Drill starts a drill. It fails with ErrBusy unless the state is ok.
+func (s *Server) Drill(r DrillRequest) error {
+	if r.Hold == 0 {
+		r.Hold = defaultDrillHold
+	}
+	if r.Hold < 0 || r.Hold > s.cfg.MaxDrillHold {
+		return fmt.Errorf("drill hold %s is not between 0 and stepdown.max_drill_hold (%s)", r.Hold, s.cfg.MaxDrillHold)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	evs, err := s.pol.Drill(r.Reason, r.StepSeconds, r.Hold, s.opts.Mono())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	s.publishLocked(evs)
+	return nil
+}
+
+var drillReasons = []stepdown.Reason{"", stepdown.ReasonDrill, stepdown.ReasonStep, stepdown.ReasonOffset,
+	stepdown.ReasonUnsynchronized, stepdown.ReasonErrorBound, stepdown.ReasonProbeLost}
+
+func (s *Server) drillFrom(c *client, m stepdown.Message) {
+	if !s.mayDrill(c.cred, c.credErr) {
+		s.met.drills.WithLabelValues("forbidden").Inc()
+		s.log.Warn("drill refused: only root, clockwatch's uid and stepdown.drill_uids may drill", "pid", c.cred.PID, "uid", c.cred.UID)
+		c.sendError(stepdown.CodeForbidden, fmt.Sprintf("uid %d may not drill: only root, clockwatch's uid and stepdown.drill_uids", c.cred.UID))
+		return
+	}
+	if !slices.Contains(drillReasons, m.Reason) {
+		s.met.drills.WithLabelValues("bad_request").Inc()
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, drill", m.Reason))
+		return
+	}
+	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: time.Duration(m.HoldSeconds * float64(time.Second))}
+	if err := s.Drill(r); err != nil {
+		code, result := stepdown.CodeBadRequest, "bad_request"
+		if errors.Is(err, ErrBusy) {
+			code, result = stepdown.CodeBusy, "busy"
+		}
+		s.met.drills.WithLabelValues(result).Inc()
+		c.sendError(code, err.Error())
+		return
+	}
+	s.met.drills.WithLabelValues("started").Inc()
+	s.log.Info("drill started", "pid", c.cred.PID, "uid", c.cred.UID, "reason", r.Reason, "hold", r.Hold)
+}
+
+func (s *Server) ack(c *client, seq uint64) {
+	s.mu.Lock()
+	rec := s.sentAt[seq%ackRing]
+	now := s.opts.Mono()
+	known := seq > 0 && seq <= s.seq
+	s.mu.Unlock()
+	if !known {
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("ack of seq %d, which was never sent", seq))
+		return
+	}
+	if seq <= c.lastAck {
+		return // a repeated ack counts once
+	}
+	c.lastAck = seq
+	s.met.acks.Inc()
+	if rec.seq == seq {
+		s.met.ackLatency.Observe((now - rec.at).Seconds())
+	}
+}
+
+// drop removes c and closes it.
+func (s *Server) drop(c *client, cause string) {
+	s.mu.Lock()
+	delete(s.clients, c)
+	s.mu.Unlock()
+	c.shutdown(cause)
+}
+
+// client is one subscriber.
+type client struct {
+	s       *Server
+	conn    *net.UnixConn
+	cred    Cred
+	credErr error
+	queue   chan []byte // nil entry: close after what came before
+	done    chan struct{}
+	once    sync.Once
+	lastAck uint64 // read loop only
+
+	closeCause string // set before a nil entry is queued
+}
+
+func (c *client) shutdown(cause string) {
+	c.once.Do(func() {
+		close(c.done)
+		c.conn.Close()
+		c.s.met.disconnects.WithLabelValues(cause).Inc()
+		c.s.log.Debug("stepdown client disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause)
+	})
+}
+
+// sendError queues an error message for this client only.
+func (c *client) sendError(code, msg string) {
+	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: msg}.AppendLine(nil)
+	c.s.met.clientErrors.WithLabelValues(code).Inc()
+	select {
+	case c.queue <- b:
+		c.s.met.messagesSent.WithLabelValues(stepdown.TypeError).Inc()
+	default:
+		c.s.drop(c, CauseLaggard)
+	}
+}
+
+// fail sends an error and closes the connection once it is written.
+func (c *client) fail(code, cause, msg string) {
+	c.s.mu.Lock()
+	delete(c.s.clients, c)
+	c.s.mu.Unlock()
+	c.s.log.Info("stepdown client misbehaved: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause, "err", msg)
+	c.closeCause = cause
+	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: msg}.AppendLine(nil)
+	c.s.met.clientErrors.WithLabelValues(code).Inc()
+	select {
+	case c.queue <- b:
+		select {
+		case c.queue <- nil:
+			return
+		default:
+		}
+	default:
+	}
+	c.shutdown(cause)
+}
+
+func (c *client) writeLoop() {
+	defer c.s.wg.Done()
+	var buf []byte
+	for {
+		var first []byte
+		select {
+		case first = <-c.queue:
+		case <-c.done:
+			return
+		}
+		buf = append(buf[:0], first...)
+		closing := first == nil
+	batch:
+		for i := 0; i < writeBatch && !closing; i++ {
+			select {
+			case b := <-c.queue:
+				closing = b == nil
+				buf = append(buf, b...)
+			default:
+				break batch
+			}
+		}
+		if len(buf) > 0 {
+			c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			if _, err := c.conn.Write(buf); err != nil {
+				c.s.drop(c, CauseWriteError)
+				return
+			}
+		}
+		if closing {
+			c.shutdown(c.closeCause)
+			return
+		}
+	}
+}
+
+func (c *client) readLoop() {
+	defer c.s.wg.Done()
+	br := bufio.NewReaderSize(c.conn, stepdown.MaxLineBytes)
+	tokens := float64(floodBurst)
+	last := time.Now()
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			c.fail(stepdown.CodeLineTooLong, CauseLineTooLong, fmt.Sprintf("line longer than %d bytes", stepdown.MaxLineBytes))
+			return
+		}
+		if err != nil {
+			c.s.drop(c, CauseClientClosed)
+			return
+		}
+		now := time.Now()
+		tokens = min(floodBurst, tokens+now.Sub(last).Seconds()*floodRate)
+		last = now
+		if tokens < 1 {
+			c.fail(stepdown.CodeFlood, CauseFlood, fmt.Sprintf("more than %d messages per second", floodRate))
+			return
+		}
+		tokens--
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		m, err := stepdown.ParseMessage(line)
+		if err != nil {
+			c.fail(stepdown.CodeGarbage, CauseGarbage, err.Error())
+			return
+		}
+		switch m.Type {
+		case stepdown.TypeAck:
+			c.s.ack(c, m.Seq)
+		case stepdown.TypeDrill:
+			c.s.drillFrom(c, m)
+		default:
+			c.sendError(stepdown.CodeUnknownType, fmt.Sprintf("clients may send ack or drill, not %q", m.Type))
+		}
+	}
+}
