@@ -32,8 +32,11 @@ func Dial(ctx context.Context, path string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the clockwatch stepdown socket: %w", err)
 	}
-	return &Conn{c: c, br: bufio.NewReaderSize(c, MaxLineBytes)}, nil
+	return NewConn(c), nil
 }
+
+// NewConn wraps an established connection, for callers that dial themselves.
+func NewConn(c net.Conn) *Conn { return &Conn{c: c, br: bufio.NewReaderSize(c, MaxLineBytes)} }
 
 // Read returns the next message. Set a deadline with SetReadDeadline to
 // notice a silent server.

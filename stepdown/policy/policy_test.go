@@ -30,7 +30,9 @@ func errBound(at, secs float64) in {
 func synced(at float64, ok bool, src string) in {
 	return func(p *Policy) []Event { return p.Synchronized(ok, src, s(at)) }
 }
-func probeOK(at float64, name string) in { return func(p *Policy) []Event { return p.ProbeOK(name, s(at)) } }
+func probeOK(at float64, name string) in {
+	return func(p *Policy) []Event { return p.ProbeOK(name, s(at)) }
+}
 func probeFail(at float64, name string) in {
 	return func(p *Policy) []Event { return p.ProbeFailed(name, errors.New("boom"), s(at)) }
 }

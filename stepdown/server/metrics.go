@@ -8,17 +8,17 @@ import (
 
 // Metric names, shared with the tests and docs/metrics.md.
 const (
-	MetricSubscribers     = "clockwatch_stepdown_subscribers"
-	MetricState           = "clockwatch_stepdown_state"
-	MetricEpoch           = "clockwatch_stepdown_epoch"
-	MetricEvents          = "clockwatch_stepdown_events_total"
-	MetricMessagesSent    = "clockwatch_stepdown_messages_sent_total"
-	MetricAcks            = "clockwatch_stepdown_acks_total"
-	MetricAckLatency      = "clockwatch_stepdown_ack_latency_seconds"
-	MetricConnections     = "clockwatch_stepdown_connections_total"
-	MetricDisconnects     = "clockwatch_stepdown_disconnects_total"
-	MetricDrills          = "clockwatch_stepdown_drills_total"
-	MetricClientErrors    = "clockwatch_stepdown_client_errors_total"
+	MetricSubscribers  = "clockwatch_stepdown_subscribers"
+	MetricState        = "clockwatch_stepdown_state"
+	MetricEpoch        = "clockwatch_stepdown_epoch"
+	MetricEvents       = "clockwatch_stepdown_events_total"
+	MetricMessagesSent = "clockwatch_stepdown_messages_sent_total"
+	MetricAcks         = "clockwatch_stepdown_acks_total"
+	MetricAckLatency   = "clockwatch_stepdown_ack_latency_seconds"
+	MetricConnections  = "clockwatch_stepdown_connections_total"
+	MetricDisconnects  = "clockwatch_stepdown_disconnects_total"
+	MetricDrills       = "clockwatch_stepdown_drills_total"
+	MetricClientErrors = "clockwatch_stepdown_client_errors_total"
 )
 
 // Disconnect causes, the values of the cause label.
