@@ -9,8 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,6 +81,7 @@ type Server struct {
 	pol     *policy.Policy
 	seq     uint64
 	clients map[*client]struct{}
+	fanout  []*client // reused by broadcastLocked
 	sentAt  [ackRing]struct {
 		seq uint64
 		at  time.Duration
@@ -279,7 +283,8 @@ func (s *Server) admit(conn *net.UnixConn) {
 		return
 	}
 	s.clients[c] = struct{}{}
-	c.queue <- s.helloLocked().AppendLine(nil)
+	c.raw, _ = conn.SyscallConn()
+	c.enqueue(s.helloLocked().AppendLine(nil))
 	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
 	s.wg.Add(2)
 	s.mu.Unlock()
@@ -317,18 +322,49 @@ func (s *Server) publishLocked(evs []policy.Event) {
 	}
 }
 
+// parallelFanout is the subscriber count above which a broadcast writes
+// from several goroutines at once.
+const parallelFanout = 256
+
 func (s *Server) broadcastLocked(typ string, b []byte) {
-	n := 0
+	all := s.fanout[:0]
 	for c := range s.clients {
-		select {
-		case c.queue <- b:
-			n++
-		default:
+		all = append(all, c)
+	}
+	s.fanout = all
+	workers := 1
+	if len(all) > parallelFanout {
+		workers = min(runtime.GOMAXPROCS(0), len(all)/parallelFanout+1)
+	}
+	lagged := make([][]*client, workers)
+	var wg sync.WaitGroup
+	chunk := (len(all) + workers - 1) / workers
+	for w := range workers {
+		part := all[min(w*chunk, len(all)):min((w+1)*chunk, len(all))]
+		send := func() {
+			for _, c := range part {
+				if !c.send(b) {
+					lagged[w] = append(lagged[w], c)
+				}
+			}
+		}
+		if w == workers-1 {
+			send()
+		} else {
+			wg.Go(send)
+		}
+	}
+	wg.Wait()
+	n := len(all)
+	for _, l := range lagged {
+		for _, c := range l {
+			n--
 			delete(s.clients, c)
 			c.shutdown(CauseLaggard)
 			s.log.Warn("stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
 		}
 	}
+	clear(all)
 	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
 }
 
@@ -487,6 +523,50 @@ type client struct {
 	lastAck uint64 // read loop only
 
 	closeCause string // set before a nil entry is queued
+
+	// wmu is held while writing to conn. queued counts messages queued
+	// and not yet written: only when it is zero may a broadcast write
+	// directly, so that messages never overtake each other.
+	wmu    sync.Mutex
+	queued atomic.Int32
+	raw    syscall.RawConn
+}
+
+// send delivers b, or queues it for the writer goroutine; it never blocks.
+// It reports false when the queue is full.
+func (c *client) send(b []byte) bool {
+	if c.raw != nil && c.wmu.TryLock() {
+		if c.queued.Load() == 0 {
+			// Fast path: a non-blocking write straight from the broadcast
+			// saves waking the writer goroutine.
+			n := 0
+			c.raw.Control(func(fd uintptr) {
+				var err error
+				n, err = syscall.Write(int(fd), b)
+				if err != nil {
+					n = 0
+				}
+			})
+			if n == len(b) {
+				c.wmu.Unlock()
+				return true
+			}
+			b = b[n:]
+		}
+		c.wmu.Unlock()
+	}
+	return c.enqueue(b)
+}
+
+func (c *client) enqueue(b []byte) bool {
+	c.queued.Add(1)
+	select {
+	case c.queue <- b:
+		return true
+	default:
+		c.queued.Add(-1)
+		return false
+	}
 }
 
 func (c *client) shutdown(cause string) {
@@ -502,10 +582,9 @@ func (c *client) shutdown(cause string) {
 func (c *client) sendError(code, msg string) {
 	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: msg}.AppendLine(nil)
 	c.s.met.clientErrors.WithLabelValues(code).Inc()
-	select {
-	case c.queue <- b:
+	if c.enqueue(b) {
 		c.s.met.messagesSent.WithLabelValues(stepdown.TypeError).Inc()
-	default:
+	} else {
 		c.s.drop(c, CauseLaggard)
 	}
 }
@@ -519,14 +598,8 @@ func (c *client) fail(code, cause, msg string) {
 	c.closeCause = cause
 	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: msg}.AppendLine(nil)
 	c.s.met.clientErrors.WithLabelValues(code).Inc()
-	select {
-	case c.queue <- b:
-		select {
-		case c.queue <- nil:
-			return
-		default:
-		}
-	default:
+	if c.enqueue(b) && c.enqueue(nil) {
+		return
 	}
 	c.shutdown(cause)
 }
@@ -542,11 +615,13 @@ func (c *client) writeLoop() {
 			return
 		}
 		buf = append(buf[:0], first...)
+		taken := int32(1)
 		closing := first == nil
 	batch:
 		for i := 0; i < writeBatch && !closing; i++ {
 			select {
 			case b := <-c.queue:
+				taken++
 				closing = b == nil
 				buf = append(buf, b...)
 			default:
@@ -554,11 +629,17 @@ func (c *client) writeLoop() {
 			}
 		}
 		if len(buf) > 0 {
+			c.wmu.Lock()
 			c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-			if _, err := c.conn.Write(buf); err != nil {
+			_, err := c.conn.Write(buf)
+			c.queued.Add(-taken)
+			c.wmu.Unlock()
+			if err != nil {
 				c.s.drop(c, CauseWriteError)
 				return
 			}
+		} else {
+			c.queued.Add(-taken)
 		}
 		if closing {
 			c.shutdown(c.closeCause)
