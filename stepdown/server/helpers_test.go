@@ -106,3 +106,6 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// runForever runs s until the process is killed.
+func runForever(s *server.Server) error { return s.Run(context.Background()) }
