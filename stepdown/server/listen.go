@@ -16,13 +16,16 @@ import (
 // listenFDsStart is the first file descriptor systemd passes (SD_LISTEN_FDS_START).
 const listenFDsStart = 3
 
-// ActivationName is the FileDescriptorName= clockwatch looks for when systemd
-// passes several sockets. With a single socket the name does not matter.
+// ActivationName is the FileDescriptorName= of the stepdown socket unit.
+// clockwatch only takes a socket from systemd under this name, so that it
+// never mistakes another activated socket (the HTTP one) for its own.
 const ActivationName = "stepdown"
 
-// Activated returns the listener systemd passed to this process (socket
-// activation: LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES), or ok false when
-// there is none. getenv and pid are parameters so tests need no environment.
+// Activated returns the listener systemd passed to this process under the
+// name ActivationName (socket activation: LISTEN_PID, LISTEN_FDS and
+// LISTEN_FDNAMES), or ok false when there is none. getenv and pid are
+// parameters so tests need no environment. It leaves the environment and the
+// other descriptors alone.
 func Activated(getenv func(string) string, pid int) (l *net.UnixListener, ok bool, err error) {
 	if getenv("LISTEN_PID") != strconv.Itoa(pid) {
 		return nil, false, nil
@@ -31,18 +34,15 @@ func Activated(getenv func(string) string, pid int) (l *net.UnixListener, ok boo
 	if err != nil || n < 1 {
 		return nil, false, nil
 	}
-	idx := 0
-	if names := getenv("LISTEN_FDNAMES"); n > 1 && names != "" {
-		idx = -1
-		for i, name := range strings.Split(names, ":") {
-			if name == ActivationName {
-				idx = i
-				break
-			}
+	idx := -1
+	for i, name := range strings.Split(getenv("LISTEN_FDNAMES"), ":") {
+		if name == ActivationName && i < n {
+			idx = i
+			break
 		}
-		if idx < 0 || idx >= n {
-			return nil, false, fmt.Errorf("systemd passed %d sockets (%s) but none named %q", n, names, ActivationName)
-		}
+	}
+	if idx < 0 {
+		return nil, false, nil
 	}
 	f := os.NewFile(uintptr(listenFDsStart+idx), "systemd-"+ActivationName)
 	defer f.Close()
