@@ -57,6 +57,10 @@ const (
 	// ReasonProbeLost: clockwatch has lost one of its own probes, so it can
 	// no longer vouch for the clock.
 	ReasonProbeLost Reason = "probe_lost"
+	// ReasonSuspend: the machine resumed from suspend. CLOCK_MONOTONIC
+	// stood still meanwhile, so a lease timed with it may have expired
+	// unnoticed.
+	ReasonSuspend Reason = "suspend"
 	// ReasonDrill: an operator asked for a drill; nothing is wrong.
 	ReasonDrill Reason = "drill"
 	// ReasonStarting: clockwatch has just started and has no reading yet.

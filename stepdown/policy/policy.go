@@ -28,6 +28,10 @@ type Triggers struct {
 	Unsynchronized Grace     `yaml:"unsynchronized"`
 	ErrorBound     Threshold `yaml:"error_bound"`
 	ProbeLost      Grace     `yaml:"probe_lost"`
+	// Suspend fires on a resume from suspend longer than the threshold:
+	// CLOCK_MONOTONIC stood still meanwhile, so leases timed with it ran
+	// out without the holder noticing.
+	Suspend Threshold `yaml:"suspend"`
 }
 
 // Threshold is a trigger that fires when a magnitude is over Threshold.
@@ -45,7 +49,8 @@ type Grace struct {
 
 // DefaultTriggers returns the triggers clockwatch uses unless configured
 // otherwise: all enabled, a step over 1 ms, an offset over 1 s, unsynchronised
-// for over 60 s, an error bound over 1 s, a probe failing for over 10 s.
+// for over 60 s, an error bound over 1 s, a probe failing for over 10 s, a
+// suspend over 1 ms.
 func DefaultTriggers() Triggers {
 	return Triggers{
 		Step:           Threshold{Enabled: true, Threshold: time.Millisecond},
@@ -53,6 +58,7 @@ func DefaultTriggers() Triggers {
 		Unsynchronized: Grace{Enabled: true, Grace: 60 * time.Second},
 		ErrorBound:     Threshold{Enabled: true, Threshold: time.Second},
 		ProbeLost:      Grace{Enabled: true, Grace: 10 * time.Second},
+		Suspend:        Threshold{Enabled: true, Threshold: time.Millisecond},
 	}
 }
 
@@ -70,6 +76,7 @@ func (t Triggers) Validate(prefix string) error {
 	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
 	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
 	check("probe_lost", t.ProbeLost.Enabled, t.ProbeLost.Grace, "grace")
+	check("suspend", t.Suspend.Enabled, t.Suspend.Threshold, "threshold")
 	return errors.Join(errs...)
 }
 
@@ -124,7 +131,8 @@ type Policy struct {
 
 	// active conditions: offset, error bound, per-source unsync, per-probe
 	// failures. A step is instantaneous and only moves lastBad.
-	offsetBad, errorBad bool
+	offsetBad           bool
+	errorBad            map[string]bool // source → error bound over the threshold
 	unsyncSince         map[string]time.Duration // source → first unsynchronised report
 	unsyncFired         map[string]bool
 	probeFailSince      map[string]time.Duration
@@ -141,7 +149,7 @@ type Policy struct {
 func New(cfg Config, epoch uint64) *Policy {
 	return &Policy{
 		cfg: cfg, state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
-		unsyncSince: map[string]time.Duration{}, unsyncFired: map[string]bool{},
+		unsyncSince: map[string]time.Duration{}, unsyncFired: map[string]bool{}, errorBad: map[string]bool{},
 		probeFailSince: map[string]time.Duration{}, probeFired: map[string]bool{},
 	}
 }
@@ -206,20 +214,23 @@ func (p *Policy) Offset(seconds float64, mono time.Duration) []Event {
 	return []Event{e}
 }
 
-// ErrorBound feeds the bound on the clock's error, in seconds, from source.
+// ErrorBound feeds the bound on the clock's error, in seconds, from source
+// ("chrony", "kernel"); each source is judged on its own.
 func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) []Event {
 	t := p.cfg.Triggers.ErrorBound
 	if !t.Enabled {
 		return p.Tick(mono)
 	}
-	was := p.errorBad
-	p.errorBad = math.IsNaN(seconds) || seconds > t.Threshold.Seconds()
-	if !p.errorBad {
+	was := p.errorBad[source]
+	bad := math.IsNaN(seconds) || seconds > t.Threshold.Seconds()
+	if !bad {
 		if was {
+			delete(p.errorBad, source)
 			p.bad(mono)
 		}
 		return p.Tick(mono)
 	}
+	p.errorBad[source] = true
 	p.bad(mono)
 	if was {
 		return nil
@@ -227,7 +238,19 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 	e := p.stepdownEvent(stepdown.ReasonErrorBound, mono)
 	e.ErrorBoundSeconds = stepdown.Float(seconds)
 	e.Source = source
-	e.Detail = fmt.Sprintf("clock error bound %s is over %s", time.Duration(seconds*float64(time.Second)), t.Threshold)
+	e.Detail = fmt.Sprintf("clock error bound %s from %s is over %s", time.Duration(seconds*float64(time.Second)), source, t.Threshold)
+	return []Event{e}
+}
+
+// Suspend feeds a resume from suspend: the machine was suspended for d.
+func (p *Policy) Suspend(d, mono time.Duration) []Event {
+	t := p.cfg.Triggers.Suspend
+	if !t.Enabled || d <= t.Threshold {
+		return p.Tick(mono)
+	}
+	p.bad(mono)
+	e := p.stepdownEvent(stepdown.ReasonSuspend, mono)
+	e.Detail = fmt.Sprintf("resumed after %s suspended: CLOCK_MONOTONIC stood still meanwhile", d)
 	return []Event{e}
 }
 
@@ -329,7 +352,7 @@ func (p *Policy) Tick(mono time.Duration) []Event {
 			out = append(out, e)
 		}
 	}
-	if p.offsetBad || p.errorBad {
+	if p.offsetBad || len(p.errorBad) > 0 {
 		p.bad(mono)
 	}
 	if len(out) > 0 || p.state != stepdown.StateStepdown {
@@ -353,7 +376,7 @@ func (p *Policy) Tick(mono time.Duration) []Event {
 }
 
 func (p *Policy) conditionActive() bool {
-	return p.offsetBad || p.errorBad || len(p.unsyncFired) > 0 || len(p.probeFired) > 0
+	return p.offsetBad || len(p.errorBad) > 0 || len(p.unsyncFired) > 0 || len(p.probeFired) > 0
 }
 
 // bad records that the clock was untrustworthy at mono.

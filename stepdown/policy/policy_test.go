@@ -36,6 +36,10 @@ func probeOK(at float64, name string) in {
 func probeFail(at float64, name string) in {
 	return func(p *Policy) []Event { return p.ProbeFailed(name, errors.New("boom"), s(at)) }
 }
+func errBoundFrom(at, secs float64, src string) in {
+	return func(p *Policy) []Event { return p.ErrorBound(secs, src, s(at)) }
+}
+func suspend(at, secs float64) in { return func(p *Policy) []Event { return p.Suspend(s(secs), s(at)) } }
 func tick(at float64) in { return func(p *Policy) []Event { return p.Tick(s(at)) } }
 func drill(at, hold float64) in {
 	return func(p *Policy) []Event {
@@ -145,6 +149,21 @@ func TestPolicy(t *testing.T) {
 			cfg:       base,
 			inputs:    []in{probeOK(0, "c"), errBound(1, 0.2), errBound(2, 1.5), errBound(3, 0.2), tick(33)},
 			want:      []string{"resume/starting@0s", "stepdown/error_bound@2s", "resume/error_bound@33s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name: "error bound per source",
+			cfg:  base,
+			inputs: []in{probeOK(0, "c"), errBoundFrom(1, 2, "kernel"), errBoundFrom(2, 0.1, "chrony"),
+				tick(40), errBoundFrom(41, 0.1, "kernel"), tick(70), tick(71)},
+			want:      []string{"resume/starting@0s", "stepdown/error_bound@1s", "resume/error_bound@71s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name:      "suspend",
+			cfg:       base,
+			inputs:    []in{probeOK(0, "c"), suspend(5, 0.001), suspend(10, 600), tick(40)},
+			want:      []string{"resume/starting@0s", "stepdown/suspend@10s", "resume/suspend@40s"},
 			wantState: stepdown.StateOK,
 		},
 		{

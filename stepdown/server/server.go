@@ -423,6 +423,54 @@ func (s *Server) ProbeFailed(name string, err error) {
 	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeFailed(name, err, now) })
 }
 
+// Suspended feeds a resume from suspend: the machine was suspended for d.
+func (s *Server) Suspended(d time.Duration) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Suspend(d, now) })
+}
+
+// ChronyReading is what the stepdown triggers need from one poll of chronyd.
+type ChronyReading struct {
+	// Valid is true once any poll has succeeded; Up when the last one did.
+	Valid, Up bool
+	// Err is why the last poll failed.
+	Err error
+	// SystemOffset is the local clock minus true time, in seconds.
+	SystemOffset float64
+	// Synchronised is chronyd's view (leap status not unsynchronised).
+	Synchronised bool
+	// ErrorBound is |offset| + root dispersion + root delay/2, in seconds.
+	ErrorBound float64
+}
+
+// ChronySource is the source and probe name chrony readings are filed under.
+const ChronySource = "chrony"
+
+// Chrony feeds one chrony reading: offset, synchronisation and error bound
+// when the poll succeeded, a probe failure when it did not. A chronyd that
+// has never answered is taken to be absent, not lost: only losing a chronyd
+// that worked counts toward the probe_lost trigger, so a machine without
+// chrony is not held in stepdown forever.
+func (s *Server) Chrony(r ChronyReading) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
+		switch {
+		case !r.Valid:
+			return p.Tick(now)
+		case !r.Up:
+			err := r.Err
+			if err == nil {
+				err = errors.New("chronyd did not answer")
+			}
+			return p.ProbeFailed(ChronySource, err, now)
+		}
+		var evs []policy.Event
+		evs = append(evs, p.ProbeOK(ChronySource, now)...)
+		evs = append(evs, p.Offset(r.SystemOffset, now)...)
+		evs = append(evs, p.Synchronized(r.Synchronised, ChronySource, now)...)
+		evs = append(evs, p.ErrorBound(r.ErrorBound, ChronySource, now)...)
+		return evs
+	})
+}
+
 // DrillRequest is what a drill asks for.
 type DrillRequest struct {
 	// Reason is the reason the drill's stepdown carries ("drill" if empty).
@@ -455,7 +503,7 @@ func (s *Server) Drill(r DrillRequest) error {
 }
 
 var drillReasons = []stepdown.Reason{"", stepdown.ReasonDrill, stepdown.ReasonStep, stepdown.ReasonOffset,
-	stepdown.ReasonUnsynchronized, stepdown.ReasonErrorBound, stepdown.ReasonProbeLost}
+	stepdown.ReasonUnsynchronized, stepdown.ReasonErrorBound, stepdown.ReasonProbeLost, stepdown.ReasonSuspend}
 
 func (s *Server) drillFrom(c *client, m stepdown.Message) {
 	if !s.mayDrill(c.cred, c.credErr) {
@@ -466,7 +514,7 @@ func (s *Server) drillFrom(c *client, m stepdown.Message) {
 	}
 	if !slices.Contains(drillReasons, m.Reason) {
 		s.met.drills.WithLabelValues("bad_request").Inc()
-		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, drill", m.Reason))
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, suspend, drill", m.Reason))
 		return
 	}
 	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: time.Duration(m.HoldSeconds * float64(time.Second))}

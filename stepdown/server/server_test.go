@@ -300,3 +300,35 @@ func metricValue(t testing.TB, s *server.Server, name string, labels ...string) 
 	}
 	return 0
 }
+
+func TestChronyReadings(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Triggers.ProbeLost.Grace = 30 * time.Millisecond
+	s := start(t, cfg, server.Options{})
+	c, _ := dial(t, cfg.Socket)
+	// Never answered: absent, not lost.
+	s.Chrony(server.ChronyReading{})
+	good := server.ChronyReading{Valid: true, Up: true, SystemOffset: 0.001, Synchronised: true, ErrorBound: 0.01}
+	s.Chrony(good)
+	bad := good
+	bad.SystemOffset = 1.5
+	s.Chrony(bad)
+	if m := next(t, c); m.Reason != stepdown.ReasonOffset || *m.OffsetSeconds != 1.5 || m.Source != "chrony" {
+		t.Fatalf("offset: %v", m)
+	}
+	s.Chrony(good)
+	if m := next(t, c); m.Type != stepdown.TypeResume {
+		t.Fatalf("after the offset: %v", m)
+	}
+	// A chronyd that worked and stopped answering is a lost probe.
+	lost := server.ChronyReading{Valid: true, Up: false}
+	s.Chrony(lost)
+	waitFor(t, "probe_lost", func() bool {
+		s.Chrony(lost)
+		return s.Status().Reason == stepdown.ReasonProbeLost
+	})
+	if m := next(t, c); m.Reason != stepdown.ReasonProbeLost || m.Source != "chrony" {
+		t.Fatalf("lost: %v", m)
+	}
+}
