@@ -131,14 +131,14 @@ type Policy struct {
 
 	// active conditions: offset, error bound, per-source unsync, per-probe
 	// failures. A step is instantaneous and only moves lastBad.
-	offsetBad           bool
-	errorBad            map[string]bool // source → error bound over the threshold
-	unsyncSince         map[string]time.Duration // source → first unsynchronised report
-	unsyncFired         map[string]bool
-	probeFailSince      map[string]time.Duration
-	probeFired          map[string]bool
-	lastBad             time.Duration
-	haveBad             bool
+	offsetBad      bool
+	errorBad       map[string]bool          // source → error bound over the threshold
+	unsyncSince    map[string]time.Duration // source → first unsynchronised report
+	unsyncFired    map[string]bool
+	probeFailSince map[string]time.Duration
+	probeFired     map[string]bool
+	lastBad        time.Duration
+	haveBad        bool
 
 	// drill in progress: stepdown because of a drill only.
 	drillUntil time.Duration

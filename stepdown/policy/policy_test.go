@@ -39,7 +39,9 @@ func probeFail(at float64, name string) in {
 func errBoundFrom(at, secs float64, src string) in {
 	return func(p *Policy) []Event { return p.ErrorBound(secs, src, s(at)) }
 }
-func suspend(at, secs float64) in { return func(p *Policy) []Event { return p.Suspend(s(secs), s(at)) } }
+func suspend(at, secs float64) in {
+	return func(p *Policy) []Event { return p.Suspend(s(secs), s(at)) }
+}
 func tick(at float64) in { return func(p *Policy) []Event { return p.Tick(s(at)) } }
 func drill(at, hold float64) in {
 	return func(p *Policy) []Event {
