@@ -154,6 +154,27 @@ func New(cfg Config, epoch uint64) *Policy {
 	}
 }
 
+// SetConfig changes the thresholds and the hold-down (a configuration
+// reload). The state and the conditions seen so far are kept; a condition
+// whose trigger is now disabled no longer holds the state.
+func (p *Policy) SetConfig(cfg Config) {
+	p.cfg = cfg
+	if !cfg.Triggers.Offset.Enabled {
+		p.offsetBad = false
+	}
+	if !cfg.Triggers.ErrorBound.Enabled {
+		clear(p.errorBad)
+	}
+	if !cfg.Triggers.Unsynchronized.Enabled {
+		clear(p.unsyncSince)
+		clear(p.unsyncFired)
+	}
+	if !cfg.Triggers.ProbeLost.Enabled {
+		clear(p.probeFailSince)
+		clear(p.probeFired)
+	}
+}
+
 // Status returns the current state.
 func (p *Policy) Status() Status {
 	return Status{State: p.state, Reason: p.reason, Epoch: p.epoch, Drill: p.state == stepdown.StateStepdown && p.reason == stepdown.ReasonDrill}

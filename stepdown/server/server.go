@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -122,6 +123,23 @@ func New(cfg Config, opts Options) (*Server, error) {
 	}
 	s.met = newMetrics(s)
 	return s, nil
+}
+
+// Reload applies a new configuration's triggers and hold-down at once. The
+// other settings (socket, mode, group, heartbeat, limits) take effect at the
+// next start; Reload reports whether any of them changed so the caller can
+// log it.
+func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
+	if err := cfg.Validate(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pol.SetConfig(cfg.PolicyConfig())
+	old := s.cfg
+	old.HoldDown, old.Triggers = cfg.HoldDown, cfg.Triggers
+	s.cfg.HoldDown, s.cfg.Triggers = cfg.HoldDown, cfg.Triggers
+	return !reflect.DeepEqual(old, cfg), nil
 }
 
 // Collector returns the server's metrics.

@@ -332,3 +332,29 @@ func TestChronyReadings(t *testing.T) {
 		t.Fatalf("lost: %v", m)
 	}
 }
+
+func TestReload(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{})
+	s.Offset(2)
+	if st := s.Status(); st.State != stepdown.StateStepdown {
+		t.Fatalf("state %v", st)
+	}
+	next := cfg
+	next.Triggers.Offset.Enabled = false
+	next.HoldDown = time.Millisecond
+	if restart, err := s.Reload(next); err != nil || restart {
+		t.Fatalf("Reload: %v, %v", restart, err)
+	}
+	// The offset no longer counts: the hold-down ends and the state resumes.
+	waitFor(t, "resume", func() bool { return s.Status().State == stepdown.StateOK })
+	next.Socket += ".new"
+	if restart, err := s.Reload(next); err != nil || !restart {
+		t.Fatalf("Reload with a new socket: %v, %v", restart, err)
+	}
+	next.QueueSize = 0
+	if _, err := s.Reload(next); err == nil {
+		t.Fatal("invalid configuration accepted")
+	}
+}
