@@ -21,7 +21,7 @@ func TestDrillReachesEveryClientOnceInOrder(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	s := start(t, cfg, server.Options{Epoch: 7})
-	const n = 50
+	const n = 200
 	conns := make([]*stepdown.Conn, n)
 	var helloSeq uint64
 	for i := range conns {
