@@ -5,7 +5,8 @@
 // and drill requests, and exports metrics about all of it.
 //
 // What to announce is decided by package policy; the daemon feeds the Server
-// with steps, chrony readings and probe health through its input methods
-// (Step, Offset, Synchronized, ErrorBound, ProbeOK, ProbeFailed), and runs it
-// as a task with Run.
+// through its input methods (Step, Suspended, Chrony, or the finer Offset,
+// Synchronized, ErrorBound, ProbeOK and ProbeFailed), opens the socket early
+// with Listen, and runs it as a task with Run. The wire format is package
+// stepdown's, documented in docs/stepdown-protocol.md.
 package server

@@ -70,9 +70,9 @@ type Server struct {
 	log  *slog.Logger
 	met  *metrics
 
-	ready    chan struct{}
-	addr     string
-	readyErr error
+	ready chan struct{}
+	l     net.Listener
+	addr  string
 
 	mu      sync.Mutex
 	pol     *policy.Policy
@@ -141,10 +141,10 @@ func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
 // Collector returns the server's metrics.
 func (s *Server) Collector() prometheus.Collector { return s.met }
 
-// Ready is closed once the server listens (or failed to).
+// Ready is closed once Run has its socket (or failed to get it).
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// Addr is the socket path, valid after Ready.
+// Addr is the socket path, valid after Listen or Ready.
 func (s *Server) Addr() string { return s.addr }
 
 // Status is the current state.
@@ -160,7 +160,25 @@ func (s *Server) snapshot() (int, policy.Status) {
 	return len(s.clients), s.pol.Status()
 }
 
-func (s *Server) listen() (net.Listener, error) {
+// Listen opens the socket now: the one passed by systemd under the name
+// ActivationName, else Options.Listener, else cfg.Socket. A daemon calls it
+// before starting its tasks, so that a socket problem fails the start; Run
+// calls it when it has not been called.
+func (s *Server) Listen() error {
+	if s.l != nil {
+		return nil
+	}
+	l, err := s.open()
+	if err != nil {
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	s.l = l
+	s.addr = l.Addr().String()
+	s.log.Info("stepdown socket listening", "path", s.addr)
+	return nil
+}
+
+func (s *Server) open() (net.Listener, error) {
 	if s.opts.Listener != nil {
 		return s.opts.Listener, nil
 	}
@@ -175,18 +193,15 @@ func (s *Server) listen() (net.Listener, error) {
 	return Listen(s.cfg)
 }
 
-// Run listens, accepts clients and sends heartbeats until ctx is done. It
-// closes every connection before returning.
+// Run serves: it accepts clients and sends heartbeats until ctx is done, then
+// closes every connection and the socket (removing the file it created).
 func (s *Server) Run(ctx context.Context) error {
-	l, err := s.listen()
-	if err != nil {
-		s.readyErr = err
-		close(s.ready)
-		return fmt.Errorf("stepdown socket: %w", err)
-	}
-	s.addr = l.Addr().String()
+	err := s.Listen()
 	close(s.ready)
-	s.log.Info("stepdown socket listening", "path", s.addr)
+	if err != nil {
+		return err
+	}
+	l := s.l
 
 	acceptErr := make(chan error, 1)
 	go func() { acceptErr <- s.acceptLoop(l) }()
@@ -200,6 +215,9 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case err := <-acceptErr:
+			if err == nil {
+				err = errors.New("listener closed")
+			}
 			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
 			acceptErr = nil
 			break loop

@@ -358,3 +358,23 @@ func TestReload(t *testing.T) {
 		t.Fatal("invalid configuration accepted")
 	}
 }
+
+func TestListenBeforeRun(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	other, err := net.Listen("unix", cfg.Socket) // someone else serves the path
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	s, err := server.New(cfg, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(); err == nil || !strings.Contains(err.Error(), "is live") {
+		t.Fatalf("Listen: %v", err)
+	}
+	if err := s.Run(context.Background()); err == nil {
+		t.Fatal("Run without a socket succeeded")
+	}
+}
