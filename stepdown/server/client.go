@@ -85,7 +85,7 @@ func (c *client) shutdown(cause string) {
 		close(c.done)
 		c.conn.Close()
 		c.s.met.disconnects.WithLabelValues(cause).Inc()
-		c.s.log.Debug("stepdown client disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause)
+		c.s.log.Info("stepdown client disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause)
 	})
 }
 

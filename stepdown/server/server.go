@@ -320,7 +320,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
 	s.wg.Add(2)
 	s.mu.Unlock()
-	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+	s.log.Info("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	go c.writeLoop()
 	go c.readLoop()
 }
