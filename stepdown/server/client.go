@@ -3,8 +3,10 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -85,7 +87,11 @@ func (c *client) shutdown(cause string) {
 		close(c.done)
 		c.conn.Close()
 		c.s.met.disconnects.WithLabelValues(cause).Inc()
-		c.s.log.Info("stepdown client disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause)
+		level := slog.LevelInfo
+		if cause == CauseShutdown {
+			level = slog.LevelDebug // one line per client at every stop would drown the log
+		}
+		c.s.log.Log(context.Background(), level, "stepdown client disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause)
 	})
 }
 
