@@ -503,6 +503,24 @@ func (s *Server) Chrony(r ChronyReading) {
 	})
 }
 
+// KernelSource is the source and probe name kernel readings are filed under.
+const KernelSource = "kernel"
+
+// Kernel feeds one adjtimex reading: whether the kernel considers the clock
+// synchronised (STA_UNSYNC clear) and its maximum error, or the read error.
+func (s *Server) Kernel(synced bool, maxError time.Duration, err error) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
+		if err != nil {
+			return p.ProbeFailed(KernelSource, err, now)
+		}
+		var evs []policy.Event
+		evs = append(evs, p.ProbeOK(KernelSource, now)...)
+		evs = append(evs, p.Synchronized(synced, KernelSource, now)...)
+		evs = append(evs, p.ErrorBound(maxError.Seconds(), KernelSource, now)...)
+		return evs
+	})
+}
+
 // DrillRequest is what a drill asks for.
 type DrillRequest struct {
 	// Reason is the reason the drill's stepdown carries ("drill" if empty).

@@ -378,3 +378,15 @@ func TestListenBeforeRun(t *testing.T) {
 		t.Fatal("Run without a socket succeeded")
 	}
 }
+
+func TestKernelReadings(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{})
+	c, _ := dial(t, cfg.Socket)
+	s.Kernel(true, 10*time.Millisecond, nil)
+	s.Kernel(true, 16*time.Second, nil) // maxerror saturated
+	if m := next(t, c); m.Reason != stepdown.ReasonErrorBound || m.Source != "kernel" || *m.ErrorBoundSeconds != 16 {
+		t.Fatalf("error bound: %v", m)
+	}
+}
