@@ -43,6 +43,21 @@ type client struct {
 	wmu    sync.Mutex
 	queued atomic.Int32
 	raw    syscall.RawConn
+
+	// direct is the message of the fast path and directN what was
+	// written; directWrite, made once, writes it (a closure per message
+	// would be an allocation per subscriber per event). Guarded by wmu.
+	direct      []byte
+	directN     int
+	directWrite func(fd uintptr)
+}
+
+func (c *client) writeDirect(fd uintptr) {
+	n, err := syscall.Write(int(fd), c.direct)
+	if err != nil {
+		n = 0
+	}
+	c.directN = n
 }
 
 // send delivers b, or queues it for the writer goroutine; it never blocks.
@@ -52,14 +67,10 @@ func (c *client) send(b []byte) bool {
 		if c.queued.Load() == 0 {
 			// Fast path: a non-blocking write straight from the broadcast
 			// saves waking the writer goroutine.
-			n := 0
-			c.raw.Control(func(fd uintptr) {
-				var err error
-				n, err = syscall.Write(int(fd), b)
-				if err != nil {
-					n = 0
-				}
-			})
+			c.direct, c.directN = b, 0
+			c.raw.Control(c.directWrite)
+			n := c.directN
+			c.direct = nil
 			if n == len(b) {
 				c.wmu.Unlock()
 				return true

@@ -316,6 +316,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 	}
 	s.clients[c] = struct{}{}
 	c.raw, _ = conn.SyscallConn()
+	c.directWrite = c.writeDirect
 	c.enqueue(s.helloLocked().AppendLine(nil))
 	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
 	s.wg.Add(2)
