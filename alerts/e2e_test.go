@@ -196,7 +196,7 @@ func TestAlertPath(t *testing.T) {
 		if a.Annotations["summary"] != want {
 			t.Errorf("summary %q, want %q", a.Annotations["summary"], want)
 		}
-		restarted := daemontest.Start(t, bin, daemontest.Options{Addr: down.Addr, StateDir: down.StateDir})
+		restarted := daemontest.Start(t, bin, daemontest.Options{Addr: down.Addr, StateDir: down.StateDir, RuntimeDir: down.RuntimeDir})
 		start = time.Now()
 		a = s.wantAlert(t, "resolved", "ClockwatchDown", restarted.Addr, nil)
 		lat.add("clockwatch restarted → ClockwatchDown resolved", a.Received.Sub(start))

@@ -26,12 +26,16 @@ func Build(t testing.TB) string {
 	return bin
 }
 
+// StepdownSocket returns the path of the daemon's stepdown socket, in its
+// runtime directory.
+func (d *Daemon) StepdownSocket() string { return filepath.Join(d.RuntimeDir, "stepdown.sock") }
+
 // Daemon is a running clockwatch.
 type Daemon struct {
 	// Addr is the host:port it serves /metrics on.
 	Addr string
-	// StateDir is its state directory.
-	StateDir string
+	// StateDir and RuntimeDir are its state and runtime directories.
+	StateDir, RuntimeDir string
 
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -52,6 +56,9 @@ type Options struct {
 	// and the clock epoch); a new temporary directory when empty, never the
 	// machine's /var/lib/clockwatch.
 	StateDir string
+	// RuntimeDir is the runtime directory (RUNTIME_DIRECTORY: the stepdown
+	// socket); a new temporary directory when empty, never /run/clockwatch.
+	RuntimeDir string
 	// Args are more command-line arguments.
 	Args []string
 }
@@ -66,9 +73,12 @@ func Start(t testing.TB, bin string, o Options) *Daemon {
 	if o.StateDir == "" {
 		o.StateDir = t.TempDir()
 	}
-	d := &Daemon{done: make(chan struct{}), StateDir: o.StateDir}
+	if o.RuntimeDir == "" {
+		o.RuntimeDir = t.TempDir()
+	}
+	d := &Daemon{done: make(chan struct{}), StateDir: o.StateDir, RuntimeDir: o.RuntimeDir}
 	d.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + o.Addr}, o.Args...)...)
-	d.cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+o.StateDir)
+	d.cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+o.StateDir, "RUNTIME_DIRECTORY="+o.RuntimeDir)
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
