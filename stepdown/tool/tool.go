@@ -134,6 +134,12 @@ func Drill(ctx context.Context, w io.Writer, o DrillOptions) error {
 		case m.Type == stepdown.TypeStepdown && !started:
 			started = true
 			print(m)
+			// The drill's own connection is a subscriber too: ack like one,
+			// or every drill leaves an unacknowledged stepdown behind
+			// (clockwatch_stepdown_acks_total, ClockwatchStepdownUnacknowledged).
+			if err := c.Ack(m.Seq); err != nil {
+				return fmt.Errorf("acking the drill's stepdown: %w", err)
+			}
 		case m.Type == stepdown.TypeResume && started:
 			print(m)
 			return nil
