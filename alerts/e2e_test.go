@@ -1,9 +1,11 @@
 package alerts
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/daemontest"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // pageTimeout bounds how long a condition may take to reach the webhook.
@@ -130,6 +134,14 @@ func TestAlertPath(t *testing.T) {
 	// Prometheus without disturbing each other.
 	kernel := daemontest.Start(t, bin, daemontest.Options{})
 	down := daemontest.Start(t, bin, daemontest.Options{})
+	// A drill needs the stepdown state ok: on a machine whose clock nothing
+	// disciplines (this one), the kernel's error bound and sync state
+	// would hold clockwatch in stepdown, so those triggers are off here.
+	drill := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + writeFile(t, "clockwatch.yml", `stepdown:
+  triggers:
+    error_bound: {enabled: false, threshold: 1s}
+    unsynchronized: {enabled: false, grace: 1m}
+`)}})
 	// The step scenarios start their clockwatch later, where Prometheus
 	// already tries to scrape.
 	backwardAddr, forwardAddr := promtest.FreeAddr(t), promtest.FreeAddr(t)
@@ -137,11 +149,11 @@ func TestAlertPath(t *testing.T) {
 	hook := promtest.NewWebhook(t)
 	am := promtest.StartAlertmanager(t, promtest.WebhookConfig(hook.URL))
 	prom := promtest.StartPrometheus(t, promtest.PrometheusOptions{
-		Targets:       []string{kernel.Addr, down.Addr, backwardAddr, forwardAddr},
+		Targets:       []string{kernel.Addr, down.Addr, drill.Addr, backwardAddr, forwardAddr},
 		RuleFiles:     []string{fastRules(t)},
 		Alertmanagers: []string{am.Addr},
 	})
-	prom.WaitTargetsUp(t, "clockwatch", 2, 60*time.Second) // kernel and down
+	prom.WaitTargetsUp(t, "clockwatch", 3, 60*time.Second) // kernel, down and drill
 	s := &stack{hook: hook, prom: prom, rules: rules}
 	var lat latencies
 	// expectedPages are the pages the scenarios provoke, by instance; any
@@ -202,6 +214,56 @@ func TestAlertPath(t *testing.T) {
 		lat.add("clockwatch restarted → ClockwatchDown resolved", a.Received.Sub(start))
 	})
 
+	// A drill with a subscriber that does not ack: the drill is recorded
+	// (info), the missing ack is a ticket; the late ack resolves it.
+	t.Run("drill", func(t *testing.T) {
+		t.Parallel()
+		sub, err := stepdown.Dial(context.Background(), drill.StepdownSocket())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sub.Close() })
+		stepdowns := make(chan uint64, 8)
+		go func() {
+			for {
+				m, err := sub.Read()
+				if err != nil {
+					return
+				}
+				if m.Type == stepdown.TypeStepdown {
+					stepdowns <- m.Seq
+				}
+			}
+		}()
+		waitNewSeriesCounted(t, prom, drill.Addr)
+		start := time.Now()
+		out, err := exec.Command(bin, "drill", "--socket="+drill.StepdownSocket(), "--reason=step", "--step=-12.4s", "--hold=2s").CombinedOutput()
+		if err != nil {
+			t.Fatalf("clockwatch drill: %v\n%s", err, out)
+		}
+		a := s.wantAlert(t, "firing", "ClockwatchStepdownDrill", drill.Addr, map[string]string{"reason": "step"})
+		lat.add("clockwatch drill → ClockwatchStepdownDrill firing", a.Received.Sub(start))
+		a = s.wantAlert(t, "firing", "ClockwatchStepdownUnacknowledged", drill.Addr, nil)
+		lat.add("drill not acked → ClockwatchStepdownUnacknowledged firing", a.Received.Sub(start))
+		var seq uint64
+		select {
+		case seq = <-stepdowns:
+		case <-time.After(pageTimeout):
+			t.Fatal("the subscriber got no stepdown")
+		}
+		acked := time.Now()
+		if err := sub.Ack(seq); err != nil {
+			t.Fatal(err)
+		}
+		a = s.wantAlert(t, "resolved", "ClockwatchStepdownUnacknowledged", drill.Addr, nil)
+		lat.add("ack → ClockwatchStepdownUnacknowledged resolved", a.Received.Sub(acked))
+		if d := a.Received.Sub(acked); d > window-time.Second {
+			t.Errorf("resolved %s after the ack: the window passing resolved it, not the ack (an unacked stepdown left?)", d)
+		}
+		a = s.wantAlert(t, "resolved", "ClockwatchStepdownDrill", drill.Addr, map[string]string{"reason": "step"})
+		lat.add(fmt.Sprintf("ClockwatchStepdownDrill resolved, window %s", window), a.Received.Sub(start))
+	})
+
 	// A step made while clockwatch was not running: clockwatch's journal
 	// says what REALTIME−BOOTTIME was when it last ran in this boot, and
 	// the first sample at start finds it changed. Writing that state with
@@ -219,6 +281,7 @@ func TestAlertPath(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			writeStepState(t, dir, tc.step)
+			waitNewSeriesCounted(t, prom, tc.addr)
 			start := time.Now()
 			daemontest.Start(t, bin, daemontest.Options{Addr: tc.addr, StateDir: dir})
 			a := s.wantAlert(t, "firing", tc.alert, tc.addr, map[string]string{"direction": tc.direction})
@@ -226,6 +289,10 @@ func TestAlertPath(t *testing.T) {
 			if !strings.Contains(a.Annotations["description"], tc.text) {
 				t.Errorf("description %q does not say %q", a.Annotations["description"], tc.text)
 			}
+			// The step is a real one to clockwatch: it tells its
+			// subscribers to step down, and that pages as a ticket too.
+			a = s.wantAlert(t, "firing", "ClockwatchStepdownAnnounced", tc.addr, map[string]string{"reason": "step"})
+			lat.add("… → ClockwatchStepdownAnnounced{reason=\"step\"} firing", a.Received.Sub(start))
 			a = s.wantAlert(t, "resolved", tc.alert, tc.addr, map[string]string{"direction": tc.direction})
 			lat.add(fmt.Sprintf("%s resolved, window %s", tc.alert, window), a.Received.Sub(start))
 		})
@@ -263,4 +330,23 @@ func writeStepState(t *testing.T, dir string, step time.Duration) {
 	if err := os.WriteFile(filepath.Join(dir, journal.StateFile), b, 0o640); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitNewSeriesCounted waits until Prometheus has scraped addr for a whole
+// window, so that a counter series that appears now counts as new events
+// (instance:clockwatch_stepdown_events:increase10m needs the target scraped
+// a window ago).
+func waitNewSeriesCounted(t *testing.T, prom *promtest.Prometheus, addr string) {
+	t.Helper()
+	prom.WaitVector(t, fmt.Sprintf(`up{instance=%q} offset %s`, addr, model.Duration(window)), 2*window+pageTimeout, promtest.NonEmpty)
+}
+
+// writeFile writes content to a new file in a temporary directory.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
