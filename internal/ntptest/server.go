@@ -89,11 +89,11 @@ func (s *Server) serve() {
 		version := (buf[0] >> 3) & 7
 		var reply [48]byte
 		reply[0] = byte(s.leap.Load())<<6 | version<<3 | 4 // server mode
-		reply[1] = 1                                        // stratum 1
-		reply[2] = buf[2]                                   // poll
-		reply[3] = 0xec                                     // precision 2^-20
-		binary.BigEndian.PutUint32(reply[4:], 0)            // root delay
-		binary.BigEndian.PutUint32(reply[8:], 0x00000010)   // root dispersion ~0.24 ms
+		reply[1] = 1                                       // stratum 1
+		reply[2] = buf[2]                                  // poll
+		reply[3] = 0xec                                    // precision 2^-20
+		binary.BigEndian.PutUint32(reply[4:], 0)           // root delay
+		binary.BigEndian.PutUint32(reply[8:], 0x00000010)  // root dispersion ~0.24 ms
 		copy(reply[12:16], "TEST")
 		putTime(reply[16:], rx.Add(-time.Second)) // reference time
 		copy(reply[24:32], buf[40:48])            // origin = client's transmit

@@ -150,10 +150,11 @@ func TestChronydIntegration(t *testing.T) {
 }
 
 // TestCapture records chronyd's replies into testdata/ for the replay tests
-// (go test -run TestCapture -update ./probe/chrony).
+// (go test -run TestCapture ./probe/chrony -capture), then rewrite the
+// golden files with -update.
 func TestCapture(t *testing.T) {
-	if !*update {
-		t.Skip("captures only with -update")
+	if !*capture {
+		t.Skip("captures only with -capture")
 	}
 	for _, transport := range []Transport{TransportUnix, TransportUDP} {
 		port := 0
@@ -182,8 +183,13 @@ func TestCapture(t *testing.T) {
 		c.SetOffset(2 * time.Second)
 		c.SetSilent(false)
 		waitFor(t, p, 10*time.Second, "synchronised", func(s Snapshot) string {
-			if !s.Up || !s.Data.Tracking.Synchronised() || s.Data.SelectableSources() < 2 || s.Data.Sources[7].Stats == nil || s.Data.Sources[7].Stats.Samples < 4 {
+			if !s.Up || !s.Data.Tracking.Synchronised() || s.Data.SelectableSources() < 2 {
 				return fmt.Sprintf("up=%v err=%v", s.Up, s.Err)
+			}
+			for _, src := range s.Data.Sources {
+				if src.Stats == nil || src.Stats.Samples < 6 || src.Reachability != 0xff {
+					return fmt.Sprintf("source %s: %+v", src.Address, src.Stats)
+				}
 			}
 			return ""
 		})

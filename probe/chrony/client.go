@@ -267,10 +267,14 @@ func newSource(d *fbchrony.SourceData) Source {
 		Reachability:             uint8(d.Reachability),
 		NoSelect:                 d.Flags&fbchrony.FlagNoselect != 0,
 		Prefer:                   d.Flags&fbchrony.FlagPrefer != 0,
-		LastSampleAge:            time.Duration(d.SinceSample) * time.Second,
+		LastSampleAge:            -1,
 		LastSampleOffset:         d.LatestMeas,
 		LastSampleOriginalOffset: d.OrigLatestMeas,
 		LastSampleError:          d.LatestMeasErr,
+	}
+	// chronyd says 2^32-1 seconds for a source that never gave a sample.
+	if d.SinceSample != math.MaxUint32 {
+		s.LastSampleAge = time.Duration(d.SinceSample) * time.Second
 	}
 	if d.Mode == fbchrony.SourceModeRef && d.IPAddr != nil {
 		// A reference clock's "address" is its reference ID.

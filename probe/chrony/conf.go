@@ -91,7 +91,7 @@ func (a *Audit) Findings() []Finding {
 			m.File, m.Line, m.Threshold, m.Limit, m.Limit)})
 	}
 	f = append(f, Finding{Text: fmt.Sprintf(
-		"chronyd slews the clock by at most %.6g s per second (maxslewrate %g ppm): correcting a 1 s offset takes at least %.3g s.",
+		"chronyd slews the clock by at most %.6g s per second (maxslewrate %.6g ppm): correcting a 1 s offset takes at least %.0f s.",
 		a.MaxSlewRate, a.MaxSlewRate*1e6, 1/a.MaxSlewRate)})
 	return f
 }

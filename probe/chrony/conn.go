@@ -59,7 +59,7 @@ var (
 
 // Read returns the next reply that matches the last request.
 func (c *checkedConn) Read(p []byte) (int, error) {
-	for {
+	for skipped := 0; ; skipped++ {
 		n, err := c.Conn.Read(p)
 		if err != nil {
 			return n, err
@@ -73,7 +73,7 @@ func (c *checkedConn) Read(p []byte) (int, error) {
 		if seq := binary.BigEndian.Uint32(p[16:20]); seq != c.wantSeq {
 			// A late reply to an earlier request: skip it, but not forever.
 			c.stale++
-			if c.stale%maxStaleReplies == 0 {
+			if skipped == maxStaleReplies {
 				return 0, fmt.Errorf("%d replies in a row with a wrong sequence number (want %d, got %d)", maxStaleReplies, c.wantSeq, seq)
 			}
 			continue

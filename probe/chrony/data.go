@@ -108,7 +108,8 @@ type Source struct {
 	Reachability uint8
 	// NoSelect and Prefer are the source's noselect and prefer options.
 	NoSelect, Prefer bool
-	// LastSampleAge is the time since the last sample was taken.
+	// LastSampleAge is the time since the last sample was taken; negative
+	// when the source never gave one.
 	LastSampleAge time.Duration
 	// LastSampleOffset is the offset of the last sample (local clock minus
 	// source, adjusted for slews since), in seconds.

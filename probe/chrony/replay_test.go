@@ -13,7 +13,10 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "capture chronyd's replies again into testdata/ (needs chronyd)")
+var (
+	update  = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	capture = flag.Bool("capture", false, "capture chronyd's replies again into testdata/ (needs chronyd)")
+)
 
 // requestKey names a request by its command and, for per-source commands,
 // its index or address: "tracking", "source_data_3", "sourcename_127.0.0.11".
@@ -120,6 +123,7 @@ func (d *replayDialer) Dial(context.Context) (Conn, Transport, string, error) {
 type replayConn struct {
 	d       *replayDialer
 	pending []byte
+	has     bool
 	closed  bool
 }
 
@@ -133,7 +137,7 @@ func (c *replayConn) Write(p []byte) (int, error) {
 		b, err = os.ReadFile(filepath.Join(c.d.dir, key+".bin"))
 		if err != nil {
 			// Like a chronyd that does not answer.
-			c.pending = nil
+			c.pending, c.has = nil, false
 			return len(p), nil
 		}
 	}
@@ -141,16 +145,16 @@ func (c *replayConn) Write(p []byte) (int, error) {
 	if len(b) >= 20 {
 		copy(b[16:20], p[8:12])
 	}
-	c.pending = b
+	c.pending, c.has = b, true
 	return len(p), nil
 }
 
 func (c *replayConn) Read(p []byte) (int, error) {
-	if c.pending == nil {
+	if !c.has {
 		return 0, timeoutError{}
 	}
 	n := copy(p, c.pending)
-	c.pending = nil
+	c.pending, c.has = nil, false
 	return n, nil
 }
 
