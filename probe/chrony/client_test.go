@@ -100,7 +100,7 @@ func TestPollErrors(t *testing.T) {
 		transport Transport
 		key       string
 		change    func([]byte) []byte
-		silent    bool // chronyd does not answer at all
+		silent    bool   // chronyd does not answer at all
 		want      string // part of the error
 		wantErr   error
 	}{
