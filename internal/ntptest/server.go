@@ -1,12 +1,14 @@
 package ntptest
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -27,15 +29,20 @@ type Server struct {
 
 // Start listens on addr (for example "127.0.0.1:0") and serves until Close.
 func Start(addr string) (*Server, error) {
-	ua, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("resolving NTP test server address %q: %w", addr, err)
-	}
-	c, err := net.ListenUDP("udp", ua)
+	// SO_REUSEADDR lets an ntpd under test bind the wildcard address of the
+	// same port in a test's own network namespace.
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+		})
+		return errors.Join(err, serr)
+	}}
+	pc, err := lc.ListenPacket(context.Background(), "udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening for NTP on %s: %w", addr, err)
 	}
-	s := &Server{conn: c}
+	s := &Server{conn: pc.(*net.UDPConn)}
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
