@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,6 +149,20 @@ func TestChronydIntegration(t *testing.T) {
 	if s := p.Snapshot(); s.Failures == 0 || s.Audit == nil {
 		t.Errorf("failures = %d, audit = %v: want failures counted and chrony.conf audited", s.Failures, s.Audit)
 	}
+
+	// The reply socket sits beside chronyd's, writable for chronyd's user,
+	// and goes away with the connection.
+	socks, _ := filepath.Glob(filepath.Join(c.Dir, "clockwatch.*.sock"))
+	if len(socks) != 1 {
+		t.Fatalf("reply sockets %v, want exactly one while connected", socks)
+	}
+	if st, err := os.Stat(socks[0]); err != nil || st.Mode().Perm() != 0o666 {
+		t.Errorf("reply socket %s: mode %v, err %v; want 0666", socks[0], st.Mode(), err)
+	}
+	p.client.Close()
+	if socks, _ := filepath.Glob(filepath.Join(c.Dir, "clockwatch.*.sock")); len(socks) != 0 {
+		t.Errorf("reply sockets %v left after Close", socks)
+	}
 }
 
 // TestCapture records chronyd's replies into testdata/ for the replay tests
@@ -201,5 +217,54 @@ func TestCapture(t *testing.T) {
 		}
 		p.client.Close()
 		c.Stop()
+	}
+}
+
+// TestChronydAutoAddress finds chronyd by itself: the unix socket when it
+// exists, else UDP; over UDP chronyd still answers tracking and sources.
+func TestChronydAutoAddress(t *testing.T) {
+	testtool.Short(t)
+	t.Parallel()
+	const port = 32325
+	c := chronydtest.Start(t, chronydtest.Options{Sources: 1, CmdPort: port})
+	for _, tc := range []struct {
+		name    string
+		sockets []string
+		want    Transport
+	}{
+		{name: "socket exists", sockets: []string{filepath.Join(c.Dir, "missing.sock"), c.Socket}, want: TransportUnix},
+		{name: "no socket", sockets: []string{filepath.Join(c.Dir, "missing.sock")}, want: TransportUDP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			d := newNetDialer(cfg)
+			d.socketPaths = tc.sockets
+			d.udpAddrs = []string{fmt.Sprintf("127.0.0.1:%d", port)}
+			cl := newClient(d, cfg.Timeout, nil)
+			defer cl.Close()
+			data, err := cl.Poll(context.Background())
+			if err != nil {
+				t.Fatalf("Poll: %v", err)
+			}
+			if tr, _ := cl.Transport(); tr != tc.want || len(data.Sources) != 1 || data.Sources[0].Address != "127.0.0.11" {
+				t.Errorf("transport %s, sources %+v; want %s and the one source", tr, data.Sources, tc.want)
+			}
+		})
+	}
+}
+
+func TestExplainDial(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{syscall.EACCES, "permission denied on chronyd's socket /run/chrony/chronyd.sock (permission denied): run clockwatch in the group that owns it (_chrony on Debian and Ubuntu, chrony on Fedora and RHEL), or set chrony.address to 127.0.0.1:323 (UDP only gives tracking and sources)"},
+		{syscall.ENOENT, "chronyd's socket /run/chrony/chronyd.sock does not exist (no such file or directory): is chronyd running? Set chrony.address if its socket is elsewhere"},
+		{syscall.ECONNREFUSED, "nothing answers on chronyd's socket /run/chrony/chronyd.sock (connection refused): chronyd is not running"},
+	} {
+		if got := explainDial("/run/chrony/chronyd.sock", tc.err).Error(); got != tc.want {
+			t.Errorf("explainDial(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,9 +97,14 @@ func (a *Audit) Findings() []Finding {
 	return f
 }
 
-// AuditFile audits the chrony.conf at path and every file it includes.
+// AuditFile audits the chrony.conf at path and every file it includes. A
+// relative path is taken from the working directory, as chronyd would.
 func AuditFile(p string) (*Audit, error) {
-	return AuditFS(os.DirFS("/"), p)
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, fmt.Errorf("auditing chrony configuration %s: %w", p, err)
+	}
+	return AuditFS(os.DirFS("/"), abs)
 }
 
 // AuditFS audits the chrony.conf at the absolute path p inside fsys, which
@@ -206,4 +212,15 @@ func (a *Audit) readFile(fsys fs.FS, p string, depth int) error {
 		return fmt.Errorf("reading chrony configuration %s: %w", p, err)
 	}
 	return nil
+}
+
+// AuditFindings audits the chrony.conf at path and returns its findings for
+// `clockwatch status`, warnings first. When the file cannot be audited the
+// only finding is a warning that says why and what to set.
+func AuditFindings(path string) []Finding {
+	a, err := AuditFile(path)
+	if err != nil {
+		return []Finding{{Warning: true, Text: "Cannot audit chrony's configuration: " + err.Error() + "."}}
+	}
+	return a.Findings()
 }

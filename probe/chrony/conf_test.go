@@ -1,6 +1,9 @@
 package chrony
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -145,5 +148,28 @@ func TestFindings(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestAuditFindings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "chrony.conf")
+	got := AuditFindings(missing)
+	want := []Finding{{Warning: true, Text: `Cannot audit chrony's configuration: reading chrony configuration ` + missing + `: open ` + missing[1:] + `: no such file or directory (set chrony.conf_path to its location, or to "" to turn the audit off).`}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// A real file, through the real file system, with a relative include.
+	conf := "makestep 0.5 -1\ninclude " + filepath.Join(dir, "*.inc") + "\n"
+	if err := os.WriteFile(missing, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "slew.inc"), []byte("maxslewrate 1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got = AuditFindings(missing)
+	if len(got) != 3 || !got[0].Warning || !strings.Contains(got[0].Text, `Change it to "makestep 0.5 3"`) || !strings.Contains(got[2].Text, "maxslewrate 1000 ppm") {
+		t.Errorf("findings = %+v, want the runtime step warning first and the include's maxslewrate", got)
 	}
 }
