@@ -72,6 +72,9 @@ func startDaemon(t *testing.T, args ...string) *proc {
 	t.Helper()
 	p := &proc{}
 	p.cmd = exec.Command(binary, append([]string{"--web.listen-address=127.0.0.1:0"}, args...)...)
+	// The journal goes where systemd's StateDirectory= would put it: never
+	// the machine's /var/lib/clockwatch.
+	p.cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+t.TempDir())
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

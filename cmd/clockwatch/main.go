@@ -54,6 +54,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addDaemonCommand(app, c),
 		addStatusCommand(app, c),
 		addVersionCommand(app, c),
+		addEventsCommand(app, c),
+		addRecordCommand(app, c),
+		addReplayCommand(app, c),
 	}
 
 	selected, err := app.Parse(args)
