@@ -258,7 +258,7 @@ func readMetricsDoc(t *testing.T) map[string]docRow {
 		if _, dup := rows[name]; dup {
 			t.Errorf("docs/metrics.md:%d: %s listed twice", i+1, name)
 		}
-		rows[name] = docRow{typ: strings.TrimSpace(cells[2]), meaning: strings.TrimSpace(cells[6])}
+		rows[name] = docRow{typ: strings.TrimSpace(cells[2]), meaning: strings.TrimSpace(cells[5])}
 	}
 	return rows
 }
