@@ -87,7 +87,7 @@ func (c *Client) Poll(ctx context.Context) (Data, error) {
 
 func (c *Client) poll(ctx context.Context) (Data, error) {
 	var d Data
-	r, err := c.communicate(ctx, fbchrony.NewTrackingPacket(), "tracking")
+	r, err := c.communicate(ctx, trackingRequest(), "tracking")
 	if err != nil {
 		return d, err
 	}
@@ -97,7 +97,7 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 	}
 	d.Tracking = newTracking(&tr.Tracking)
 
-	r, err = c.communicate(ctx, fbchrony.NewSourcesPacket(), "sources")
+	r, err = c.communicate(ctx, sourcesRequest(), "sources")
 	if err != nil {
 		return d, err
 	}
@@ -111,7 +111,7 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 	d.Sources = make([]Source, 0, ns.NSources)
 	seen := make(map[string]bool, ns.NSources)
 	for i := range ns.NSources {
-		r, err := c.communicate(ctx, fbchrony.NewSourceDataPacket(int32(i)), "source data")
+		r, err := c.communicate(ctx, sourceDataRequest(i), "source data")
 		if err != nil {
 			return d, fmt.Errorf("source #%d: %w", i, err)
 		}
@@ -122,7 +122,7 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 		s := newSource(&sd.SourceData)
 		// sourcestats answers NOSUCHSOURCE for a source without samples
 		// yet; that is not an error of the poll.
-		r, err = c.communicate(ctx, fbchrony.NewSourceStatsPacket(int32(i)), "sourcestats")
+		r, err = c.communicate(ctx, sourceStatsRequest(i), "sourcestats")
 		switch {
 		case err == nil:
 			if ss, ok := r.(*fbchrony.ReplySourceStats); ok {
@@ -165,7 +165,7 @@ func (c *Client) name(ctx context.Context, ip *fbchrony.IPAddr, s Source) string
 	if s.Mode != "refclock" {
 		if c.transport == TransportUnix {
 			// Errors only cost the name: the address stands in.
-			if r, err := c.communicate(ctx, fbchrony.NewNTPSourceNamePacket(ip), "sourcename"); err == nil {
+			if r, err := c.communicate(ctx, sourceNameRequest(ip), "sourcename"); err == nil {
 				if sn, ok := r.(*fbchrony.ReplyNTPSourceName); ok {
 					if v := sn.Name; v != "" {
 						n = v

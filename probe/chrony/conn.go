@@ -38,6 +38,8 @@ type checkedConn struct {
 	wantCmd    uint16
 	lastStatus uint16
 	stale      int
+	// buf holds the padded request.
+	buf []byte
 }
 
 // Write records the sequence number and command of the request.
@@ -48,6 +50,18 @@ func (c *checkedConn) Write(p []byte) (int, error) {
 	c.wantCmd = binary.BigEndian.Uint16(p[4:6])
 	c.wantSeq = binary.BigEndian.Uint32(p[8:12])
 	c.lastStatus = 0
+	if n := requestLen(c.wantCmd); len(p) < n {
+		if cap(c.buf) < n {
+			c.buf = make([]byte, 512)
+		}
+		c.buf = c.buf[:n]
+		copy(c.buf, p)
+		clear(c.buf[len(p):])
+		if _, err := c.Conn.Write(c.buf); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return c.Conn.Write(p)
 }
 

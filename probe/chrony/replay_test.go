@@ -130,6 +130,10 @@ type replayConn struct {
 var errNoReply = errors.New("replay: no captured reply")
 
 func (c *replayConn) Write(p []byte) (int, error) {
+	if want := requestLen(binary.BigEndian.Uint16(p[4:6])); len(p) != want {
+		// chronyd drops a request shorter than its reply.
+		return 0, fmt.Errorf("replay: request of %d bytes, chronyd wants %d", len(p), want)
+	}
 	key := requestKey(p)
 	b, ok := c.d.replies[key]
 	if !ok {
