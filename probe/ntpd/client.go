@@ -129,7 +129,8 @@ func (c *Client) Poll(ctx context.Context) (Data, error) {
 	return d, nil
 }
 
-var vnMode = control.MakeVnMode(3, control.Mode)
+// vnMode is the first byte of a request: NTP version 3, mode 6 (control).
+const vnMode = 3<<3 | control.Mode
 
 func (c *Client) request(ctx context.Context, op uint8, assoc uint16, what string) (*control.NTPControlMsg, error) {
 	deadline := time.Now().Add(c.timeout)
@@ -276,7 +277,10 @@ func newSystem(m map[string]string) System {
 	}
 }
 
-var selections = [8]string{"reject", "falsetick", "excess", "outlier", "candidate", "backup", "sys.peer", "pps.peer"}
+// selection names the peer status word's selection code as ntpq does.
+func selection(code uint8) string {
+	return [8]string{"reject", "falsetick", "excess", "outlier", "candidate", "backup", "sys.peer", "pps.peer"}[code&7]
+}
 
 func newPeer(id uint16, psw *control.PeerStatusWord, m map[string]string) Peer {
 	reach, _ := strconv.ParseUint(m["reach"], 0, 8)
@@ -289,7 +293,7 @@ func newPeer(id uint16, psw *control.PeerStatusWord, m map[string]string) Peer {
 		AssociationID: id,
 		Address:       m["srcadr"],
 		RefID:         m["refid"],
-		Selection:     selections[psw.PeerSelection&7],
+		Selection:     selection(psw.PeerSelection),
 		Stratum:       integer(m, "stratum"),
 		Reach:         uint8(reach),
 		Poll:          time.Duration(math.Ldexp(float64(time.Second), hpoll)),
