@@ -57,9 +57,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addEventsCommand(app, c),
 		addRecordCommand(app, c),
 		addReplayCommand(app, c),
+		addWatchCommand(app, c),
+		addDrillCommand(app, c),
 	}
 
-	selected, err := app.Parse(args)
+	selected, err := app.Parse(joinNegativeValues(args))
 	if err != nil {
 		fmt.Fprintf(stderr, "clockwatch: %v (try --help)\n", err)
 		return 2
