@@ -8,6 +8,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 )
@@ -57,6 +58,17 @@ func (s *Sources) Collectors() []prometheus.Collector {
 		return nil
 	}
 	return []prometheus.Collector{exporter.NewNTPProbeCollector(s.NTPProbes)}
+}
+
+// ChronyReading is the chrony poller's last result for the stepdown
+// server; a zero reading (never valid: chrony absent) when chrony is off.
+func (s *Sources) ChronyReading() server.ChronyReading {
+	if s.Chrony == nil {
+		return server.ChronyReading{}
+	}
+	st := s.Chrony.Status()
+	return server.ChronyReading{Valid: st.Valid, Up: st.Up, Err: st.Err, SystemOffset: st.SystemOffset,
+		Synchronised: st.Synchronised, ErrorBound: st.ErrorBound}
 }
 
 // Run runs every enabled poller until ctx is done. The pollers never fail

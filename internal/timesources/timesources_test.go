@@ -52,6 +52,12 @@ func TestSources(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run() = %v", err)
 	}
+	if r := s.ChronyReading(); r.Valid || r.Up || r.Err == nil {
+		t.Errorf("ChronyReading() without chronyd = %+v, want not valid, not up, with the error", r)
+	}
+	if r := (&Sources{}).ChronyReading(); r.Valid || r.Err != nil {
+		t.Errorf("ChronyReading() with chrony off = %+v, want zero", r)
+	}
 	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up")
 	if err != nil || n2 != 2 {
 		t.Errorf("gathered %d series of clockwatch_chrony_up and clockwatch_ntp_probe_up (err %v), want 2", n2, err)

@@ -57,6 +57,8 @@ type Status struct {
 	// Up reports whether the last poll succeeded (Valid with Up false: the
 	// figures are from LastSuccess and growing stale).
 	Up bool
+	// Err is why the last poll failed, nil when it succeeded.
+	Err error
 	// SystemOffset is the local clock minus true time in seconds, as
 	// chronyd estimates it (positive: the clock is ahead).
 	SystemOffset float64
@@ -75,12 +77,13 @@ type Status struct {
 // Status returns the stepdown view of the snapshot.
 func (s Snapshot) Status() Status {
 	if !s.HaveData {
-		return Status{}
+		return Status{Err: s.Err}
 	}
 	t := s.Data.Tracking
 	return Status{
 		Valid:        true,
 		Up:           s.Up,
+		Err:          s.Err,
 		SystemOffset: t.SystemOffset,
 		Leap:         t.Leap,
 		Synchronised: t.Synchronised(),
