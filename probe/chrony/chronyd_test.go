@@ -239,7 +239,8 @@ func TestChronydAutoAddress(t *testing.T) {
 			cfg := DefaultConfig()
 			d := newNetDialer(cfg)
 			d.socketPaths = tc.sockets
-			d.udpAddrs = []string{fmt.Sprintf("127.0.0.1:%d", port)}
+			// The first dial tries the first UDP address.
+			d.udpAddrs = []string{fmt.Sprintf("127.0.0.1:%d", port), "[::1]:1"}
 			cl := newClient(d, cfg.Timeout, nil)
 			defer cl.Close()
 			data, err := cl.Poll(context.Background())

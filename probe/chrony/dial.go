@@ -76,7 +76,9 @@ func (d *netDialer) Dial(ctx context.Context) (Conn, Transport, string, error) {
 			unixErr = err
 			break
 		}
-		a := d.udpAddrs[d.udpNext.Add(1)%uint64(len(d.udpAddrs))]
+		// The first dial tries the first address; each later dial (after a
+		// failure) the next one.
+		a := d.udpAddrs[(d.udpNext.Add(1)-1)%uint64(len(d.udpAddrs))]
 		c, err := d.dialUDP(ctx, a)
 		if err != nil {
 			return nil, TransportUDP, a, errors.Join(unixErr, err)
