@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/alecthomas/kingpin/v2 v2.4.0
+	github.com/beevik/ntp v1.6.0
+	github.com/facebook/time v0.0.0-20260822211804-f81aedc1c1e3
 	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.73.1
