@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/daemontest"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
@@ -142,6 +144,26 @@ func TestAlertPath(t *testing.T) {
     error_bound: {enabled: false, threshold: 1s}
     unsynchronized: {enabled: false, grace: 1m}
 `)}})
+	// chronyd -x (it never touches the clock) behind a test NTP server
+	// whose time the test shifts; clockwatch reads chronyd and probes the
+	// same server itself.
+	chronyd := chronydtest.Start(t, chronydtest.Options{Sources: 1})
+	ntpServer := chronyd.Servers[0].Addr().String()
+	withChrony := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + writeFile(t, "clockwatch.yml", fmt.Sprintf(`chrony:
+  address: %s
+  conf_path: %s
+  poll_interval: 250ms
+  timeout: 200ms
+ntp_probes:
+  servers: [%q]
+  interval: 1s
+  samples: 1
+  sample_spacing: 0s
+stepdown:
+  triggers:
+    error_bound: {enabled: false, threshold: 1s}
+    unsynchronized: {enabled: false, grace: 1m}
+`, chronyd.Socket, chronyd.Conf, ntpServer))}})
 	// The step scenarios start their clockwatch later, where Prometheus
 	// already tries to scrape.
 	backwardAddr, forwardAddr := promtest.FreeAddr(t), promtest.FreeAddr(t)
@@ -149,22 +171,23 @@ func TestAlertPath(t *testing.T) {
 	hook := promtest.NewWebhook(t)
 	am := promtest.StartAlertmanager(t, promtest.WebhookConfig(hook.URL))
 	prom := promtest.StartPrometheus(t, promtest.PrometheusOptions{
-		Targets:       []string{kernel.Addr, down.Addr, drill.Addr, backwardAddr, forwardAddr},
+		Targets:       []string{kernel.Addr, down.Addr, drill.Addr, withChrony.Addr, backwardAddr, forwardAddr},
 		RuleFiles:     []string{fastRules(t)},
 		Alertmanagers: []string{am.Addr},
 	})
-	prom.WaitTargetsUp(t, "clockwatch", 3, 60*time.Second) // kernel, down and drill
+	prom.WaitTargetsUp(t, "clockwatch", 4, 60*time.Second) // all but the step scenarios
 	s := &stack{hook: hook, prom: prom, rules: rules}
 	var lat latencies
 	// expectedPages are the pages the scenarios provoke, by instance; any
 	// other critical alert is a false page.
-	expectedPages := map[string]string{
-		backwardAddr: "ClockwatchClockStepBackward",
-		forwardAddr:  "ClockwatchClockStepForward",
+	expectedPages := map[string][]string{
+		backwardAddr:    {"ClockwatchClockStepBackward"},
+		forwardAddr:     {"ClockwatchClockStepForward"},
+		withChrony.Addr: {"ClockwatchClockOffsetCritical", "ClockwatchClockOffsetNtpCritical"},
 	}
 	t.Cleanup(func() { // after every scenario
 		for _, a := range hook.Alerts() {
-			if a.Labels["severity"] == "critical" && expectedPages[a.Labels["instance"]] != a.Labels["alertname"] {
+			if a.Labels["severity"] == "critical" && !slices.Contains(expectedPages[a.Labels["instance"]], a.Labels["alertname"]) {
 				t.Errorf("false page: %s %v %v", a.Status, a.Labels, a.Annotations)
 			}
 		}
@@ -212,6 +235,47 @@ func TestAlertPath(t *testing.T) {
 		start = time.Now()
 		a = s.wantAlert(t, "resolved", "ClockwatchDown", restarted.Addr, nil)
 		lat.add("clockwatch restarted → ClockwatchDown resolved", a.Received.Sub(start))
+	})
+
+	// chronyd's server jumps 2 s ahead: chronyd (and clockwatch's own
+	// probe) find this clock 2 s behind. That pages twice, once from
+	// chronyd's view and once from the independent probe, and clockwatch
+	// tells its subscribers to step down (reason offset). The server comes
+	// back: everything resolves. Then chronyd is killed (ClockwatchChronyDown)
+	// and restarted.
+	t.Run("chrony", func(t *testing.T) {
+		t.Parallel()
+		inst := fmt.Sprintf("instance=%q", withChrony.Addr)
+		prom.WaitVector(t, `clockwatch_chrony_up{`+inst+`} == 1 and abs(clockwatch_chrony_tracking_system_time_offset_seconds{`+inst+`}) < 0.1`, pageTimeout, promtest.NonEmpty)
+		waitNewSeriesCounted(t, prom, withChrony.Addr)
+
+		start := time.Now()
+		chronyd.SetOffset(2 * time.Second)
+		a := s.wantAlert(t, "firing", "ClockwatchClockOffsetCritical", withChrony.Addr, nil)
+		lat.add("NTP server +2 s → chronyd → ClockwatchClockOffsetCritical firing", a.Received.Sub(start))
+		if want := "Clock on " + withChrony.Addr + " is off by 2s"; !strings.HasPrefix(a.Annotations["summary"], "Clock on "+withChrony.Addr+" is off by 1.9") && a.Annotations["summary"] != want {
+			t.Errorf("summary %q, want about %q", a.Annotations["summary"], want)
+		}
+		a = s.wantAlert(t, "firing", "ClockwatchClockOffsetNtpCritical", withChrony.Addr, nil)
+		lat.add("NTP server +2 s → clockwatch's probe → ClockwatchClockOffsetNtpCritical firing", a.Received.Sub(start))
+		a = s.wantAlert(t, "firing", "ClockwatchStepdownAnnounced", withChrony.Addr, map[string]string{"reason": "offset"})
+		lat.add("NTP server +2 s → stepdown → ClockwatchStepdownAnnounced{reason=\"offset\"} firing", a.Received.Sub(start))
+
+		start = time.Now()
+		chronyd.SetOffset(0)
+		a = s.wantAlert(t, "resolved", "ClockwatchClockOffsetCritical", withChrony.Addr, nil)
+		lat.add("NTP server back → ClockwatchClockOffsetCritical resolved", a.Received.Sub(start))
+		a = s.wantAlert(t, "resolved", "ClockwatchClockOffsetNtpCritical", withChrony.Addr, nil)
+		lat.add("NTP server back → ClockwatchClockOffsetNtpCritical resolved", a.Received.Sub(start))
+
+		start = time.Now()
+		chronyd.Stop()
+		a = s.wantAlert(t, "firing", "ClockwatchChronyDown", withChrony.Addr, nil)
+		lat.add("chronyd killed → ClockwatchChronyDown firing", a.Received.Sub(start))
+		start = time.Now()
+		chronyd.Restart()
+		a = s.wantAlert(t, "resolved", "ClockwatchChronyDown", withChrony.Addr, nil)
+		lat.add("chronyd restarted → ClockwatchChronyDown resolved", a.Received.Sub(start))
 	})
 
 	// A drill with a subscriber that does not ack: the drill is recorded
