@@ -134,7 +134,10 @@ func TestAlertPath(t *testing.T) {
 
 	// One clockwatch per scenario, so that they run side by side in one
 	// Prometheus without disturbing each other.
-	kernel := daemontest.Start(t, bin, daemontest.Options{})
+	// The kernel scenario's clockwatch also polls an ntpd that is not
+	// there.
+	kernel := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + writeFile(t, "clockwatch.yml",
+		fmt.Sprintf("ntpd: {enabled: true, address: %q, poll_interval: 1s, timeout: 200ms}\n", promtest.FreeAddr(t)))}})
 	down := daemontest.Start(t, bin, daemontest.Options{})
 	// A drill needs the stepdown state ok: on a machine whose clock nothing
 	// disciplines (this one), the kernel's error bound and sync state
@@ -196,13 +199,15 @@ stepdown:
 		}
 	})
 
-	// This machine's own kernel clock: nothing disciplines it here (no time
+	// An ntpd nobody runs: ClockwatchNtpdDown (only firing: no ntpd here
+	// to start). This machine's own kernel clock: nothing disciplines it here (no time
 	// daemon runs: chronyd would control this machine's clock), so the kernel
 	// reports it unsynchronised with maxerror at its ceiling. Those are real
 	// conditions; they cannot be cleared without disciplining the clock, so
 	// only the firing side is checked.
 	t.Run("kernel", func(t *testing.T) {
 		t.Parallel()
+		s.wantAlert(t, "firing", "ClockwatchNtpdDown", kernel.Addr, nil)
 		v := prom.WaitVector(t, fmt.Sprintf(`clockwatch_kernel_synchronized{instance=%q}`, kernel.Addr), pageTimeout, promtest.NonEmpty)
 		if v[0].Value == 0 {
 			s.wantAlert(t, "firing", "ClockwatchNotSynchronised", kernel.Addr, nil)
