@@ -1,0 +1,21 @@
+// Package vm boots a real Linux kernel under qemu for clockwatch's end-to-end
+// tests, so that they can step a clock: the clock of the machine the tests run
+// on must never change, the clock of a throwaway VM may.
+//
+// Run builds an initramfs (written here, in cpio newc format) holding a static
+// busybox, the files the test asks for (static binaries built with Builder,
+// data) and an /init script that mounts /dev, /proc, /sys and a /tmp tmpfs,
+// brings up loopback, runs the test's shell script and powers off. It boots
+// qemu-system-x86_64 with TCG (no KVM needed) and the serial console on its
+// standard output, captures that console, enforces a timeout by killing only
+// the qemu process it started, and hands back the console with the script's
+// exit status and the result lines guest programs printed (package guest).
+//
+// The kernel is Debian's cloud kernel, fetched by scripts/deps.d/40-vm.sh into
+// /var/cache/clockwatch-test/vmlinuz (or $CLOCKWATCH_TEST_KERNEL). Without it,
+// or without qemu, tests skip, and fail under CI=true (internal/testtool).
+//
+// The guest programs of the harness live below: clockstep steps the clock by
+// an exact amount, stepwatch watches for steps with a cancel-on-set timerfd.
+// Both refuse to run outside the VM.
+package vm
