@@ -23,6 +23,7 @@ fi
 
 mkdir -p "$cache"
 work=$(mktemp -d "$cache/.fetch.XXXXXX")
+chmod 0755 "$work" # apt-get download runs as _apt
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && apt-get download -qq "$pkg")
 dpkg-deb --fsys-tarfile "$work"/"$pkg"_*.deb | tar -x -C "$work" --wildcards './boot/vmlinuz-*'

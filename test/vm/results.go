@@ -59,10 +59,18 @@ func Decode[T any](r *Result, kind string) ([]T, error) {
 			continue
 		}
 		var v T
-		if err := json.Unmarshal(rec.JSON, &v); err != nil {
-			return out, fmt.Errorf("console line %d: decoding %s result: %w", rec.Line, kind, err)
+		if err := rec.Decode(&v); err != nil {
+			return out, err
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// Decode decodes the record's JSON object into v.
+func (r Record) Decode(v any) error {
+	if err := json.Unmarshal(r.JSON, v); err != nil {
+		return fmt.Errorf("console line %d: decoding %s result: %w", r.Line, r.Kind, err)
+	}
+	return nil
 }

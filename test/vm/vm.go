@@ -31,6 +31,10 @@ const (
 
 	// ScriptPath is where the test's script lands in the guest.
 	ScriptPath = "/etc/clockwatch-test/script.sh"
+	// LibPath holds the shell functions every script can use (it sources
+	// them first); other shells, such as clockstep's -wait command, source
+	// it themselves.
+	LibPath = "/etc/clockwatch-test/lib.sh"
 
 	defaultTimeout = 90 * time.Second
 	defaultMemory  = 256
@@ -43,8 +47,9 @@ type Options struct {
 	Files map[string]string
 	// Script is run by busybox sh as soon as the guest is up: /dev, /proc,
 	// /sys, a tmpfs on /tmp and /run, loopback up, every busybox applet on
-	// PATH. Its exit status becomes Result.ExitCode; then the guest powers
-	// off.
+	// PATH, and the shell functions cw_wait_file and cw_wait_content defined
+	// (see shellLib). Its exit status becomes Result.ExitCode; then the
+	// guest powers off.
 	Script string
 	// Timeout bounds the whole run, boot included; 90 s when zero. The qemu
 	// process is killed when it expires.
@@ -69,6 +74,8 @@ type Result struct {
 	ExitCode int
 	// Booted is how long the kernel took to reach /init (guest uptime).
 	Booted time.Duration
+	// ScriptTime is how long the script ran (guest uptime).
+	ScriptTime time.Duration
 	// Elapsed is the wall time of the whole run, from starting qemu.
 	Elapsed time.Duration
 }
@@ -151,7 +158,11 @@ func Run(t testing.TB, opts Options) (*Result, error) {
 	err := cmd.Run()
 	res.Elapsed = time.Since(start)
 	res.Console = strings.ReplaceAll(console.String(), "\r\n", "\n")
-	res.ExitCode, res.Booted = parseMarkers(res.Console)
+	var finished time.Duration
+	res.ExitCode, res.Booted, finished = parseMarkers(res.Console)
+	if finished > res.Booted {
+		res.ScriptTime = finished - res.Booted
+	}
 	switch {
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("the VM did not power off within %v (qemu killed)%s", opts.Timeout, tail(res.Console))
@@ -178,8 +189,35 @@ mount -t tmpfs run /run
 ip link set lo up
 echo "CW-BOOTED $(cut -d' ' -f1 /proc/uptime)"
 sh ` + ScriptPath + `
-echo "CW-EXIT $?"
+echo "CW-EXIT $? $(cut -d' ' -f1 /proc/uptime)"
 poweroff -f
+`
+
+// shellLib is sourced by every test script (LibPath): helpers to wait for
+// what guest programs signal through files, polling every millisecond, never
+// sleeping for a fixed time.
+const shellLib = `# test/vm's shell functions.
+# cw_wait_file FILE [SECONDS]: wait until FILE exists (default 20 s).
+cw_wait_file() {
+	_cw_n=$(( ${2:-20} * 1000 ))
+	while [ ! -e "$1" ]; do
+		_cw_n=$((_cw_n - 1))
+		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $1"; return 1; }
+		usleep 1000
+	done
+}
+# cw_wait_content FILE TEXT [SECONDS]: wait until FILE's first line is TEXT.
+cw_wait_content() {
+	_cw_n=$(( ${3:-20} * 1000 ))
+	while :; do
+		_cw_v=
+		{ read -r _cw_v <"$1"; } 2>/dev/null || true
+		[ "$_cw_v" != "$2" ] || break
+		_cw_n=$((_cw_n - 1))
+		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $1 to hold $2 (it holds: $(cat "$1" 2>/dev/null))"; return 1; }
+		usleep 1000
+	done
+}
 `
 
 func writeInitramfs(name, busybox string, opts Options) error {
@@ -198,7 +236,8 @@ func writeInitramfs(name, busybox string, opts Options) error {
 	r.addSymlink("bin/sh", "busybox")
 	r.addBytes("init", 0o755, []byte(initScript))
 	r.addBytes(guest.MarkerFile, 0o644, []byte("clockwatch test VM\n"))
-	r.addBytes(ScriptPath, 0o755, []byte(opts.Script))
+	r.addBytes(LibPath, 0o644, []byte(shellLib))
+	r.addBytes(ScriptPath, 0o755, []byte(". "+LibPath+"\n"+opts.Script))
 	for guestPath, hostPath := range opts.Files {
 		if err := checkStatic(hostPath); err != nil {
 			return err
@@ -245,21 +284,31 @@ func checkStatic(name string) error {
 }
 
 var (
-	exitRe   = regexp.MustCompile(`(?m)^CW-EXIT (\d+)$`)
+	exitRe   = regexp.MustCompile(`(?m)^CW-EXIT (\d+) ([0-9.]+)$`)
 	bootedRe = regexp.MustCompile(`(?m)^CW-BOOTED ([0-9.]+)$`)
 )
 
-func parseMarkers(console string) (exitCode int, booted time.Duration) {
+// parseMarkers reads the lines /init prints around the script: the script's
+// exit status, and the guest's uptime when the script started and ended.
+func parseMarkers(console string) (exitCode int, booted, finished time.Duration) {
 	exitCode = -1
 	if m := exitRe.FindAllStringSubmatch(console, -1); m != nil {
-		exitCode, _ = strconv.Atoi(m[len(m)-1][1])
+		last := m[len(m)-1]
+		exitCode, _ = strconv.Atoi(last[1])
+		finished = seconds(last[2])
 	}
 	if m := bootedRe.FindStringSubmatch(console); m != nil {
-		if s, err := strconv.ParseFloat(m[1], 64); err == nil {
-			booted = time.Duration(s * float64(time.Second))
-		}
+		booted = seconds(m[1])
 	}
-	return exitCode, booted
+	return exitCode, booted, finished
+}
+
+func seconds(s string) time.Duration {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(f * float64(time.Second))
 }
 
 // tail returns the end of the console for an error message.

@@ -16,20 +16,6 @@ import (
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// Wake is the result line printed for each ECANCELED read (kind "wake").
-type Wake struct {
-	N int `json:"n"`
-	// MonoNS is CLOCK_MONOTONIC read as soon as the read returned.
-	MonoNS      int64 `json:"mono_ns"`
-	GapBeforeNS int64 `json:"gap_before_ns"`
-	GapAfterNS  int64 `json:"gap_after_ns"`
-	// DeltaNS is GapAfterNS−GapBeforeNS: the size of the step, signed.
-	DeltaNS int64 `json:"delta_ns"`
-	// RearmMovedNS is how far the gap moved between the wake and the re-arm:
-	// nonzero means a second step landed in that window and was missed.
-	RearmMovedNS int64 `json:"rearm_moved_ns,omitempty"`
-}
-
 // farFuture is the absolute expiry the timer is armed with (year 2255): it
 // never fires; only its cancellation matters.
 const farFuture = 9_000_000_000
@@ -83,7 +69,7 @@ func watch(readyFile, wakesFile string, stdout io.Writer) error {
 		if !errors.Is(err, unix.ECANCELED) {
 			return fmt.Errorf("reading timerfd: %w", err)
 		}
-		w := Wake{N: n, MonoNS: guest.Mono()}
+		w := guest.Wake{N: n, MonoNS: guest.Mono()}
 		if w.GapAfterNS, err = guest.Gap(); err != nil {
 			return err
 		}
@@ -95,7 +81,7 @@ func watch(readyFile, wakesFile string, stdout io.Writer) error {
 			return err
 		}
 		w.RearmMovedNS = prev - w.GapAfterNS
-		if err := guest.Emit(stdout, "wake", w); err != nil {
+		if err := guest.Emit(stdout, guest.KindWake, w); err != nil {
 			return err
 		}
 		if wakesFile != "" {
