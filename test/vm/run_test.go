@@ -1,0 +1,59 @@
+package vm_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/test/vm"
+)
+
+// TestRunReportsTheScript boots once with a script that checks the guest
+// setup Options.Script promises, prints a result line and exits 3: Run must
+// hand back the status as an error and in Result, with the console.
+func TestRunReportsTheScript(t *testing.T) {
+	t.Parallel()
+	res, err := vm.Run(t, vm.Options{
+		Files: map[string]string{"/data/in/a.txt": "testdata/small.cpio"},
+		Script: `set -e
+grep -qw clockwatch.testvm=1 /proc/cmdline
+[ "$(ip -o addr show lo | grep -c 127.0.0.1)" = 1 ]
+test -c /dev/null && test -d /sys/class && test -w /tmp && test -w /run
+test -s /data/in/a.txt && test -e /etc/clockwatch-testvm
+type cw_wait_file >/dev/null
+date -s '2030-01-02 03:04:05' >/dev/null
+echo 'CW-RESULT {"kind":"probe","year":'$(date +%Y)'}'
+exit 3
+`,
+	})
+	if err == nil || !strings.Contains(err.Error(), "the guest script exited with status 3") {
+		t.Fatalf("Run() error = %v, want the script's status 3", err)
+	}
+	if res.ExitCode != 3 {
+		t.Errorf("ExitCode = %d, want 3", res.ExitCode)
+	}
+	if res.Booted <= 0 || res.Elapsed < res.Booted {
+		t.Errorf("Booted %v, Elapsed %v: want 0 < Booted <= Elapsed", res.Booted, res.Elapsed)
+	}
+	recs, err := vm.Decode[struct{ Year int }](res, "probe")
+	if err != nil || len(recs) != 1 || recs[0].Year != 2030 {
+		t.Errorf("probe results = %+v, %v: want one, year 2030 (after date -s); console:\n%s", recs, err, res.Console)
+	}
+}
+
+// TestRunKillsAtTimeout gives a guest that never powers off less time than
+// it takes to boot: Run must kill its qemu and say so.
+func TestRunKillsAtTimeout(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	res, err := vm.Run(t, vm.Options{Script: "sleep 1000", Timeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "did not power off within 1s") {
+		t.Fatalf("Run() error = %v, want a timeout", err)
+	}
+	if res.ExitCode != -1 {
+		t.Errorf("ExitCode = %d, want -1", res.ExitCode)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Run() took %v to give up after a 1 s timeout", d)
+	}
+}
