@@ -28,9 +28,13 @@ func TestCheckTestVM(t *testing.T) {
 		{name: "the test VM", edit: func(fstest.MapFS) {}},
 		{name: "init run directly", edit: func(r fstest.MapFS) { r["proc/1/cmdline"] = &fstest.MapFile{Data: []byte("/init\x00")} }},
 		{name: "no flag on the kernel command line", wantErr: "the kernel command line lacks clockwatch.testvm=1",
-			edit: func(r fstest.MapFS) { r["proc/cmdline"] = &fstest.MapFile{Data: []byte("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n")} }},
+			edit: func(r fstest.MapFS) {
+				r["proc/cmdline"] = &fstest.MapFile{Data: []byte("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n")}
+			}},
 		{name: "flag only as part of another parameter", wantErr: "lacks clockwatch.testvm=1",
-			edit: func(r fstest.MapFS) { r["proc/cmdline"] = &fstest.MapFile{Data: []byte("x=clockwatch.testvm=1 clockwatch.testvm=10\n")} }},
+			edit: func(r fstest.MapFS) {
+				r["proc/cmdline"] = &fstest.MapFile{Data: []byte("x=clockwatch.testvm=1 clockwatch.testvm=10\n")}
+			}},
 		{name: "PID 1 is systemd", wantErr: `PID 1 is "/sbin/init splash", not /init`,
 			edit: func(r fstest.MapFS) { r["proc/1/cmdline"] = &fstest.MapFile{Data: []byte("/sbin/init\x00splash\x00")} }},
 		{name: "no marker file", wantErr: "/etc/clockwatch-testvm",
