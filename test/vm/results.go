@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/clockwatch/clockwatch/test/vm/guest"
 )
 
@@ -73,4 +77,74 @@ func (r Record) Decode(v any) error {
 		return fmt.Errorf("console line %d: decoding %s result: %w", r.Line, r.Kind, err)
 	}
 	return nil
+}
+
+// MetricsPrefix starts the lines the guest's cw_metrics function prints:
+// "CW-METRICS TAG " and one line of a Prometheus text exposition.
+const MetricsPrefix = "CW-METRICS "
+
+// Metrics parses the Prometheus text exposition the guest printed with
+// cw_metrics under tag.
+func (r *Result) Metrics(tag string) (map[string]*dto.MetricFamily, error) {
+	prefix := MetricsPrefix + tag + " "
+	var text strings.Builder
+	found := false
+	for _, line := range strings.Split(r.Console, "\n") {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			text.WriteString(rest)
+			text.WriteByte('\n')
+			found = true
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no metrics tagged %q on the console", tag)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(text.String()))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the metrics tagged %q: %w", tag, err)
+	}
+	return mfs, nil
+}
+
+// Value returns the value of the one gauge, counter or untyped series of the
+// named family whose labels include labels (pairs of name, value).
+func Value(mfs map[string]*dto.MetricFamily, name string, labels ...string) (float64, error) {
+	mf, ok := mfs[name]
+	if !ok {
+		return 0, fmt.Errorf("no metric %s", name)
+	}
+	var vals []float64
+	for _, m := range mf.GetMetric() {
+		if !hasLabels(m, labels) {
+			continue
+		}
+		switch {
+		case m.Gauge != nil:
+			vals = append(vals, m.GetGauge().GetValue())
+		case m.Counter != nil:
+			vals = append(vals, m.GetCounter().GetValue())
+		case m.Untyped != nil:
+			vals = append(vals, m.GetUntyped().GetValue())
+		}
+	}
+	if len(vals) != 1 {
+		return 0, fmt.Errorf("%d series of %s with labels %v, want 1", len(vals), name, labels)
+	}
+	return vals[0], nil
+}
+
+func hasLabels(m *dto.Metric, pairs []string) bool {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		found := false
+		for _, l := range m.GetLabel() {
+			if l.GetName() == pairs[i] && l.GetValue() == pairs[i+1] {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -47,8 +47,8 @@ type Options struct {
 	Files map[string]string
 	// Script is run by busybox sh as soon as the guest is up: /dev, /proc,
 	// /sys, a tmpfs on /tmp and /run, loopback up, every busybox applet on
-	// PATH, and the shell functions cw_wait_file and cw_wait_content defined
-	// (see shellLib). Its exit status becomes Result.ExitCode; then the
+	// PATH, and the shell functions of shellLib defined (cw_wait_file,
+	// cw_wait_content, cw_wait_count, cw_wait_http, cw_metrics). Its exit status becomes Result.ExitCode; then the
 	// guest powers off.
 	Script string
 	// Timeout bounds the whole run, boot included; 90 s when zero. The qemu
@@ -217,6 +217,31 @@ cw_wait_content() {
 		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $1 to hold $2 (it holds: $(cat "$1" 2>/dev/null))"; return 1; }
 		usleep 1000
 	done
+}
+# cw_wait_count FILE PATTERN N [SECONDS]: wait until N lines of FILE match
+# the grep pattern PATTERN.
+cw_wait_count() {
+	_cw_n=$(( ${4:-20} * 1000 ))
+	while [ "$(grep -c -e "$2" "$1" 2>/dev/null)" != "$3" ]; do
+		_cw_n=$((_cw_n - 1))
+		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $3 lines matching $2 in $1 (got $(grep -c -e "$2" "$1" 2>/dev/null))"; return 1; }
+		usleep 1000
+	done
+}
+# cw_wait_http URL [SECONDS]: wait until URL answers 200.
+cw_wait_http() {
+	_cw_n=$(( ${2:-30} * 100 ))
+	until wget -q -O /dev/null "$1" 2>/dev/null; do
+		_cw_n=$((_cw_n - 1))
+		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $1"; return 1; }
+		usleep 10000
+	done
+}
+# cw_metrics TAG URL: print the Prometheus text exposition at URL, each line
+# prefixed "CW-METRICS TAG " (vm.Result.Metrics reads them back).
+cw_metrics() {
+	wget -q -O /tmp/.cw_metrics "$2" || { echo "CW-ERROR fetching $2"; return 1; }
+	sed "s/^/CW-METRICS $1 /" /tmp/.cw_metrics
 }
 `
 
