@@ -19,10 +19,13 @@ func TestTimerfdSeesEachStep(t *testing.T) {
 	t.Parallel()
 	steps := vm.StandardSteps()
 	script := `set -e
-stepwatch -ready /tmp/stepwatch.ready -wakes /tmp/stepwatch.wakes &
-cw_wait_file /tmp/stepwatch.ready
-` + vm.StepsScript(steps, "cw_wait_content /tmp/stepwatch.wakes $CW_STEP") + `
-kill $!
+stepwatch -ready /tmp/netpoll.ready -wakes /tmp/netpoll.wakes &
+netpoll=$!
+stepwatch -blocking -ready /tmp/blocking.ready -wakes /tmp/blocking.wakes &
+cw_wait_file /tmp/netpoll.ready
+cw_wait_file /tmp/blocking.ready
+` + vm.StepsScript(steps, "cw_wait_content /tmp/netpoll.wakes $CW_STEP && cw_wait_content /tmp/blocking.wakes $CW_STEP") + `
+kill $netpoll $!
 `
 	res, err := vm.Run(t, vm.Options{
 		Files: map[string]string{
@@ -42,36 +45,50 @@ kill $!
 	if err != nil {
 		t.Fatal(err)
 	}
-	wakes, err := vm.Decode[guest.Wake](res, guest.KindWake)
+	all, err := vm.Decode[guest.Wake](res, guest.KindWake)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wakes) != len(steps) {
-		t.Fatalf("stepwatch woke %d times for %d steps; console:\n%s", len(wakes), len(steps), res.Console)
+	for _, watcher := range []string{guest.WatcherNetpoll, guest.WatcherBlocking} {
+		var wakes []guest.Wake
+		for _, w := range all {
+			if w.Watcher == watcher {
+				wakes = append(wakes, w)
+			}
+		}
+		checkWakes(t, watcher, made, wakes)
 	}
+}
 
+// checkWakes checks that one stepwatch saw each step once, with the size and
+// sign the kernel applied, and logs its wake latency.
+func checkWakes(t *testing.T, watcher string, made []vm.MadeStep, wakes []guest.Wake) {
+	t.Helper()
+	if len(wakes) != len(made) {
+		t.Fatalf("%s: stepwatch woke %d times for %d steps", watcher, len(wakes), len(made))
+	}
 	const tolerance = time.Millisecond
 	var fromStart, fromReturn []time.Duration
 	for i, m := range made {
 		w := wakes[i]
 		if got := time.Duration(w.DeltaNS); (got < 0) != (m.Applied < 0) || (got-m.Applied).Abs() > tolerance {
-			t.Errorf("step %d (%v): the timerfd wake measured %v, the kernel applied %v (± %v)", i+1, m.Step, got, m.Applied, tolerance)
+			t.Errorf("%s: step %d (%v): the timerfd wake measured %v, the kernel applied %v (± %v)", watcher, i+1, m.Step, got, m.Applied, tolerance)
 		}
 		if moved := time.Duration(w.RearmMovedNS); moved.Abs() > 100*time.Microsecond {
-			t.Errorf("step %d (%v): the gap moved %v between wake and re-arm: a step was missed", i+1, m.Step, moved)
+			t.Errorf("%s: step %d (%v): the gap moved %v between wake and re-arm: a step was missed", watcher, i+1, m.Step, moved)
 		}
 		if m.CallStart == 0 {
 			continue // date -s does not say when it called.
 		}
 		if w.MonoNS <= m.CallStart {
-			t.Errorf("step %d (%v): woke at %d ns, before the stepping call started at %d ns", i+1, m.Step, w.MonoNS, m.CallStart)
+			t.Errorf("%s: step %d (%v): woke at %d ns, before the stepping call started at %d ns", watcher, i+1, m.Step, w.MonoNS, m.CallStart)
 		}
 		fromStart = append(fromStart, time.Duration(w.MonoNS-m.CallStart))
 		fromReturn = append(fromReturn, time.Duration(w.MonoNS-m.CallReturn))
 	}
 	if len(fromStart) < 20 {
-		t.Fatalf("only %d latencies measured, want at least 20", len(fromStart))
+		t.Fatalf("%s: only %d latencies measured, want at least 20", watcher, len(fromStart))
 	}
-	t.Logf("timerfd wake latency from the stepping call's start: %v", vm.Summarize(fromStart))
-	t.Logf("timerfd wake latency from the stepping call's return: %v", vm.Summarize(fromReturn))
+	t.Logf("%s: timerfd wake latency from the stepping call's start: %v", watcher, vm.Summarize(fromStart))
+	t.Logf("%s: timerfd wake latency from the stepping call's return: %v", watcher, vm.Summarize(fromReturn))
 }

@@ -32,9 +32,19 @@ type GapReading struct {
 	MonoNS int64 `json:"mono_ns"`
 }
 
+// How stepwatch reads its timerfd (Wake.Watcher).
+const (
+	// WatcherNetpoll parks the read in Go's netpoller, as clockwatch does.
+	WatcherNetpoll = "netpoll"
+	// WatcherBlocking reads in a blocking system call.
+	WatcherBlocking = "blocking"
+)
+
 // Wake is what stepwatch prints for each ECANCELED read of its timerfd (kind
 // "wake").
 type Wake struct {
+	// Watcher says how stepwatch read: WatcherNetpoll or WatcherBlocking.
+	Watcher string `json:"watcher"`
 	// N counts wakes from 1.
 	N int `json:"n"`
 	// MonoNS is CLOCK_MONOTONIC read as soon as the read returned.

@@ -3,7 +3,11 @@
 // TFD_TIMER_ABSTIME|TFD_TIMER_CANCEL_ON_SET, read through Go's netpoller,
 // fails with ECANCELED each time the kernel sets the clock.
 //
-//	stepwatch -ready FILE -wakes FILE
+//	stepwatch [-blocking] -ready FILE -wakes FILE
+//
+// With -blocking the timerfd is read in a blocking system call instead of
+// through the netpoller, which leaves out the Go runtime's share of the wake
+// latency.
 //
 // After arming it creates the ready file. On every ECANCELED wake it reads
 // CLOCK_MONOTONIC, then the REALTIME−BOOTTIME gap, prints a result line (kind

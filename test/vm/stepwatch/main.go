@@ -25,6 +25,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	ready := fl.String("ready", "", "file to create once the timer is armed")
 	wakes := fl.String("wakes", "", "file holding the number of wakes so far")
+	blocking := fl.Bool("blocking", false, "read the timerfd in a blocking system call instead of through Go's netpoller")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -32,20 +33,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "stepwatch: refusing to run: %v\n", err)
 		return 3
 	}
-	if err := watch(*ready, *wakes, stdout); err != nil {
+	if err := watch(*ready, *wakes, *blocking, stdout); err != nil {
 		fmt.Fprintf(stderr, "stepwatch: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func watch(readyFile, wakesFile string, stdout io.Writer) error {
-	fd, err := unix.TimerfdCreate(unix.CLOCK_REALTIME, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+func watch(readyFile, wakesFile string, blocking bool, stdout io.Writer) error {
+	flags, how := unix.TFD_NONBLOCK|unix.TFD_CLOEXEC, guest.WatcherNetpoll
+	if blocking {
+		flags, how = unix.TFD_CLOEXEC, guest.WatcherBlocking
+	}
+	fd, err := unix.TimerfdCreate(unix.CLOCK_REALTIME, flags)
 	if err != nil {
 		return fmt.Errorf("timerfd_create(CLOCK_REALTIME): %w", err)
 	}
 	// A non-blocking fd in an os.File parks reads in the netpoller, as the
-	// daemon does it.
+	// daemon does it; a blocking one makes each read a blocking system call
+	// on a thread of its own, the kernel's share of the latency alone.
 	f := os.NewFile(uintptr(fd), "timerfd")
 	defer f.Close()
 	prev, err := guest.Gap()
@@ -69,7 +75,7 @@ func watch(readyFile, wakesFile string, stdout io.Writer) error {
 		if !errors.Is(err, unix.ECANCELED) {
 			return fmt.Errorf("reading timerfd: %w", err)
 		}
-		w := guest.Wake{N: n, MonoNS: guest.Mono()}
+		w := guest.Wake{Watcher: how, N: n, MonoNS: guest.Mono()}
 		if w.GapAfterNS, err = guest.Gap(); err != nil {
 			return err
 		}
