@@ -22,7 +22,7 @@ const (
 // guest's loopback) says about each step: the wall−boot gap it exports moves
 // by exactly the step.
 func TestClockwatchSeesStepsInVM(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see doc.go.
 	steps := []vm.Step{
 		{Delta: -12400 * time.Millisecond, Method: "settime"},
 		{Delta: time.Hour, Method: "settime"},

@@ -15,6 +15,10 @@
 // /var/cache/clockwatch-test/vmlinuz (or $CLOCKWATCH_TEST_KERNEL). Without it,
 // or without qemu, tests skip, and fail under CI=true (internal/testtool).
 //
+// Tests that boot a VM do not call t.Parallel: under TCG a boot keeps a host
+// core busy, so on a two-core CI machine parallel boots only slow each other
+// down and blur the latencies they measure. One boot runs many steps instead.
+//
 // The guest programs of the harness live below: clockstep steps the clock by
 // an exact amount, stepwatch watches for steps with a cancel-on-set timerfd.
 // Both refuse to run outside the VM.

@@ -12,7 +12,7 @@ import (
 // setup Options.Script promises, prints a result line and exits 3: Run must
 // hand back the status as an error and in Result, with the console.
 func TestRunReportsTheScript(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see doc.go.
 	res, err := vm.Run(t, vm.Options{
 		Files: map[string]string{"/data/in/a.txt": "testdata/small.cpio"},
 		Script: `set -e

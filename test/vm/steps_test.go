@@ -16,7 +16,7 @@ import (
 // step's size and sign to well under 1 ms. It logs the wake latency
 // (docs/performance.md).
 func TestTimerfdSeesEachStep(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see doc.go.
 	steps := vm.StandardSteps()
 	script := `set -e
 stepwatch -ready /tmp/netpoll.ready -wakes /tmp/netpoll.wakes &
