@@ -57,3 +57,29 @@ func TestRunKillsAtTimeout(t *testing.T) {
 		t.Errorf("Run() took %v to give up after a 1 s timeout", d)
 	}
 }
+
+// TestShellLibTimesOut checks that the wait helpers give up after their time
+// limit, counted in guest uptime, and say what they waited for.
+func TestShellLibTimesOut(t *testing.T) {
+	// Not parallel: see doc.go.
+	res, err := vm.Run(t, vm.Options{Script: `
+read -r start _ </proc/uptime
+if cw_wait_count /tmp/none x 1 2; then echo "CW-RESULT {\"kind\":\"bad\"}"; fi
+read -r end _ </proc/uptime
+echo 'CW-RESULT {"kind":"waited","start":'$start',"end":'$end'}'
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Console, "CW-TIMEOUT waiting for 1 lines matching x in /tmp/none (got )") {
+		t.Errorf("no timeout message on the console:\n%s", res.Console)
+	}
+	w, err := vm.Decode[struct{ Start, End float64 }](res, "waited")
+	if err != nil || len(w) != 1 {
+		t.Fatalf("waited results = %v, %v; console:\n%s", w, err, res.Console)
+	}
+	// A 2 s limit in whole seconds of uptime: between 1 and 3 s.
+	if d := w[0].End - w[0].Start; d < 1 || d > 3.5 {
+		t.Errorf("cw_wait_count with a 2 s limit gave up after %.2f s", d)
+	}
+}

@@ -48,7 +48,8 @@ type Options struct {
 	// Script is run by busybox sh as soon as the guest is up: /dev, /proc,
 	// /sys, a tmpfs on /tmp and /run, loopback up, every busybox applet on
 	// PATH, and the shell functions of shellLib defined (cw_wait_file,
-	// cw_wait_content, cw_wait_count, cw_wait_http, cw_metrics). Its exit status becomes Result.ExitCode; then the
+	// cw_wait_content, cw_wait_count, cw_wait_http, cw_wait_metric,
+	// cw_metrics). Its exit status becomes Result.ExitCode; then the
 	// guest powers off.
 	Script string
 	// Timeout bounds the whole run, boot included; 90 s when zero. The qemu
@@ -196,44 +197,62 @@ poweroff -f
 // shellLib is sourced by every test script (LibPath): helpers to wait for
 // what guest programs signal through files, polling every millisecond, never
 // sleeping for a fixed time.
-const shellLib = `# test/vm's shell functions.
-# cw_wait_file FILE [SECONDS]: wait until FILE exists (default 20 s).
+const shellLib = `# test/vm's shell functions. Their time limits are guest uptime, read
+# without forking: under TCG a fork costs milliseconds, so counting polls would
+# stretch a limit many times over.
+
+# cw_deadline SECONDS: set _cw_deadline to uptime + SECONDS.
+cw_deadline() {
+	read -r _cw_up _cw_idle </proc/uptime
+	_cw_deadline=$(( ${_cw_up%.*} + $1 ))
+}
+# cw_expired: true once the uptime passes _cw_deadline.
+cw_expired() {
+	read -r _cw_up _cw_idle </proc/uptime
+	[ "${_cw_up%.*}" -ge "$_cw_deadline" ]
+}
+# cw_wait_file FILE [SECONDS]: wait until FILE exists (default 10 s).
 cw_wait_file() {
-	_cw_n=$(( ${2:-20} * 1000 ))
+	cw_deadline "${2:-10}"
 	while [ ! -e "$1" ]; do
-		_cw_n=$((_cw_n - 1))
-		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $1"; return 1; }
+		! cw_expired || { echo "CW-TIMEOUT waiting for $1"; return 1; }
 		usleep 1000
 	done
 }
 # cw_wait_content FILE TEXT [SECONDS]: wait until FILE's first line is TEXT.
 cw_wait_content() {
-	_cw_n=$(( ${3:-20} * 1000 ))
+	cw_deadline "${3:-10}"
 	while :; do
 		_cw_v=
 		{ read -r _cw_v <"$1"; } 2>/dev/null || true
 		[ "$_cw_v" != "$2" ] || break
-		_cw_n=$((_cw_n - 1))
-		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $1 to hold $2 (it holds: $(cat "$1" 2>/dev/null))"; return 1; }
+		! cw_expired || { echo "CW-TIMEOUT waiting for $1 to hold $2 (it holds: $_cw_v)"; return 1; }
 		usleep 1000
 	done
 }
 # cw_wait_count FILE PATTERN N [SECONDS]: wait until N lines of FILE match
 # the grep pattern PATTERN.
 cw_wait_count() {
-	_cw_n=$(( ${4:-20} * 1000 ))
+	cw_deadline "${4:-10}"
 	while [ "$(grep -c -e "$2" "$1" 2>/dev/null)" != "$3" ]; do
-		_cw_n=$((_cw_n - 1))
-		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $3 lines matching $2 in $1 (got $(grep -c -e "$2" "$1" 2>/dev/null))"; return 1; }
+		! cw_expired || { echo "CW-TIMEOUT waiting for $3 lines matching $2 in $1 (got $(grep -c -e "$2" "$1" 2>/dev/null))"; return 1; }
 		usleep 1000
 	done
 }
-# cw_wait_http URL [SECONDS]: wait until URL answers 200.
+# cw_wait_http URL [SECONDS]: wait until URL answers 200 (default 30 s).
 cw_wait_http() {
-	_cw_n=$(( ${2:-30} * 100 ))
+	cw_deadline "${2:-30}"
 	until wget -q -O /dev/null "$1" 2>/dev/null; do
-		_cw_n=$((_cw_n - 1))
-		[ $_cw_n -gt 0 ] || { echo "CW-TIMEOUT waiting for $1"; return 1; }
+		! cw_expired || { echo "CW-TIMEOUT waiting for $1"; return 1; }
+		usleep 10000
+	done
+}
+# cw_wait_metric URL PATTERN [SECONDS]: wait until a line of the page at URL
+# matches the grep pattern PATTERN (default 30 s).
+cw_wait_metric() {
+	cw_deadline "${3:-30}"
+	until wget -q -O - "$1" 2>/dev/null | grep -q -e "$2"; do
+		! cw_expired || { echo "CW-TIMEOUT waiting for $2 at $1"; return 1; }
 		usleep 10000
 	done
 }
