@@ -9,8 +9,10 @@ import (
 )
 
 // TestRunReportsTheScript boots once with a script that checks the guest
-// setup Options.Script promises, prints a result line and exits 3: Run must
-// hand back the status as an error and in Result, with the console.
+// setup Options.Script promises, checks that a wait helper gives up after its
+// time limit (counted in guest uptime) and says what it waited for, prints
+// result lines and exits 3: Run must hand back the status as an error and in
+// Result, with the console.
 func TestRunReportsTheScript(t *testing.T) {
 	// Not parallel: see doc.go.
 	res, err := vm.Run(t, vm.Options{
@@ -23,6 +25,10 @@ test -s /data/in/a.txt && test -e /etc/clockwatch-testvm
 type cw_wait_file >/dev/null
 date -s '2030-01-02 03:04:05' >/dev/null
 echo 'CW-RESULT {"kind":"probe","year":'$(date +%Y)'}'
+read -r start _ </proc/uptime
+if cw_wait_count /tmp/none x 1 2; then exit 1; fi
+read -r end _ </proc/uptime
+echo 'CW-RESULT {"kind":"waited","start":'$start',"end":'$end'}'
 exit 3
 `,
 	})
@@ -38,6 +44,17 @@ exit 3
 	recs, err := vm.Decode[struct{ Year int }](res, "probe")
 	if err != nil || len(recs) != 1 || recs[0].Year != 2030 {
 		t.Errorf("probe results = %+v, %v: want one, year 2030 (after date -s); console:\n%s", recs, err, res.Console)
+	}
+	if !strings.Contains(res.Console, "CW-TIMEOUT waiting for 1 lines matching x in /tmp/none (got )") {
+		t.Errorf("no timeout message on the console:\n%s", res.Console)
+	}
+	w, err := vm.Decode[struct{ Start, End float64 }](res, "waited")
+	if err != nil || len(w) != 1 {
+		t.Fatalf("waited results = %v, %v; console:\n%s", w, err, res.Console)
+	}
+	// A 2 s limit in whole seconds of uptime: between 1 and 3 s.
+	if d := w[0].End - w[0].Start; d < 1 || d > 3.5 {
+		t.Errorf("cw_wait_count with a 2 s limit gave up after %.2f s", d)
 	}
 }
 
@@ -58,28 +75,3 @@ func TestRunKillsAtTimeout(t *testing.T) {
 	}
 }
 
-// TestShellLibTimesOut checks that the wait helpers give up after their time
-// limit, counted in guest uptime, and say what they waited for.
-func TestShellLibTimesOut(t *testing.T) {
-	// Not parallel: see doc.go.
-	res, err := vm.Run(t, vm.Options{Script: `
-read -r start _ </proc/uptime
-if cw_wait_count /tmp/none x 1 2; then echo "CW-RESULT {\"kind\":\"bad\"}"; fi
-read -r end _ </proc/uptime
-echo 'CW-RESULT {"kind":"waited","start":'$start',"end":'$end'}'
-`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(res.Console, "CW-TIMEOUT waiting for 1 lines matching x in /tmp/none (got )") {
-		t.Errorf("no timeout message on the console:\n%s", res.Console)
-	}
-	w, err := vm.Decode[struct{ Start, End float64 }](res, "waited")
-	if err != nil || len(w) != 1 {
-		t.Fatalf("waited results = %v, %v; console:\n%s", w, err, res.Console)
-	}
-	// A 2 s limit in whole seconds of uptime: between 1 and 3 s.
-	if d := w[0].End - w[0].Start; d < 1 || d > 3.5 {
-		t.Errorf("cw_wait_count with a 2 s limit gave up after %.2f s", d)
-	}
-}
