@@ -74,4 +74,3 @@ func TestRunKillsAtTimeout(t *testing.T) {
 		t.Errorf("Run() took %v to give up after a 1 s timeout", d)
 	}
 }
-
