@@ -14,18 +14,24 @@ kernel=$cache/vmlinuz
 
 # The versioned package behind the metapackage, e.g. linux-image-6.1.0-57-cloud-amd64.
 pkg_of() { apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'; }
-pkg=$(pkg_of)
-if [ -z "$pkg" ]; then
-	apt-get update -qq
-	pkg=$(pkg_of)
-fi
-[ -n "$pkg" ] || { echo "40-vm.sh: cannot resolve linux-image-cloud-amd64" >&2; exit 1; }
 
 mkdir -p "$cache"
 work=$(mktemp -d "$cache/.fetch.XXXXXX")
-chmod 0755 "$work" # apt-get download runs as _apt
+# apt-get download fetches as the _apt user where it can.
+chmod 0755 "$work"
+chown _apt "$work" 2>/dev/null || true
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && apt-get download -qq "$pkg")
+
+# Resolve and download; without package lists, or with stale ones naming a
+# version the archive no longer has, update them once and try again.
+fetch() {
+	pkg=$(pkg_of)
+	[ -n "$pkg" ] && (cd "$work" && apt-get download -qq "$pkg")
+}
+if ! fetch; then
+	apt-get update -qq
+	fetch || { echo "40-vm.sh: cannot download linux-image-cloud-amd64's kernel package" >&2; exit 1; }
+fi
 dpkg-deb --fsys-tarfile "$work"/"$pkg"_*.deb | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
 src=$(ls "$work"/boot/vmlinuz-* | head -n1)
 install -m 0644 "$src" "$kernel.tmp"

@@ -15,6 +15,9 @@
 // /var/cache/clockwatch-test/vmlinuz (or $CLOCKWATCH_TEST_KERNEL). Without it,
 // or without qemu, tests skip, and fail under CI=true (internal/testtool).
 //
+// To watch a guest's console while a test runs, set
+// CLOCKWATCH_TEST_VM_CONSOLE=1 (go test -v ./test/vm/ -run NAME).
+//
 // Tests that boot a VM do not call t.Parallel: under TCG a boot keeps a host
 // core busy, so on a two-core CI machine parallel boots only slow each other
 // down and blur the latencies they measure. One boot runs many steps instead.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,7 +144,8 @@ func Run(t testing.TB, opts Options) (*Result, error) {
 		"-append", strings.Join(cmdline, " "),
 	)
 	// The default Cancel kills cmd.Process: the qemu this run started, and
-	// nothing else.
+	// nothing else. Pdeathsig kills it too if the test binary dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 5 * time.Second
 	var console bytes.Buffer
 	var out io.Writer = &console
