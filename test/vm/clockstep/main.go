@@ -55,26 +55,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
-	type plan struct {
-		method string
-		delta  time.Duration
-	}
-	var plans []plan
-	for _, arg := range fl.Args() {
-		m, d := *method, arg
-		if before, after, ok := strings.Cut(arg, ":"); ok {
-			m, d = before, after
-		}
-		delta, err := time.ParseDuration(d)
-		if err != nil {
-			fmt.Fprintf(stderr, "clockstep: %v\n", err)
-			return 2
-		}
-		if m != "settime" && m != "setoffset" {
-			fmt.Fprintf(stderr, "clockstep: unknown method %q in %q (want settime or setoffset)\n", m, arg)
-			return 2
-		}
-		plans = append(plans, plan{m, delta})
+	plans, err := parsePlans(fl.Args(), *method)
+	if err != nil {
+		fmt.Fprintf(stderr, "clockstep: %v\n", err)
+		return 2
 	}
 	for i, p := range plans {
 		s, err := step(p.method, p.delta)
@@ -90,6 +74,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// plan is one step to make.
+type plan struct {
+	method string
+	delta  time.Duration
+}
+
+// parsePlans reads [METHOD:]DELTA arguments.
+func parsePlans(args []string, defaultMethod string) ([]plan, error) {
+	var plans []plan
+	for _, arg := range args {
+		m, d := defaultMethod, arg
+		if before, after, ok := strings.Cut(arg, ":"); ok {
+			m, d = before, after
+		}
+		delta, err := time.ParseDuration(d)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: %w", arg, err)
+		}
+		if m != "settime" && m != "setoffset" {
+			return nil, fmt.Errorf("step %q: unknown method %q (want settime or setoffset)", arg, m)
+		}
+		plans = append(plans, plan{m, delta})
+	}
+	return plans, nil
 }
 
 // runWait runs the -wait command for step n. Running it from here, rather
@@ -141,17 +151,22 @@ func stepSettime(s *guest.Step, delta time.Duration) error {
 }
 
 func stepSetoffset(s *guest.Step, delta time.Duration) error {
-	// The kernel wants the offset as seconds plus non-negative nanoseconds
-	// (ADJ_NANO turns the usec field into nanoseconds).
-	sec, nsec := int64(delta)/1e9, int64(delta)%1e9
-	if nsec < 0 {
-		sec, nsec = sec-1, nsec+1e9
-	}
-	tx := unix.Timex{Modes: unix.ADJ_SETOFFSET | unix.ADJ_NANO, Time: unix.Timeval{Sec: sec, Usec: nsec}}
+	tx := unix.Timex{Modes: unix.ADJ_SETOFFSET | unix.ADJ_NANO, Time: offsetTimeval(delta)}
 	s.MonoBeforeSetNS = guest.Mono()
 	if _, err := unix.ClockAdjtime(unix.CLOCK_REALTIME, &tx); err != nil {
 		return fmt.Errorf("clock_adjtime(CLOCK_REALTIME, ADJ_SETOFFSET %v): %w", delta, err)
 	}
 	s.MonoAfterSetNS = guest.Mono()
 	return nil
+}
+
+// offsetTimeval returns delta as ADJ_SETOFFSET|ADJ_NANO wants it: seconds
+// plus non-negative nanoseconds (ADJ_NANO makes the usec field nanoseconds),
+// so -0.25 s is -1 s + 750,000,000 ns.
+func offsetTimeval(delta time.Duration) unix.Timeval {
+	sec, nsec := int64(delta)/1e9, int64(delta)%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	return unix.Timeval{Sec: sec, Usec: nsec}
 }
