@@ -1,0 +1,157 @@
+package vm_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/test/vm"
+)
+
+// journalDir is the daemon's default state directory, writable in the
+// guest's root file system.
+const journalDir = "/var/lib/clockwatch"
+
+// TestClockwatchDetectsStepsInVM is issue 3's real-kernel test: the daemon,
+// statically built, runs in the VM; the clock is stepped under it 32 times
+// (issue 3's -12.4 s, +1 h, -0.25 s and a date -s, then both stepping
+// methods from 20 ms to a year, both ways). Each step must be detected once,
+// with its sign and its size within 1 ms (or within the uncertainty the
+// daemon reports, when that is larger), as `clockwatch events --json`
+// prints the journal, and the step counters on /metrics must agree. Most
+// must be seen through the clock-set timerfd. It logs the detection latency
+// (docs/performance.md).
+//
+// Steps under 20 ms are left out: under TCG on a busy host a clock read can
+// take milliseconds (the host deschedules the vCPU), and the daemon rightly
+// does not call a change within its read uncertainty a step.
+func TestClockwatchDetectsStepsInVM(t *testing.T) {
+	// Not parallel: see doc.go.
+	var steps []vm.Step
+	for _, s := range vm.StandardSteps() {
+		if s.Date != "" || s.Delta.Abs() >= 20*time.Millisecond {
+			steps = append(steps, s)
+		}
+	}
+	stepLine := `"type":"step"`
+	script := fmt.Sprintf(`set -e
+trap '[ $? = 0 ] || { echo "journal:"; cat %[4]s/*.jsonl; echo "log:"; tail -n 40 /tmp/clockwatch.log; }' EXIT
+clockwatch --web.listen-address=%[1]s >/tmp/clockwatch.log 2>&1 &
+daemon=$!
+cw_wait_metric %[2]s '^%[3]s 1' || { cat /tmp/clockwatch.log; exit 1; }
+`, listen, metricsURL, step.MetricWatcherUp, journalDir) +
+		vm.StepsScript(steps, fmt.Sprintf("cw_wait_count %s/%s '%s' $CW_STEP", journalDir, journal.EventsFile, stepLine)) + `
+clockwatch events --json | sed 's/^{/CW-RESULT {"kind":"clockwatch_event",/'
+cw_metrics final ` + metricsURL + `
+kill $daemon && wait $daemon || true
+grep -v 'level=INFO\|level=WARN.*step' /tmp/clockwatch.log || true
+`
+	res, err := vm.Run(t, vm.Options{
+		Files: map[string]string{
+			clockwatchPath:   vm.BuildGo(t, "github.com/clockwatch/clockwatch/cmd/clockwatch"),
+			vm.ClockstepPath: vm.BuildGo(t, "./clockstep"),
+		},
+		Script: script,
+		CPUs:   2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("boot to /init %v, %d steps in %v, whole run %v", res.Booted, len(steps), res.ScriptTime, res.Elapsed)
+	made, err := vm.MadeSteps(res, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := vm.Decode[step.Event](res, "clockwatch_event")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []step.Event
+	for _, e := range all {
+		if e.Type == step.TypeStep {
+			events = append(events, e)
+		} else {
+			t.Logf("clockwatch also recorded: %s seq %d, %v seen by %v", e.Type, e.Seq, e.Step, e.Seen)
+		}
+	}
+	if len(events) != len(steps) {
+		t.Fatalf("clockwatch events lists %d steps (%d events) for %d steps made; console:\n%s", len(events), len(all), len(steps), res.Console)
+	}
+
+	var backward, forward, byTimerfd, imprecise int
+	var fromStart, fromReturn, delays []time.Duration
+	for i, m := range made {
+		e := events[i]
+		// 1 ms, unless clockwatch itself said its reads were less
+		// certain than that: under TCG the host can deschedule the vCPU
+		// between two clock reads. Its claim must hold all the same.
+		tolerance := max(time.Millisecond, e.Uncertainty+100*time.Microsecond)
+		if (e.Step < 0) != (m.Applied < 0) || (e.Step-m.Applied).Abs() > tolerance {
+			t.Errorf("step %d (%v): clockwatch saw a step of %v (uncertainty %v), the kernel applied %v (± %v)",
+				i+1, m.Step, e.Step, e.Uncertainty, m.Applied, tolerance)
+		}
+		if e.Uncertainty > time.Millisecond {
+			imprecise++
+			t.Logf("step %d (%v): clockwatch saw a step of %v with an uncertainty of %v; the kernel applied %v",
+				i+1, m.Step, e.Step, e.Uncertainty, m.Applied)
+		}
+		if e.Seen == step.SeenClockSet || e.Seen == step.SeenBoth {
+			byTimerfd++
+		} else {
+			// A periodic sample can fall between the clock being set
+			// and the timerfd's wake reaching the detector.
+			t.Logf("step %d (%v): seen by %v only", i+1, m.Step, e.Seen)
+		}
+		if i > 0 && e.Epoch != events[i-1].Epoch+1 {
+			t.Errorf("step %d (%v): epoch %d after %d, want one more", i+1, m.Step, e.Epoch, events[i-1].Epoch)
+		}
+		if m.Applied < 0 {
+			backward++
+		} else {
+			forward++
+		}
+		delays = append(delays, e.Delay)
+		if m.CallStart == 0 {
+			continue // date -s does not say when it called.
+		}
+		if e.Mono <= m.CallStart {
+			t.Errorf("step %d (%v): detected at %d ns, before the stepping call started at %d ns", i+1, m.Step, e.Mono, m.CallStart)
+		}
+		fromStart = append(fromStart, time.Duration(e.Mono-m.CallStart))
+		fromReturn = append(fromReturn, time.Duration(e.Mono-m.CallReturn))
+	}
+
+	if byTimerfd < len(made)/2 {
+		t.Errorf("only %d of %d steps were seen through the clock-set timerfd", byTimerfd, len(made))
+	}
+
+	mfs, err := res.Metrics("final")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{step.MetricStepsTotal, []string{"direction", "backward"}, float64(backward)},
+		{step.MetricStepsTotal, []string{"direction", "forward"}, float64(forward)},
+		{step.MetricEpoch, nil, float64(events[len(events)-1].Epoch)},
+		{step.MetricWatcherUp, nil, 1},
+	} {
+		if got, err := vm.Value(mfs, c.name, c.labels...); err != nil || got != c.want {
+			t.Errorf("%s%v = %v (%v), want %v", c.name, c.labels, got, err, c.want)
+		}
+	}
+	last := made[len(made)-1].Applied
+	if got, err := vm.Value(mfs, step.MetricLastStepSeconds); err != nil || (time.Duration(got*1e9)-last).Abs() > time.Millisecond {
+		t.Errorf("%s = %v (%v), want %v ± 1ms", step.MetricLastStepSeconds, got, err, last.Seconds())
+	}
+
+	t.Logf("%d of %d steps seen through the clock-set timerfd, %d measured with an uncertainty over 1 ms", byTimerfd, len(made), imprecise)
+	t.Logf("detection latency, from the stepping call's start to the detecting sample: %v", vm.Summarize(fromStart))
+	t.Logf("detection latency, from the stepping call's return to the detecting sample: %v", vm.Summarize(fromReturn))
+	t.Logf("clockwatch's own delay_seconds (clock-set mark to end of the detecting sample): %v", vm.Summarize(delays))
+}
