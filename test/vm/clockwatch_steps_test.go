@@ -1,18 +1,23 @@
 package vm_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/test/vm"
+	"github.com/clockwatch/clockwatch/test/vm/guest"
 )
 
 // journalDir is the daemon's default state directory, writable in the
 // guest's root file system.
 const journalDir = "/var/lib/clockwatch"
+
+const sockwatchPath = "/bin/sockwatch"
 
 // TestClockwatchDetectsStepsInVM is issue 3's real-kernel test: the daemon,
 // statically built, runs in the VM; the clock is stepped under it 32 times
@@ -21,8 +26,9 @@ const journalDir = "/var/lib/clockwatch"
 // with its sign and its size within 1 ms (or within the uncertainty the
 // daemon reports, when that is larger), as `clockwatch events --json`
 // prints the journal, and the step counters on /metrics must agree. Most
-// must be seen through the clock-set timerfd. It logs the detection latency
-// (docs/performance.md).
+// must be seen through the clock-set timerfd. Each must also reach a
+// subscriber of the stepdown socket in the VM (issue 5) as a stepdown message.
+// It logs the detection and stepdown latencies (docs/performance.md).
 //
 // Steps under 20 ms are left out: under TCG on a busy host a clock read can
 // take milliseconds (the host deschedules the vCPU), and the daemon rightly
@@ -36,13 +42,17 @@ func TestClockwatchDetectsStepsInVM(t *testing.T) {
 		}
 	}
 	stepLine := `"type":"step"`
+	stepdownLine := `"type":"stepdown".*"reason":"step"`
 	script := fmt.Sprintf(`set -e
 trap '[ $? = 0 ] || { echo "journal:"; cat %[4]s/*.jsonl; echo "log:"; tail -n 40 /tmp/clockwatch.log; }' EXIT
 clockwatch --web.listen-address=%[1]s >/tmp/clockwatch.log 2>&1 &
 daemon=$!
 cw_wait_metric %[2]s '^%[3]s 1' || { cat /tmp/clockwatch.log; exit 1; }
+sockwatch -out /tmp/stepdown.jsonl &
+cw_wait_count /tmp/stepdown.jsonl '"type":"hello"' 1
 `, listen, metricsURL, step.MetricWatcherUp, journalDir) +
-		vm.StepsScript(steps, fmt.Sprintf("cw_wait_count %s/%s '%s' $CW_STEP", journalDir, journal.EventsFile, stepLine)) + `
+		vm.StepsScript(steps, fmt.Sprintf("cw_wait_count %s/%s '%s' $CW_STEP && cw_wait_count /tmp/stepdown.jsonl '%s' $CW_STEP",
+			journalDir, journal.EventsFile, stepLine, stepdownLine)) + `
 clockwatch events --json | sed 's/^{/CW-RESULT {"kind":"clockwatch_event",/'
 cw_metrics final ` + metricsURL + `
 kill $daemon && wait $daemon || true
@@ -52,6 +62,7 @@ grep -v 'level=INFO\|level=WARN.*step' /tmp/clockwatch.log || true
 		Files: map[string]string{
 			clockwatchPath:   vm.BuildGo(t, "github.com/clockwatch/clockwatch/cmd/clockwatch"),
 			vm.ClockstepPath: vm.BuildGo(t, "./clockstep"),
+			sockwatchPath:    vm.BuildGo(t, "./sockwatch"),
 		},
 		Script: script,
 		CPUs:   2,
@@ -123,6 +134,8 @@ grep -v 'level=INFO\|level=WARN.*step' /tmp/clockwatch.log || true
 		fromReturn = append(fromReturn, time.Duration(e.Mono-m.CallReturn))
 	}
 
+	toClient, detectToClient := checkStepdowns(t, res, made, events)
+
 	if byTimerfd < len(made)/2 {
 		t.Errorf("only %d of %d steps were seen through the clock-set timerfd", byTimerfd, len(made))
 	}
@@ -154,4 +167,58 @@ grep -v 'level=INFO\|level=WARN.*step' /tmp/clockwatch.log || true
 	t.Logf("detection latency, from the stepping call's start to the detecting sample: %v", vm.Summarize(fromStart))
 	t.Logf("detection latency, from the stepping call's return to the detecting sample: %v", vm.Summarize(fromReturn))
 	t.Logf("clockwatch's own delay_seconds (clock-set mark to end of the detecting sample): %v", vm.Summarize(delays))
+	t.Logf("stepdown latency, from the stepping call's start to a subscriber on the socket reading the message: %v", vm.Summarize(toClient))
+	t.Logf("stepdown latency, from the detecting sample to a subscriber reading the message: %v", vm.Summarize(detectToClient))
+}
+
+// stepdownMessage is the part of a stepdown socket message the test checks
+// (docs/stepdown-protocol.md).
+type stepdownMessage struct {
+	Type        string  `json:"type"`
+	Reason      string  `json:"reason"`
+	Epoch       uint64  `json:"epoch"`
+	StepSeconds float64 `json:"step_seconds"`
+}
+
+// checkStepdowns checks issue 5's part of the test: every step reached a
+// subscriber of the stepdown socket in the VM as one stepdown message with
+// reason step, in order, carrying the step and the epoch of the journal's
+// event. It returns the latencies to the subscriber reading the message from
+// each stepping call's start and from each detecting sample.
+func checkStepdowns(t *testing.T, res *vm.Result, made []vm.MadeStep, events []step.Event) (fromCall, fromDetection []time.Duration) {
+	t.Helper()
+	msgs, err := vm.Decode[guest.StepdownMsg](res, guest.KindStepdownMsg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []guest.StepdownMsg
+	var decoded []stepdownMessage
+	for i, m := range msgs {
+		var d stepdownMessage
+		if err := json.Unmarshal(m.Message, &d); err != nil {
+			t.Fatalf("stepdown message %d: %v", i+1, err)
+		}
+		if i == 0 && d.Type != "hello" {
+			t.Errorf("first message from the stepdown socket: %s, want hello", m.Message)
+		}
+		if d.Type == "stepdown" && d.Reason == "step" {
+			got = append(got, m)
+			decoded = append(decoded, d)
+		}
+	}
+	if len(got) != len(made) {
+		t.Fatalf("the subscriber got %d stepdown messages for steps, want %d", len(got), len(made))
+	}
+	for i, m := range made {
+		d, e := decoded[i], events[i]
+		if d.Epoch != e.Epoch || math.Abs(d.StepSeconds-e.Step.Seconds()) > 1e-6 {
+			t.Errorf("step %d (%v): stepdown message %s, want epoch %d and step_seconds %v as in the journal",
+				i+1, m.Step, got[i].Message, e.Epoch, e.Step.Seconds())
+		}
+		fromDetection = append(fromDetection, time.Duration(got[i].ReceivedMonoNS-e.Mono))
+		if m.CallStart != 0 {
+			fromCall = append(fromCall, time.Duration(got[i].ReceivedMonoNS-m.CallStart))
+		}
+	}
+	return fromCall, fromDetection
 }

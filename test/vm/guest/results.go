@@ -1,10 +1,14 @@
 package guest
 
+import "encoding/json"
+
 // Result kinds printed by the harness's guest programs.
 const (
 	KindStep = "step"
 	KindGap  = "gap"
 	KindWake = "wake"
+	// KindStepdownMsg is a message sockwatch received.
+	KindStepdownMsg = "stepdown_msg"
 )
 
 // Step is what clockstep prints after stepping the clock (kind "step").
@@ -59,4 +63,13 @@ type Wake struct {
 	// (read noise only, unless a second step landed in that window and was
 	// missed).
 	RearmMovedNS int64 `json:"rearm_moved_ns"`
+}
+
+// StepdownMsg is what sockwatch prints for each message from the stepdown
+// socket other than heartbeats (kind "stepdown_msg").
+type StepdownMsg struct {
+	// ReceivedMonoNS is CLOCK_MONOTONIC as soon as the line was read.
+	ReceivedMonoNS int64 `json:"received_mono_ns"`
+	// Message is the line the server sent, as it sent it.
+	Message json.RawMessage `json:"message"`
 }
