@@ -4,8 +4,8 @@
 //
 // Run builds an initramfs (written here, in cpio newc format) holding a static
 // busybox, the files the test asks for (static binaries built with Builder,
-// data) and an /init script that mounts /dev, /proc, /sys and a /tmp tmpfs,
-// brings up loopback, runs the test's shell script and powers off. It boots
+// data) and an /init script that mounts /dev, /proc, /sys and tmpfs on /tmp
+// and /run, brings up loopback, runs the test's shell script and powers off. It boots
 // qemu-system-x86_64 with TCG (no KVM needed) and the serial console on its
 // standard output, captures that console, enforces a timeout by killing only
 // the qemu process it started, and hands back the console with the script's
@@ -23,6 +23,13 @@
 // down and blur the latencies they measure. One boot runs many steps instead.
 //
 // The guest programs of the harness live below: clockstep steps the clock by
-// an exact amount, stepwatch watches for steps with a cancel-on-set timerfd.
-// Both refuse to run outside the VM.
+// an exact amount, stepwatch watches for steps with a cancel-on-set timerfd,
+// sockwatch subscribes to clockwatch's stepdown socket and timestamps what
+// arrives. All three refuse to run outside the VM (guest.CheckTestVM).
+// StepsScript, MadeSteps and Summarize turn a list of steps into a guest
+// script and its console back into what was done and how fast it was seen.
+//
+// The tests here are the harness's own (TestRunReportsTheScript,
+// TestRunKillsAtTimeout, TestTimerfdSeesEachStep) and issue 3's real-kernel
+// test of the daemon (TestClockwatchDetectsStepsInVM).
 package vm
