@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,6 +42,10 @@ const (
 // of the steps. It logs the detection and stepdown latencies
 // (docs/performance.md).
 //
+// Then clockwatch is stopped, the clock stepped by -7 s, and clockwatch
+// started again: it must report that step as seen at restart, and its
+// stepdown socket and /metrics must carry the persisted epoch.
+//
 // Steps under 20 ms are left out: under TCG on a busy host a clock read can
 // take milliseconds (the host deschedules the vCPU), and the daemon rightly
 // does not call a change within its read uncertainty a step.
@@ -52,6 +57,7 @@ func TestClockwatchDetectsStepsInVM(t *testing.T) {
 			steps = append(steps, s)
 		}
 	}
+	whileDown := vm.Step{Delta: -7 * time.Second, Method: "setoffset"}
 	stepLine := `"type":"step"`
 	stepdownLine := `"type":"stepdown".*"reason":"step"`
 	script := fmt.Sprintf(`set -e
@@ -65,8 +71,18 @@ cw_metrics first %[2]s
 `, listen, metricsURL, step.MetricWatcherUp, journalDir) +
 		vm.StepsScript(steps, fmt.Sprintf("cw_wait_count %s/%s '%s' $CW_STEP && cw_wait_count /tmp/stepdown.jsonl '%s' $CW_STEP",
 			journalDir, journal.EventsFile, stepLine, stepdownLine)) + `
-clockwatch events --json | sed 's/^{/CW-RESULT {"kind":"clockwatch_event",/'
 cw_metrics final ` + metricsURL + `
+kill $daemon && wait $daemon || true
+` + fmt.Sprintf(`# A step while clockwatch is down, seen when it starts again.
+clockstep -first %[1]d %[2]s:%[3]s
+clockwatch --web.listen-address=%[4]s >>/tmp/clockwatch.log 2>&1 &
+daemon=$!
+cw_wait_count %[5]s/%[6]s '%[7]s' %[1]d
+sockwatch -tag restarted -out /tmp/stepdown-restarted.jsonl &
+cw_wait_count /tmp/stepdown-restarted.jsonl '"type":"hello"' 1
+cw_metrics restarted %[8]s
+`, len(steps)+1, whileDown.Method, whileDown.Delta, listen, journalDir, journal.EventsFile, stepLine, metricsURL) + `
+clockwatch events --json | sed 's/^{/CW-RESULT {"kind":"clockwatch_event",/'
 kill $daemon && wait $daemon || true
 grep -v 'level=INFO\|level=WARN.*step' /tmp/clockwatch.log || true
 `
@@ -83,10 +99,11 @@ grep -v 'level=INFO\|level=WARN.*step' /tmp/clockwatch.log || true
 		t.Fatal(err)
 	}
 	t.Logf("boot to /init %v, %d steps in %v, whole run %v", res.Booted, len(steps), res.ScriptTime, res.Elapsed)
-	made, err := vm.MadeSteps(res, steps)
+	madeAll, err := vm.MadeSteps(res, append(slices.Clone(steps), whileDown))
 	if err != nil {
 		t.Fatal(err)
 	}
+	made := madeAll[:len(steps)]
 	all, err := vm.Decode[step.Event](res, "clockwatch_event")
 	if err != nil {
 		t.Fatal(err)
@@ -99,9 +116,11 @@ grep -v 'level=INFO\|level=WARN.*step' /tmp/clockwatch.log || true
 			t.Logf("clockwatch also recorded: %s seq %d, %v seen by %v", e.Type, e.Seq, e.Step, e.Seen)
 		}
 	}
-	if len(events) != len(steps) {
-		t.Fatalf("clockwatch events lists %d steps (%d events) for %d steps made; console:\n%s", len(events), len(all), len(steps), res.Console)
+	if len(events) != len(madeAll) {
+		t.Fatalf("clockwatch events lists %d steps (%d events) for %d steps made; console:\n%s", len(events), len(all), len(madeAll), res.Console)
 	}
+	checkRestart(t, res, madeAll[len(steps)], events[len(steps)], events[len(steps)-1])
+	events = events[:len(steps)]
 
 	var backward, forward, byTimerfd, imprecise int
 	var fromStart, fromReturn, delays []time.Duration
@@ -207,6 +226,9 @@ func checkStepdowns(t *testing.T, res *vm.Result, made []vm.MadeStep, events []s
 	var got []guest.StepdownMsg
 	var decoded []stepdownMessage
 	for i, m := range msgs {
+		if m.Tag != "" {
+			continue // After the restart: checkRestart's.
+		}
 		var d stepdownMessage
 		if err := json.Unmarshal(m.Message, &d); err != nil {
 			t.Fatalf("stepdown message %d: %v", i+1, err)
@@ -260,5 +282,47 @@ func checkGapGauge(t *testing.T, res *vm.Result, final map[string]*dto.MetricFam
 	tolerance := time.Millisecond + time.Duration((u1+u2)*1e9)
 	if got := time.Duration(math.Round((after - before) * 1e9)); (got - sum).Abs() > tolerance {
 		t.Errorf("%s moved by %v over the steps, their sum is %v (± %v)", exporter.MetricWallBootGap, got, sum, tolerance)
+	}
+}
+
+// checkRestart checks the step made while clockwatch was down: the restarted
+// daemon must report it once, seen at restart, with its sign and size, as the
+// next epoch, and a new subscriber must get that epoch in its hello, as must
+// /metrics.
+func checkRestart(t *testing.T, res *vm.Result, m vm.MadeStep, e, before step.Event) {
+	t.Helper()
+	tolerance := max(time.Millisecond, e.Uncertainty+100*time.Microsecond)
+	if e.Seen != step.SeenRestart || (e.Step < 0) != (m.Applied < 0) || (e.Step-m.Applied).Abs() > tolerance {
+		t.Errorf("step made while clockwatch was down (%v, applied %v): reported as %v seen by %v, want seen by restart, ± %v",
+			m.Step, m.Applied, e.Step, e.Seen, tolerance)
+	}
+	t.Logf("step made while clockwatch was down (applied %v): reported at restart as %v, seen by %v, epoch %d", m.Applied, e.Step, e.Seen, e.Epoch)
+	if e.Epoch != before.Epoch+1 {
+		t.Errorf("step made while clockwatch was down: epoch %d after %d, want one more", e.Epoch, before.Epoch)
+	}
+	msgs, err := vm.Decode[guest.StepdownMsg](res, guest.KindStepdownMsg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hello *stepdownMessage
+	for _, m := range msgs {
+		if m.Tag == "restarted" {
+			var d stepdownMessage
+			if err := json.Unmarshal(m.Message, &d); err != nil {
+				t.Fatal(err)
+			}
+			hello = &d
+			break
+		}
+	}
+	if hello == nil || hello.Type != "hello" || hello.Epoch != e.Epoch {
+		t.Errorf("first message to a subscriber after the restart: %+v, want a hello with epoch %d", hello, e.Epoch)
+	}
+	mfs, err := res.Metrics("restarted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := vm.Value(mfs, step.MetricEpoch); err != nil || got != float64(e.Epoch) {
+		t.Errorf("%s after the restart = %v (%v), want %d", step.MetricEpoch, got, err, e.Epoch)
 	}
 }

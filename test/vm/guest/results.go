@@ -68,6 +68,8 @@ type Wake struct {
 // StepdownMsg is what sockwatch prints for each message from the stepdown
 // socket other than heartbeats (kind "stepdown_msg").
 type StepdownMsg struct {
+	// Tag is sockwatch's -tag, to tell subscribers apart.
+	Tag string `json:"tag,omitempty"`
 	// ReceivedMonoNS is CLOCK_MONOTONIC as soon as the line was read.
 	ReceivedMonoNS int64 `json:"received_mono_ns"`
 	// Message is the line the server sent, as it sent it.

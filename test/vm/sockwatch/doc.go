@@ -6,7 +6,7 @@
 // wire format directly, without the client library, so that the test sees
 // exactly what any client would.
 //
-//	sockwatch [-socket PATH] -out FILE
+//	sockwatch [-socket PATH] [-tag TAG] -out FILE
 //
 // It retries the connection for 30 s (the daemon may still be starting) and
 // runs until the server closes the connection or it is killed.

@@ -21,6 +21,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	socket := fl.String("socket", "/run/clockwatch/stepdown.sock", "clockwatch's stepdown socket")
 	out := fl.String("out", "", "file the received lines are appended to")
+	tag := fl.String("tag", "", "tag of the result lines, to tell several subscribers apart")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -28,14 +29,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sockwatch: refusing to run: %v\n", err)
 		return 3
 	}
-	if err := watch(*socket, *out, stdout); err != nil {
+	if err := watch(*socket, *out, *tag, stdout); err != nil {
 		fmt.Fprintf(stderr, "sockwatch: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func watch(socket, out string, stdout io.Writer) error {
+func watch(socket, out, tag string, stdout io.Writer) error {
 	var conn net.Conn
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -67,7 +68,7 @@ func watch(socket, out string, stdout io.Writer) error {
 		if head.Type == "heartbeat" {
 			continue
 		}
-		if err := guest.Emit(stdout, guest.KindStepdownMsg, guest.StepdownMsg{ReceivedMonoNS: mono, Message: json.RawMessage(line)}); err != nil {
+		if err := guest.Emit(stdout, guest.KindStepdownMsg, guest.StepdownMsg{Tag: tag, ReceivedMonoNS: mono, Message: json.RawMessage(line)}); err != nil {
 			return err
 		}
 		if file != nil {
