@@ -31,8 +31,11 @@ func NewBuilder(dir string) *Builder { return &Builder{dir: dir, built: map[stri
 // Build returns the path of a static binary of the package pkg (an import
 // path, or a path relative to the test's package directory like
 // "./clockstep"), building it on first use. A build failure fails the test.
+// Like Run, it skips the test under -short or without qemu or the kernel,
+// before spending time on a build.
 func (b *Builder) Build(t testing.TB, pkg string) string {
 	t.Helper()
+	require(t)
 	goTool := testtool.Require(t, "go")
 	b.mu.Lock()
 	defer b.mu.Unlock()

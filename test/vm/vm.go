@@ -97,6 +97,14 @@ func Kernel(t testing.TB) string {
 	return k
 }
 
+// require skips the test under -short, and fails or skips it when qemu,
+// busybox or the kernel is missing; else it returns their paths.
+func require(t testing.TB) (qemu, busybox, kernel string) {
+	t.Helper()
+	testtool.Short(t)
+	return testtool.Require(t, "qemu-system-x86_64"), testtool.Require(t, "busybox"), Kernel(t)
+}
+
 // Run boots a VM that runs opts.Script, waits until it powers off and returns
 // its console. It fails or skips the test (testtool) when qemu, busybox or the
 // kernel is missing. The error is non-nil when the VM does not power off in
@@ -104,10 +112,7 @@ func Kernel(t testing.TB) string {
 // holds the console for the test to log.
 func Run(t testing.TB, opts Options) (*Result, error) {
 	t.Helper()
-	testtool.Short(t)
-	qemu := testtool.Require(t, "qemu-system-x86_64")
-	busybox := testtool.Require(t, "busybox")
-	kernel := Kernel(t)
+	qemu, busybox, kernel := require(t)
 	res := &Result{ExitCode: -1}
 
 	dir := t.TempDir()
