@@ -25,11 +25,15 @@
 // The guest programs of the harness live below: clockstep steps the clock by
 // an exact amount, stepwatch watches for steps with a cancel-on-set timerfd,
 // sockwatch subscribes to clockwatch's stepdown socket and timestamps what
-// arrives. All three refuse to run outside the VM (guest.CheckTestVM).
+// arrives, ntpserve is an NTP server whose time a test moves, for a real
+// chronyd in the guest (Options.Dynamic brings its shared libraries). All
+// refuse to run outside the VM (guest.CheckTestVM).
 // StepsScript, MadeSteps and Summarize turn a list of steps into a guest
 // script and its console back into what was done and how fast it was seen.
 //
 // The tests here are the harness's own (TestRunReportsTheScript,
 // TestRunKillsAtTimeout, TestTimerfdSeesEachStep) and issue 3's real-kernel
-// test of the daemon (TestClockwatchDetectsStepsInVM).
+// test of the daemon (TestClockwatchDetectsStepsInVM), and the incident
+// itself: chronyd stepping the clock under clockwatch
+// (TestChronydStepSeenByClockwatch).
 package vm

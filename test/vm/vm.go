@@ -46,6 +46,11 @@ type Options struct {
 	// Files maps a path in the guest to a host file copied there with its
 	// permission bits. Executables must be static: the guest has no libc.
 	Files map[string]string
+	// Dynamic maps a path in the guest to a dynamically linked host
+	// executable (chronyd, say): it is copied like Files, and its loader and
+	// shared libraries go to the same paths in the guest as on the host.
+	// The guest has an /etc/passwd and /etc/group with root only.
+	Dynamic map[string]string
 	// Script is run by busybox sh as soon as the guest is up: /dev, /proc,
 	// /sys, a tmpfs on /tmp and /run, loopback up, every busybox applet on
 	// PATH, and the shell functions of shellLib defined (cw_wait_file,
@@ -290,9 +295,25 @@ func writeInitramfs(name, busybox string, opts Options) error {
 	r.addBytes(guest.MarkerFile, 0o644, []byte("clockwatch test VM\n"))
 	r.addBytes(LibPath, 0o644, []byte(shellLib))
 	r.addBytes(ScriptPath, 0o755, []byte(". "+LibPath+"\n"+opts.Script))
+	r.addBytes("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
+	r.addBytes("etc/group", 0o644, []byte("root:x:0:\n"))
 	for guestPath, hostPath := range opts.Files {
 		if err := checkStatic(hostPath); err != nil {
 			return err
+		}
+		if err := r.addHostFile(guestPath, hostPath); err != nil {
+			return err
+		}
+	}
+	for guestPath, hostPath := range opts.Dynamic {
+		libs, err := sharedLibraries(hostPath)
+		if err != nil {
+			return err
+		}
+		for _, lib := range libs {
+			if err := r.addHostFile(lib, lib); err != nil {
+				return err
+			}
 		}
 		if err := r.addHostFile(guestPath, hostPath); err != nil {
 			return err

@@ -149,3 +149,27 @@ func TestParseMarkers(t *testing.T) {
 		})
 	}
 }
+
+func TestSharedLibraries(t *testing.T) {
+	t.Parallel()
+	busybox := testtool.Require(t, "busybox")
+	if libs, err := sharedLibraries(busybox); err != nil || len(libs) != 0 {
+		t.Errorf("sharedLibraries(static busybox) = %v, %v; want none", libs, err)
+	}
+	libs, err := sharedLibraries("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, l := range libs {
+		if !filepath.IsAbs(l) {
+			t.Errorf("%s is not an absolute path", l)
+		}
+		names[filepath.Base(l)] = true
+	}
+	for _, want := range []string{"ld-linux-x86-64.so.2", "libc.so.6"} {
+		if !names[want] {
+			t.Errorf("sharedLibraries(/bin/sh) = %v, lacks %s", libs, want)
+		}
+	}
+}
