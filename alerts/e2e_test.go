@@ -133,9 +133,8 @@ func TestAlertPath(t *testing.T) {
 	}
 
 	// One clockwatch per scenario, so that they run side by side in one
-	// Prometheus without disturbing each other.
-	// The kernel scenario's clockwatch also polls an ntpd that is not
-	// there.
+	// Prometheus without disturbing each other. The kernel scenario's also
+	// polls an ntpd that is not there.
 	kernel := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + writeFile(t, "clockwatch.yml",
 		fmt.Sprintf("ntpd: {enabled: true, address: %q, poll_interval: 1s, timeout: 200ms}\n", promtest.FreeAddr(t)))}})
 	down := daemontest.Start(t, bin, daemontest.Options{})
@@ -199,12 +198,11 @@ stepdown:
 		}
 	})
 
-	// An ntpd nobody runs: ClockwatchNtpdDown (only firing: no ntpd here
-	// to start). This machine's own kernel clock: nothing disciplines it here (no time
-	// daemon runs: chronyd would control this machine's clock), so the kernel
-	// reports it unsynchronised with maxerror at its ceiling. Those are real
-	// conditions; they cannot be cleared without disciplining the clock, so
-	// only the firing side is checked.
+	// Real conditions that this test cannot clear, so only their firing
+	// side is checked: an ntpd nobody runs (ClockwatchNtpdDown), and this
+	// machine's own kernel clock, which nothing disciplines here (a time
+	// daemon would control this machine's clock), so the kernel reports it
+	// unsynchronised with maxerror at its ceiling.
 	t.Run("kernel", func(t *testing.T) {
 		t.Parallel()
 		s.wantAlert(t, "firing", "ClockwatchNtpdDown", kernel.Addr, nil)
@@ -223,7 +221,7 @@ stepdown:
 	})
 
 	// clockwatch stops: Prometheus's scrape fails (up 0) and ClockwatchDown
-	// pages; it comes back on the same address and the alert resolves.
+	// fires; it comes back on the same address and the alert resolves.
 	t.Run("down", func(t *testing.T) {
 		t.Parallel()
 		if err := down.Stop(); err != nil {
