@@ -60,7 +60,22 @@ type panel struct {
 		RefID      string      `json:"refId"`
 		Datasource *datasource `json:"datasource"`
 	} `json:"targets"`
-	Panels []panel `json:"panels"` // a collapsed row's panels
+	Panels      []panel `json:"panels"` // a collapsed row's panels
+	FieldConfig struct {
+		Defaults struct {
+			Unit       string `json:"unit"`
+			Thresholds *struct {
+				Steps []struct {
+					Value *float64 `json:"value"`
+				} `json:"steps"`
+			} `json:"thresholds"`
+			Custom struct {
+				ThresholdsStyle *struct {
+					Mode string `json:"mode"`
+				} `json:"thresholdsStyle"`
+			} `json:"custom"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
 }
 
 type variable struct {
@@ -233,6 +248,68 @@ func TestVariablesAndDatasources(t *testing.T) {
 	}
 	if !steps {
 		t.Error("no annotation marks clock steps")
+	}
+}
+
+// TestRequiredPanels checks the dashboard shows what an SRE needs (issue 6):
+// each topic has a panel of the right type querying the right metric, and
+// the offset panel draws the ±500 ms lines where clockwatch pages.
+func TestRequiredPanels(t *testing.T) {
+	t.Parallel()
+	d := load(t)
+	for _, want := range []struct {
+		title, typ, metric string
+	}{
+		{"Offset from true time", "timeseries", "clockwatch_chrony_tracking_system_time_offset_seconds"},
+		{"Wall/boot gap change (10m)", "timeseries", "clockwatch_clock_wall_boot_gap_seconds"},
+		{"Frequency correction", "timeseries", "clockwatch_kernel_frequency_adjustment_ratio"},
+		{"Error bound", "timeseries", "clockwatch_chrony_clock_error_bound_seconds"},
+		{"chrony sources", "table", "clockwatch_chrony_source_info"},
+		{"NTP peers: offsets", "timeseries", "clockwatch_ntp_probe_offset_seconds"},
+		{"Stepdown subscribers", "timeseries", "clockwatch_stepdown_subscribers"},
+		{"Stepdown events", "timeseries", "clockwatch_stepdown_events_total"},
+		{"Agent status", "table", "clockwatch_clock_up"},
+	} {
+		var found *panel
+		for _, p := range d.allPanels() {
+			if p.Title == want.title && p.Type == want.typ {
+				found = &p
+				break
+			}
+		}
+		if found == nil {
+			t.Errorf("no %s panel %q", want.typ, want.title)
+			continue
+		}
+		var uses bool
+		for _, tg := range found.Targets {
+			uses = uses || strings.Contains(tg.Expr, want.metric)
+		}
+		if !uses {
+			t.Errorf("panel %q does not query %s", want.title, want.metric)
+		}
+		if want.title != "Offset from true time" {
+			continue
+		}
+		def := found.FieldConfig.Defaults
+		var lines []float64
+		if def.Thresholds != nil {
+			for _, st := range def.Thresholds.Steps {
+				if st.Value != nil {
+					lines = append(lines, *st.Value)
+				}
+			}
+		}
+		if !slices.Equal(lines, []float64{-0.5, 0.5}) || def.Unit != "s" || def.Custom.ThresholdsStyle == nil || def.Custom.ThresholdsStyle.Mode == "off" {
+			t.Errorf("offset panel: thresholds %v, unit %q, style %v; want lines at -0.5 and 0.5 s, shown", lines, def.Unit, def.Custom.ThresholdsStyle)
+		}
+	}
+	var stepdowns bool
+	for _, a := range d.Annotations.List {
+		stepdowns = stepdowns || strings.Contains(a.Expr, "clockwatch_stepdown_events_total")
+	}
+	if !stepdowns {
+		t.Error("no annotation marks stepdown events")
 	}
 }
 
