@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -138,6 +139,7 @@ func TestAlertPath(t *testing.T) {
 	kernel := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + writeFile(t, "clockwatch.yml",
 		fmt.Sprintf("ntpd: {enabled: true, address: %q, poll_interval: 1s, timeout: 200ms}\n", promtest.FreeAddr(t)))}})
 	down := daemontest.Start(t, bin, daemontest.Options{})
+	collector := daemontest.Start(t, bin, daemontest.Options{})
 	// A drill needs the stepdown state ok: on a machine whose clock nothing
 	// disciplines (this one), the kernel's error bound and sync state
 	// would hold clockwatch in stepdown, so those triggers are off here.
@@ -173,11 +175,11 @@ stepdown:
 	hook := promtest.NewWebhook(t)
 	am := promtest.StartAlertmanager(t, promtest.WebhookConfig(hook.URL))
 	prom := promtest.StartPrometheus(t, promtest.PrometheusOptions{
-		Targets:       []string{kernel.Addr, down.Addr, drill.Addr, withChrony.Addr, backwardAddr, forwardAddr},
+		Targets:       []string{kernel.Addr, down.Addr, collector.Addr, drill.Addr, withChrony.Addr, backwardAddr, forwardAddr},
 		RuleFiles:     []string{fastRules(t)},
 		Alertmanagers: []string{am.Addr},
 	})
-	prom.WaitTargetsUp(t, "clockwatch", 4, 60*time.Second) // all but the step scenarios
+	prom.WaitTargetsUp(t, "clockwatch", 5, 60*time.Second) // all but the step scenarios
 	s := &stack{hook: hook, prom: prom, rules: rules}
 	var lat latencies
 	// expectedPages are the pages the scenarios provoke, by instance; any
@@ -279,6 +281,31 @@ stepdown:
 		chronyd.Restart()
 		a = s.wantAlert(t, "resolved", "ClockwatchChronyDown", withChrony.Addr, nil)
 		lat.add("chronyd restarted → ClockwatchChronyDown resolved", a.Received.Sub(start))
+	})
+
+	// clockwatch restarted where adjtimex is forbidden (systemd's
+	// ProtectClock=yes does that): its kernel collector fails at every
+	// scrape. Restarted without the filter, it recovers.
+	t.Run("collector", func(t *testing.T) {
+		t.Parallel()
+		if runtime.GOARCH != "amd64" {
+			t.Skip("the adjtimex seccomp filter is written for amd64")
+		}
+		if err := collector.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		denied := daemontest.Start(t, os.Args[0], daemontest.Options{Addr: collector.Addr, StateDir: collector.StateDir,
+			RuntimeDir: collector.RuntimeDir, Env: []string{denyAdjtimexEnv + "=" + bin}})
+		start := time.Now()
+		a := s.wantAlert(t, "firing", "ClockwatchCollectorFailing", collector.Addr, map[string]string{"collector": "kernel"})
+		lat.add("clockwatch restarted without adjtimex → ClockwatchCollectorFailing firing", a.Received.Sub(start))
+		if err := denied.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		daemontest.Start(t, bin, daemontest.Options{Addr: collector.Addr, StateDir: collector.StateDir, RuntimeDir: collector.RuntimeDir})
+		start = time.Now()
+		a = s.wantAlert(t, "resolved", "ClockwatchCollectorFailing", collector.Addr, map[string]string{"collector": "kernel"})
+		lat.add("restarted with adjtimex → ClockwatchCollectorFailing resolved", a.Received.Sub(start))
 	})
 
 	// A drill with a subscriber that does not ack: the drill is recorded

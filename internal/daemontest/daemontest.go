@@ -61,6 +61,8 @@ type Options struct {
 	RuntimeDir string
 	// Args are more command-line arguments.
 	Args []string
+	// Env are more environment variables (NAME=value).
+	Env []string
 }
 
 // Start runs bin and waits until it logs the address it listens on. It is
@@ -79,6 +81,7 @@ func Start(t testing.TB, bin string, o Options) *Daemon {
 	d := &Daemon{done: make(chan struct{}), StateDir: o.StateDir, RuntimeDir: o.RuntimeDir}
 	d.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + o.Addr}, o.Args...)...)
 	d.cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+o.StateDir, "RUNTIME_DIRECTORY="+o.RuntimeDir)
+	d.cmd.Env = append(d.cmd.Env, o.Env...)
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
