@@ -1,0 +1,103 @@
+package replay
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/testtool"
+)
+
+// startEnv starts etcd and PostgreSQL for a test, stopped at its end.
+func startEnv(t *testing.T) Env {
+	t.Helper()
+	testtool.Short(t)
+	tools, err := FindTools()
+	if err != nil {
+		testtool.Missing(t, err.Error()+"; run scripts/test-deps.sh")
+	}
+	ctx := t.Context()
+	dir := t.TempDir()
+	etcd, err := StartEtcd(ctx, tools.Etcd, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Stop)
+	pg, err := StartPostgres(ctx, tools, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Stop)
+	return Env{Etcd: etcd.Endpoint, DSN: pg.DSN, Clockwatch: ManualClockwatches}
+}
+
+// TestIncidentReplay runs the four scenarios with a 3 s lease (the incident's
+// 15 s scaled by 1/5, the step with it: -2.48 s) and asserts the shape the
+// issue predicts.
+func TestIncidentReplay(t *testing.T) {
+	env := startEnv(t)
+	var logs bytes.Buffer
+	env.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p := Scaled(3 * time.Second)
+	results, err := RunAll(t.Context(), env, p, nil)
+	if err != nil {
+		t.Fatalf("%v\nnode logs:\n%s", err, logs.String())
+	}
+	var table bytes.Buffer
+	if err := Format(&table, results); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("TTL %s, step %s:\n%s", p.TTL, p.Step, table.String())
+
+	for _, r := range results {
+		name := r.Scenario.Name
+		if r.A.Landed == 0 || r.D.Landed == 0 {
+			t.Errorf("%s: A landed %d, D landed %d entries, want both > 0", name, r.A.Landed, r.D.Landed)
+		}
+		// etcd gives D the lease only when A's expires: at least 2/3 of
+		// the TTL after the fault (the last renewal is at most TTL/3 old).
+		if r.LeaseToD < p.TTL*2/3-100*time.Millisecond {
+			t.Errorf("%s: D led %s after the fault, before A's lease could expire", name, r.LeaseToD)
+		}
+		if r.Scenario.Clockwatch {
+			if r.DoubleLeader != 0 {
+				t.Errorf("%s: both led for %s, want 0", name, r.DoubleLeader)
+			}
+			if r.StaleAttempted != 0 || r.StaleLanded != 0 || r.Rejected != 0 {
+				t.Errorf("%s: stale writes attempted %d, landed %d, rejected %d; want none attempted",
+					name, r.StaleAttempted, r.StaleLanded, r.Rejected)
+			}
+			if r.EventToStop > p.TTL/3 || r.EventToStop >= r.LeaseToD {
+				t.Errorf("%s: A stopped %s after the fault (D led after %s), want at once", name, r.EventToStop, r.LeaseToD)
+			}
+			continue
+		}
+		// Without clockwatch A believes in its lease for |step| longer
+		// than etcd does: the incident's double leader.
+		if r.DoubleLeader < -p.Step/2 {
+			t.Errorf("%s: both led for %s, want about %s", name, r.DoubleLeader, -p.Step)
+		}
+		if r.StaleAttempted == 0 {
+			t.Errorf("%s: A attempted no writes after D won", name)
+		}
+		if r.Scenario.Fencing {
+			if r.StaleLanded != 0 || r.Overwrote != 0 {
+				t.Errorf("%s: %d stale writes (%d overwrites) reached the table, want 0", name, r.StaleLanded, r.Overwrote)
+			}
+			if r.Rejected == 0 {
+				t.Errorf("%s: the fence rejected nothing", name)
+			}
+		} else {
+			if r.StaleLanded == 0 {
+				t.Errorf("%s: no stale writes reached the table, want the incident's duplicates", name)
+			}
+			if r.Rejected != 0 {
+				t.Errorf("%s: %d rejected without a fence", name, r.Rejected)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Logf("node logs:\n%s", logs.String())
+	}
+}
