@@ -197,6 +197,7 @@ func (n *Node) book(ctx context.Context, token int64) {
 	b := Booking{Node: n.cfg.Name, Token: token, Seq: n.seq, Entries: n.cfg.Entries, Fenced: n.cfg.Fencing}
 	a := Attempt{At: time.Now(), Token: token}
 	landed, err := n.store.Book(ctx, b)
+	a.Took = time.Since(a.At)
 	if err != nil {
 		a.Failed = true
 		if ctx.Err() == nil {

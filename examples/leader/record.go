@@ -51,9 +51,10 @@ type Term struct {
 	EndReason string
 }
 
-// Attempt is one booking the leader tried.
+// Attempt is one booking the leader tried: started At, answered Took later.
 type Attempt struct {
 	At       time.Time
+	Took     time.Duration
 	Token    int64
 	Landed   int
 	Rejected int

@@ -19,17 +19,28 @@ type Scenario struct {
 	Name       string
 	Fencing    bool
 	Clockwatch bool
+	// LeaseClock is the clock the nodes judge their lease with; the
+	// incident's lock client used the wall clock (the default).
+	LeaseClock leader.LeaseClock
 }
 
-// Scenarios are the four runs: the incident, then each defence alone, then
-// both.
+// Scenarios are the runs: the incident, each defence alone, both, and
+// a fifth that shows what judging the lease by the monotonic clock alone does.
 func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "naive"},
 		{Name: "fencing only", Fencing: true},
 		{Name: "clockwatch only", Clockwatch: true},
 		{Name: "both", Fencing: true, Clockwatch: true},
+		{Name: "monotonic lease timer only", LeaseClock: leader.LeaseClockMonotonic},
 	}
+}
+
+func (s Scenario) leaseClock() leader.LeaseClock {
+	if s.LeaseClock == "" {
+		return leader.LeaseClockWall
+	}
+	return s.LeaseClock
 }
 
 // Params are the timings of a run.
@@ -87,7 +98,7 @@ type Result struct {
 	// DoubleLeader is how long A and D both believed they led.
 	DoubleLeader time.Duration
 	// StaleAttempted counts the entries A tried to book after D became
-	// leader.
+	// leader (bookings still in flight then included).
 	StaleAttempted int64
 	// StaleLanded counts writes that reached the table with a token older
 	// than one the table had already seen: a deposed leader's bookings.
@@ -156,7 +167,7 @@ func Run(ctx context.Context, env Env, p Params, sc Scenario) (res Result, err e
 	cfg := leader.DefaultConfig()
 	cfg.Election = fmt.Sprintf("/replay/%d/", time.Now().UnixNano())
 	cfg.TTL, cfg.KeepAlive = p.TTL, p.TTL/3
-	cfg.LeaseClock = leader.LeaseClockWall // the incident's lock client
+	cfg.LeaseClock = sc.leaseClock()
 	cfg.Fencing, cfg.Clockwatch = sc.Fencing, sc.Clockwatch
 	cfg.WriteInterval, cfg.Entries = p.WriteInterval, p.Entries
 	cfg.ReleaseTimeout = min(time.Second, p.TTL/3)
@@ -258,7 +269,7 @@ func measure(res *Result, t0 time.Time) {
 		dStart := res.D.Terms[0].Start
 		res.LeaseToD = dStart.Sub(t0)
 		for _, at := range res.A.Attempts {
-			if !at.At.Before(dStart) {
+			if !at.At.Add(at.Took).Before(dStart) {
 				res.StaleAttempted += int64(at.Landed + at.Rejected)
 				if at.Failed {
 					res.StaleAttempted += int64(res.Params.Entries)

@@ -8,15 +8,15 @@ import (
 
 // Format writes results as a Markdown table.
 func Format(w io.Writer, results []Result) error {
-	const head = `| run | fencing | clockwatch | both leaders for | A's writes after D won: attempted | stale writes in the table | of which overwrote D's | rejected by the fence | fault → A stops writing | fault → D leads |
-|---|---|---|---|---|---|---|---|---|---|
+	const head = `| run | lease timer | fencing | clockwatch | both leaders for | A's writes after D won: attempted | stale writes in the table | of which overwrote D's | rejected by the fence | fault → A stops writing | fault → D leads |
+|---|---|---|---|---|---|---|---|---|---|---|
 `
 	if _, err := io.WriteString(w, head); err != nil {
 		return err
 	}
 	for _, r := range results {
-		_, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d | %d | %d | %s | %s |\n",
-			r.Scenario.Name, onOff(r.Scenario.Fencing), onOff(r.Scenario.Clockwatch),
+		_, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d | %d | %d | %s | %s |\n",
+			r.Scenario.Name, r.Scenario.leaseClock(), onOff(r.Scenario.Fencing), onOff(r.Scenario.Clockwatch),
 			dur(r.DoubleLeader), r.StaleAttempted, r.StaleLanded, r.Overwrote, r.Rejected,
 			dur(r.EventToStop), dur(r.LeaseToD))
 		if err != nil {

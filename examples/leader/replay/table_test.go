@@ -25,6 +25,8 @@ func TestFormat(t *testing.T) {
 			EventToStop: 22400 * time.Millisecond, LeaseToD: 12500 * time.Millisecond},
 		{Scenario: sc[2], EventToStop: 1200 * time.Microsecond, LeaseToD: 12500 * time.Millisecond},
 		{Scenario: sc[3], EventToStop: 900 * time.Microsecond, LeaseToD: 12500 * time.Millisecond},
+		{Scenario: sc[4], DoubleLeader: 200 * time.Millisecond, StaleAttempted: 40, StaleLanded: 40, Overwrote: 20,
+			EventToStop: 12700 * time.Millisecond, LeaseToD: 12500 * time.Millisecond},
 	}
 	var buf bytes.Buffer
 	if err := Format(&buf, results); err != nil {
