@@ -72,6 +72,9 @@ func startDaemon(t *testing.T, args ...string) *proc {
 	t.Helper()
 	p := &proc{}
 	p.cmd = exec.Command(binary, append([]string{"--web.listen-address=127.0.0.1:0"}, args...)...)
+	// The journal goes where systemd's StateDirectory= would put it: never
+	// the machine's /var/lib/clockwatch.
+	p.cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+t.TempDir())
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +258,7 @@ func readMetricsDoc(t *testing.T) map[string]docRow {
 		if _, dup := rows[name]; dup {
 			t.Errorf("docs/metrics.md:%d: %s listed twice", i+1, name)
 		}
-		rows[name] = docRow{typ: strings.TrimSpace(cells[2]), meaning: strings.TrimSpace(cells[6])}
+		rows[name] = docRow{typ: strings.TrimSpace(cells[2]), meaning: strings.TrimSpace(cells[5])}
 	}
 	return rows
 }

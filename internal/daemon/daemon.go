@@ -66,11 +66,14 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 
 // Run runs every task until ctx is cancelled or one of them fails.
 func (d *Daemon) Run(ctx context.Context) error {
+	cfg := d.cfg.Load()
+	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
 	reg, err := exporter.NewRegistry(
 		exporter.NewScraper(d.logger,
 			exporter.NewClockProbe(d.opts.Clocks),
 			exporter.NewKernelProbe(d.opts.Timex)),
 		d.reloads,
+		steps.Collector,
 	)
 	if err != nil {
 		return fmt.Errorf("registering collectors: %w", err)
@@ -83,9 +86,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
 	g.Go(func() error { return d.reloadOnHUP(ctx) })
+	for _, task := range steps.Tasks() {
+		g.Go(func() error { return task(ctx) })
+	}
+	select {
+	case <-steps.Ready():
+	case <-ctx.Done():
+		return g.Wait()
+	}
 
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
-		"config", d.opts.ConfigFile, "sample_interval", d.cfg.Load().Clock.SampleInterval)
+		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval,
+		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
 	if d.opts.Ready != nil {
 		d.opts.Ready()
 	}
