@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // ClockGuard tells a node whether its clock can be trusted. It is the part of
@@ -32,7 +34,11 @@ type ManualGuard struct {
 	guards map[*context.CancelCauseFunc]struct{}
 }
 
-var _ ClockGuard = (*ManualGuard)(nil)
+var (
+	_ ClockGuard = (*ManualGuard)(nil)
+	_ ClockGuard = (*stepdown.Subscription)(nil)
+	_ Acker      = (*stepdown.Subscription)(nil)
+)
 
 // Stepdown turns the state to stepdown and cancels every guard.
 func (g *ManualGuard) Stepdown() {

@@ -9,6 +9,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // Booking is one write of the leader: Entries ledger entries booked under
@@ -120,8 +122,8 @@ func (n *Node) term(ctx context.Context) error {
 	view := newLeaseView(n.cfg.LeaseClock, n.wall, n.cfg.TTL)
 	go n.watchRenewals(gctx, sess.Lease(), view)
 	e := concurrency.NewElection(sess, n.cfg.Election)
-	defer n.release(ctx, e, sess)
 	if err := e.Campaign(gctx, n.cfg.Name); err != nil {
+		n.release(ctx, e, sess)
 		return fmt.Errorf("campaigning under %s: %w", n.cfg.Election, err)
 	}
 	// The leader key's create revision: it grows with every new leader,
@@ -129,7 +131,27 @@ func (n *Node) term(ctx context.Context) error {
 	token := e.Rev()
 	reason := n.lead(gctx, token, view, sess)
 	n.log.Info("stopped leading", "node", n.cfg.Name, "token", token, "reason", reason)
+	n.release(ctx, e, sess)
+	n.ack(context.Cause(gctx))
 	return nil
+}
+
+// Acker is implemented by guards that take acknowledgements of a stepdown
+// (clockwatch's *stepdown.Subscription does): the node acks once it has
+// released its leadership.
+type Acker interface {
+	Ack(seq uint64) error
+}
+
+func (n *Node) ack(cause error) {
+	var se *stepdown.StepdownError
+	a, ok := n.guard.(Acker)
+	if !ok || !errors.As(cause, &se) || se.Message.Type != stepdown.TypeStepdown {
+		return
+	}
+	if err := a.Ack(se.Message.Seq); err != nil {
+		n.log.Warn("acking the stepdown", "node", n.cfg.Name, "seq", se.Message.Seq, "err", err)
+	}
 }
 
 // watchRenewals records every renewal etcd confirms and, when the node's

@@ -85,8 +85,9 @@ type Env struct {
 	Etcd string
 	// DSN is the ledger database.
 	DSN string
-	// Clockwatch returns node's clockwatch ("A" or "D") for one run.
-	Clockwatch func(node string) (Clockwatch, error)
+	// Clockwatch returns node's clockwatch ("A" or "D") for one run, which
+	// ends with ctx.
+	Clockwatch func(ctx context.Context, node string) (Clockwatch, error)
 	// Log receives the nodes' logs (nil: discarded).
 	Log *slog.Logger
 }
@@ -180,7 +181,7 @@ func Run(ctx context.Context, env Env, p Params, sc Scenario) (res Result, err e
 		var cw Clockwatch
 		if sc.Clockwatch {
 			var cerr error
-			if cw, cerr = env.Clockwatch(name); cerr != nil {
+			if cw, cerr = env.Clockwatch(nodesCtx, name); cerr != nil {
 				return nil, nil, fmt.Errorf("clockwatch of node %s: %w", name, cerr)
 			}
 			d.Guard = cw.Guard()

@@ -27,4 +27,6 @@ func (m *ManualClockwatch) Step(_ context.Context, _, hold time.Duration) error 
 
 // ManualClockwatches is an Env.Clockwatch that gives each node a new
 // ManualClockwatch.
-func ManualClockwatches(string) (Clockwatch, error) { return &ManualClockwatch{}, nil }
+func ManualClockwatches(context.Context, string) (Clockwatch, error) {
+	return &ManualClockwatch{}, nil
+}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -30,7 +31,25 @@ func startEnv(t *testing.T) Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(pg.Stop)
-	return Env{Etcd: etcd.Endpoint, DSN: pg.DSN, Clockwatch: ManualClockwatches}
+	bin, err := BuildClockwatch(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemons := map[string]*Daemon{}
+	for _, node := range []string{"A", "D"} {
+		d, err := StartDaemon(ctx, bin, dir, node, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(d.Stop)
+		if d.InProcess {
+			t.Logf("clockwatch of node %s: the daemon does not serve the stepdown socket yet; using its stepdown server in process", node)
+		}
+		daemons[node] = d
+	}
+	return Env{Etcd: etcd.Endpoint, DSN: pg.DSN, Clockwatch: func(ctx context.Context, node string) (Clockwatch, error) {
+		return daemons[node].Subscribe(ctx), nil
+	}}
 }
 
 // TestIncidentReplay runs the scenarios with a 3 s lease (the incident's 15 s
