@@ -1,7 +1,8 @@
 // Command replay replays the incident with the real timings (a 15 s lease
 // renewed every 5 s, a 12.4 s step back) and prints the table of
 // docs/incident-replay.md. It starts its own etcd and PostgreSQL on loopback
-// (run scripts/test-deps.sh first) and takes about three minutes.
+// (run scripts/test-deps.sh first) and one clockwatch per node, built from
+// this repository, and takes about three minutes.
 //
 //	go run ./cmd/replay            # from examples/leader
 //	go run ./cmd/replay -ttl 3s    # the scaled run of the test
@@ -26,6 +27,8 @@ func run() int {
 	ttl := flag.Duration("ttl", 15*time.Second, "lease TTL (etcd's client renews every TTL/3)")
 	step := flag.Duration("step", 0, "step of node A's wall clock (default: -12.4s scaled to the TTL)")
 	verbose := flag.Bool("v", false, "log what the nodes do to stderr")
+	clockwatch := flag.String("clockwatch", "", "clockwatch binary (default: build ./cmd/clockwatch of this repository)")
+	fake := flag.Bool("fake-clockwatch", false, "stand in for clockwatch with a guard driven by the experiment")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -61,6 +64,31 @@ func run() int {
 	env := replay.Env{Etcd: etcd.Endpoint, DSN: pg.DSN, Clockwatch: replay.ManualClockwatches}
 	if *verbose {
 		env.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if !*fake {
+		bin := *clockwatch
+		if bin == "" {
+			if bin, err = replay.BuildClockwatch(ctx, dir); err != nil {
+				fmt.Fprintf(os.Stderr, "replay: %v\n", err)
+				return 1
+			}
+		}
+		daemons := map[string]*replay.Daemon{}
+		for _, node := range []string{"A", "D"} {
+			d, err := replay.StartDaemon(ctx, bin, dir, node, env.Log)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "replay: %v\n", err)
+				return 1
+			}
+			defer d.Stop()
+			if d.InProcess {
+				fmt.Fprintf(os.Stderr, "clockwatch of node %s: the daemon does not serve the stepdown socket; its stepdown server runs in this process\n", node)
+			}
+			daemons[node] = d
+		}
+		env.Clockwatch = func(ctx context.Context, node string) (replay.Clockwatch, error) {
+			return daemons[node].Subscribe(ctx), nil
+		}
 	}
 	fmt.Fprintf(os.Stderr, "lease TTL %s (keepalive every %s), step %s\n", p.TTL, p.TTL/3, p.Step)
 	results, err := replay.RunAll(ctx, env, p, os.Stderr)
