@@ -14,6 +14,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
 // Config is everything clockwatch's behaviour depends on.
@@ -25,6 +26,8 @@ type Config struct {
 	Step step.Config `yaml:"step"`
 	// Journal says where step events and the clock epoch are kept.
 	Journal journal.Config `yaml:"journal"`
+	// Stepdown is the socket that tells local lock holders to step down.
+	Stepdown server.Config `yaml:"stepdown"`
 }
 
 // Clock configures the local clock sampling.
@@ -53,9 +56,10 @@ func Default() Config {
 	st := step.DefaultConfig()
 	st.Interval = 100 * time.Millisecond
 	return Config{
-		Step:    st,
-		Journal: journal.DefaultConfig(),
-		Clock:   Clock{SampleInterval: st.Interval},
+		Step:     st,
+		Journal:  journal.DefaultConfig(),
+		Stepdown: server.DefaultConfig(),
+		Clock:    Clock{SampleInterval: st.Interval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
 			OffsetCritical:     500 * time.Millisecond,
@@ -92,6 +96,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Journal.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Stepdown.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -21,6 +21,7 @@ import (
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
 // Options are the process settings the command line gives.
@@ -46,6 +47,8 @@ type Daemon struct {
 	logger  *slog.Logger
 	cfg     atomic.Pointer[config.Config]
 	reloads *exporter.ReloadMetrics
+	// stepdown is set once Run has started the server; reloads reach it.
+	stepdown *server.Server
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -68,13 +71,24 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
-	reg, err := exporter.NewRegistry(
+	collectors := []prometheus.Collector{
 		exporter.NewScraper(d.logger,
 			exporter.NewClockProbe(d.opts.Clocks),
 			exporter.NewKernelProbe(d.opts.Timex)),
 		d.reloads,
 		steps.Collector,
-	)
+	}
+	tasks := steps.Tasks()
+	if cfg.Stepdown.Enabled {
+		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, nil, time.Second, d.logger)
+		if err != nil {
+			return err
+		}
+		d.stepdown = sd.Server
+		collectors = append(collectors, sd.Server.Collector())
+		tasks = append(tasks, sd.Tasks()...)
+	}
+	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
 		return fmt.Errorf("registering collectors: %w", err)
 	}
@@ -86,7 +100,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
 	g.Go(func() error { return d.reloadOnHUP(ctx) })
-	for _, task := range steps.Tasks() {
+	for _, task := range tasks {
 		g.Go(func() error { return task(ctx) })
 	}
 	select {
@@ -203,6 +217,17 @@ func (d *Daemon) Reload() bool {
 		d.reloads.Record(false, time.Now())
 		d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
 		return false
+	}
+	if d.stepdown != nil {
+		restart, err := d.stepdown.Reload(cfg.Stepdown)
+		if err != nil {
+			d.reloads.Record(false, time.Now())
+			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
+			return false
+		}
+		if restart {
+			d.logger.Warn("some stepdown settings (socket, mode, group, limits) take effect at the next restart")
+		}
 	}
 	d.cfg.Store(cfg)
 	d.reloads.Record(true, time.Now())
