@@ -14,34 +14,29 @@ import (
 
 	"github.com/clockwatch/clockwatch/examples/leader"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/policy"
-	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
-// Daemon is one node's clockwatch, serving its own stepdown socket. It is a
-// clockwatch daemon process built from ./cmd/clockwatch when that daemon
-// serves the stepdown socket; otherwise clockwatch's stepdown server
-// (package stepdown/server, the code the daemon runs) in this process. Drills
-// always go through the clockwatch command line.
+// Daemon is one node's clockwatch: a clockwatch daemon process with its own
+// stepdown socket, state directory and web port. Drills go through the
+// clockwatch command line.
 type Daemon struct {
 	// Node names the node this clockwatch watches.
 	Node string
 	// Socket is its stepdown socket.
 	Socket string
-	// InProcess says the stepdown server runs in this process.
-	InProcess bool
 
 	bin  string
 	log  *slog.Logger
 	proc *Proc
-	stop context.CancelFunc
-	done chan error
 }
 
-// daemonConfig is the configuration of a replay clockwatch: the stepdown
-// socket on, and only the step trigger (nothing here steps the clock; the
-// other triggers would react to this machine having no NTP).
-const daemonConfig = `stepdown:
+// daemonConfig is the configuration of a replay clockwatch: its own state
+// directory, the stepdown socket on, and only the step trigger (nothing here
+// steps the clock; the other triggers would react to this machine having no
+// NTP).
+const daemonConfig = `journal:
+  dir: %s
+stepdown:
   enabled: true
   socket: %s
   heartbeat: 200ms
@@ -52,7 +47,8 @@ const daemonConfig = `stepdown:
     error_bound: {enabled: false}
 `
 
-// StartDaemon starts node's clockwatch with its socket and state in dir/node,
+// StartDaemon starts node's clockwatch with its socket and state in
+// dir/clockwatch-node,
 // using the clockwatch binary bin.
 func StartDaemon(ctx context.Context, bin, dir, node string, log *slog.Logger) (*Daemon, error) {
 	if log == nil {
@@ -64,15 +60,8 @@ func StartDaemon(ctx context.Context, bin, dir, node string, log *slog.Logger) (
 	}
 	d := &Daemon{Node: node, Socket: filepath.Join(nd, "stepdown.sock"), bin: bin, log: log}
 	cfgPath := filepath.Join(nd, "clockwatch.yml")
-	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, daemonConfig, d.Socket), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, fmt.Appendf(nil, daemonConfig, filepath.Join(nd, "state"), d.Socket), 0o600); err != nil {
 		return nil, fmt.Errorf("clockwatch config: %w", err)
-	}
-	check := exec.CommandContext(ctx, bin, "--config.file="+cfgPath, "--config.check")
-	if out, err := check.CombinedOutput(); err != nil {
-		// The daemon does not know the stepdown section yet.
-		log.Info("clockwatch daemon does not serve the stepdown socket; running its stepdown server in process",
-			"node", node, "config_check", string(out))
-		return d, d.startInProcess(ctx)
 	}
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--web.listen-address=127.0.0.1:0")
 	p, err := start(cmd, filepath.Join(nd, "clockwatch.log"))
@@ -85,27 +74,6 @@ func StartDaemon(ctx context.Context, bin, dir, node string, log *slog.Logger) (
 		return nil, fmt.Errorf("%w (log in %s)", err, filepath.Join(nd, "clockwatch.log"))
 	}
 	return d, nil
-}
-
-func (d *Daemon) startInProcess(ctx context.Context) error {
-	d.InProcess = true
-	cfg := server.DefaultConfig()
-	cfg.Socket = d.Socket
-	cfg.Heartbeat, cfg.HoldDown = 200*time.Millisecond, time.Second
-	cfg.Triggers.Offset = policy.Threshold{}
-	cfg.Triggers.Unsynchronized = policy.Grace{}
-	cfg.Triggers.ErrorBound = policy.Threshold{}
-	s, err := server.New(cfg, server.Options{Logger: d.log.With("clockwatch", d.Node)})
-	if err != nil {
-		return fmt.Errorf("stepdown server: %w", err)
-	}
-	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	d.stop, d.done = stop, make(chan error, 1)
-	go func() { d.done <- s.Run(sctx) }()
-	<-s.Ready()
-	// The daemon reports its probes working; nothing else feeds this one.
-	s.ProbeOK("replay")
-	return d.ready(ctx)
 }
 
 // ready succeeds once the socket says hello with the state ok.
@@ -128,13 +96,7 @@ func (d *Daemon) ready(ctx context.Context) error {
 
 // Stop stops the daemon.
 func (d *Daemon) Stop() {
-	if d.proc != nil {
-		d.proc.Stop()
-	}
-	if d.stop != nil {
-		d.stop()
-		<-d.done
-	}
+	d.proc.Stop()
 }
 
 // Subscribe returns the Clockwatch a node of one run uses: a subscription

@@ -42,9 +42,6 @@ func startEnv(t *testing.T) Env {
 			t.Fatal(err)
 		}
 		t.Cleanup(d.Stop)
-		if d.InProcess {
-			t.Logf("clockwatch of node %s: the daemon does not serve the stepdown socket yet; using its stepdown server in process", node)
-		}
 		daemons[node] = d
 	}
 	return Env{Etcd: etcd.Endpoint, DSN: pg.DSN, Clockwatch: func(ctx context.Context, node string) (Clockwatch, error) {

@@ -81,9 +81,6 @@ func run() int {
 				return 1
 			}
 			defer d.Stop()
-			if d.InProcess {
-				fmt.Fprintf(os.Stderr, "clockwatch of node %s: the daemon does not serve the stepdown socket; its stepdown server runs in this process\n", node)
-			}
 			daemons[node] = d
 		}
 		env.Clockwatch = func(ctx context.Context, node string) (replay.Clockwatch, error) {
