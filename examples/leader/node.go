@@ -122,9 +122,20 @@ func (n *Node) term(ctx context.Context) error {
 	view := newLeaseView(n.cfg.LeaseClock, n.wall, n.cfg.TTL)
 	go n.watchRenewals(gctx, sess.Lease(), view)
 	e := concurrency.NewElection(sess, n.cfg.Election)
-	if err := e.Campaign(gctx, n.cfg.Name); err != nil {
-		n.release(ctx, e, sess)
-		return fmt.Errorf("campaigning under %s: %w", n.cfg.Election, err)
+	// Campaign, when its context ends, cleans up with a Resign under the
+	// client's own context, which waits as long as etcd is unreachable:
+	// leave it behind (it ends with the client) and revoke the lease instead.
+	campaign := make(chan error, 1)
+	go func() { campaign <- e.Campaign(gctx, n.cfg.Name) }()
+	select {
+	case err := <-campaign:
+		if err != nil {
+			n.revoke(ctx, sess)
+			return fmt.Errorf("campaigning under %s: %w", n.cfg.Election, err)
+		}
+	case <-gctx.Done():
+		n.revoke(ctx, sess)
+		return fmt.Errorf("campaigning under %s: %w", n.cfg.Election, context.Cause(gctx))
 	}
 	// The leader key's create revision: it grows with every new leader,
 	// so the store can tell an old leader's writes from a new one's.
@@ -241,10 +252,15 @@ func (n *Node) release(ctx context.Context, e *concurrency.Election, sess *concu
 		n.log.Debug("resign", "node", n.cfg.Name, "err", err)
 	}
 	cancel()
+	n.revoke(ctx, sess)
+}
+
+// revoke ends the session and revokes its lease, bounded by ReleaseTimeout.
+func (n *Node) revoke(ctx context.Context, sess *concurrency.Session) {
 	sess.Orphan()
-	rctx, cancel = context.WithTimeout(base, n.cfg.ReleaseTimeout)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), n.cfg.ReleaseTimeout)
+	defer cancel()
 	if _, err := n.cli.Revoke(rctx, sess.Lease()); err != nil {
 		n.log.Debug("revoke", "node", n.cfg.Name, "err", err)
 	}
-	cancel()
 }

@@ -3,7 +3,12 @@ package replay
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -11,8 +16,17 @@ import (
 	"github.com/clockwatch/clockwatch/internal/testtool"
 )
 
-// startEnv starts etcd and PostgreSQL for a test, stopped at its end.
-func startEnv(t *testing.T) Env {
+// testEnv is what the tests share: etcd, PostgreSQL and one clockwatch
+// daemon per node.
+type testEnv struct {
+	Env
+	dir     string
+	daemons map[string]*Daemon
+}
+
+// startEnv starts etcd, PostgreSQL and the clockwatch daemons of nodes A and
+// D for a test, stopped at its end.
+func startEnv(t *testing.T) testEnv {
 	t.Helper()
 	testtool.Short(t)
 	tools, err := FindTools()
@@ -44,16 +58,18 @@ func startEnv(t *testing.T) Env {
 		t.Cleanup(d.Stop)
 		daemons[node] = d
 	}
-	return Env{Etcd: etcd.Endpoint, DSN: pg.DSN, Clockwatch: func(ctx context.Context, node string) (Clockwatch, error) {
+	env := Env{Etcd: etcd.Endpoint, DSN: pg.DSN, Clockwatch: func(ctx context.Context, node string) (Clockwatch, error) {
 		return daemons[node].Subscribe(ctx), nil
 	}}
+	return testEnv{Env: env, dir: dir, daemons: daemons}
 }
 
 // TestIncidentReplay runs the scenarios with a 3 s lease (the incident's 15 s
 // scaled by 1/5, the step with it: -2.48 s) and asserts the shape the issue
 // predicts.
 func TestIncidentReplay(t *testing.T) {
-	env := startEnv(t)
+	te := startEnv(t)
+	env := te.Env
 	var logs bytes.Buffer
 	env.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p := Scaled(3 * time.Second)
@@ -128,5 +144,60 @@ func TestIncidentReplay(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("node logs:\n%s", logs.String())
+	}
+	t.Run("leader process", func(t *testing.T) { testLeaderProcess(t, te) })
+}
+
+// testLeaderProcess runs cmd/leader as a process subscribed to node A's
+// clockwatch: it leads and books, a drill makes it step down and, after the
+// resume, lead again; SIGTERM ends it cleanly.
+func testLeaderProcess(t *testing.T, te testEnv) {
+	ctx := t.Context()
+	bin := filepath.Join(te.dir, "leader")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "../cmd/leader").CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/leader: %v\n%s", err, out)
+	}
+	store, err := leader.NewPGStore(ctx, te.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var stderr bytesBuffer
+	cmd := exec.Command(bin, "--name", "P", "--etcd", te.Etcd, "--dsn", te.DSN,
+		"--stepdown-socket", te.daemons["A"].Socket, "--ttl", "3s", "--keepalive", "1s",
+		"--election", fmt.Sprintf("/process/%d/", time.Now().UnixNano()))
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() // by PID, if the test fails before SIGTERM
+	booked := func() bool {
+		var n int
+		err := store.Pool().QueryRow(ctx, "SELECT count(*) FROM ledger_log WHERE node = 'P'").Scan(&n)
+		return err == nil && n > 0
+	}
+	if err := waitFor(ctx, 30*time.Second, "the leader process to book", booked); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	drill := exec.CommandContext(ctx, te.daemons["A"].bin, "drill", "--socket", te.daemons["A"].Socket,
+		"--reason", "step", "--step=-2.48s", "--hold", "500ms")
+	if out, err := drill.CombinedOutput(); err != nil {
+		t.Fatalf("clockwatch drill: %v\n%s", err, out)
+	}
+	leadingTwice := func() bool { return strings.Count(stderr.String(), "msg=leading") >= 2 }
+	if err := waitFor(ctx, 30*time.Second, "the leader process to lead again after the resume", leadingTwice); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("leader process: %v\n%s", err, stderr.String())
+	}
+	out := stderr.String()
+	for _, want := range []string{"clock cannot be trusted: stepdown (reason step", "terms 2,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("leader process output lacks %q:\n%s", want, out)
+		}
 	}
 }
