@@ -114,7 +114,9 @@ type Result struct {
 	// LeaseToD is the time from the fault to D becoming leader (etcd
 	// expiring A's lease, plus the election).
 	LeaseToD time.Duration
-	A, D     leader.Stats
+	// Fault is when the fault was injected.
+	Fault time.Time
+	A, D  leader.Stats
 }
 
 // Run runs one scenario: A leads and books, then at the same moment its lease
@@ -246,7 +248,7 @@ func Run(ctx context.Context, env Env, p Params, sc Scenario) (res Result, err e
 	if err := g.Wait(); err != nil {
 		return res, err
 	}
-	res.A, res.D = nodeA.Stats(), nodeD.Stats()
+	res.A, res.D, res.Fault = nodeA.Stats(), nodeD.Stats(), t0
 	measure(&res, t0)
 	if err := measureStore(ctx, store, &res); err != nil {
 		return res, err

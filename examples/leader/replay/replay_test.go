@@ -81,6 +81,9 @@ func TestIncidentReplay(t *testing.T) {
 	if err := Format(&table, results); err != nil {
 		t.Fatal(err)
 	}
+	if err := FormatTerms(&table, results); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("TTL %s, step %s:\n%s", p.TTL, p.Step, table.String())
 
 	for _, r := range results {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/clockwatch/clockwatch/examples/leader"
 )
 
 // Format writes results as a Markdown table.
@@ -43,4 +45,30 @@ func dur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.2f s", d.Seconds())
 	}
+}
+
+// FormatTerms writes, for each run, when each node believed it led (relative
+// to the fault, and by the node's own wall clock) and what it wrote.
+func FormatTerms(w io.Writer, results []Result) error {
+	for _, r := range results {
+		if _, err := fmt.Fprintf(w, "%s:\n", r.Scenario.Name); err != nil {
+			return err
+		}
+		for _, s := range []leader.Stats{r.A, r.D} {
+			for _, t := range s.Terms {
+				_, err := fmt.Fprintf(w, "  %s token %d led from %+.3f s to %+.3f s after the fault (its wall clock: %s to %s): %s\n",
+					s.Node, t.Token, t.Start.Sub(r.Fault).Seconds(), t.End.Sub(r.Fault).Seconds(),
+					t.StartWall.Format("15:04:05.000"), t.EndWall.Format("15:04:05.000"), t.EndReason)
+				if err != nil {
+					return err
+				}
+			}
+			_, err := fmt.Fprintf(w, "  %s entries attempted %d, landed %d, rejected by the fence %d, failed %d\n",
+				s.Node, s.Attempted, s.Landed, s.Rejected, s.Failed)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

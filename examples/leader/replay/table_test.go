@@ -79,3 +79,32 @@ func TestOverlap(t *testing.T) {
 }
 
 func termAt(start, end time.Time) leader.Term { return leader.Term{Start: start, End: end} }
+
+func TestFormatTerms(t *testing.T) {
+	t.Parallel()
+	fault := time.Date(2026, 11, 30, 3, 12, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return fault.Add(time.Duration(s * float64(time.Second))) }
+	r := Result{
+		Scenario: Scenarios()[0], Fault: fault,
+		A: leader.Stats{Node: "A", Attempted: 8, Landed: 8, Terms: []leader.Term{{
+			Token: 7, Start: at(-0.4), End: at(27), StartWall: at(-0.4), EndWall: at(14.6),
+			EndReason: "lease expired by the node's wall clock",
+		}}},
+		D: leader.Stats{Node: "D", Attempted: 4, Landed: 4, Terms: []leader.Term{{
+			Token: 9, Start: at(15), End: at(28), StartWall: at(15), EndWall: at(28), EndReason: "context canceled",
+		}}},
+	}
+	var buf bytes.Buffer
+	if err := FormatTerms(&buf, []Result{r}); err != nil {
+		t.Fatal(err)
+	}
+	want := `naive:
+  A token 7 led from -0.400 s to +27.000 s after the fault (its wall clock: 03:11:59.600 to 03:12:14.600): lease expired by the node's wall clock
+  A entries attempted 8, landed 8, rejected by the fence 0, failed 0
+  D token 9 led from +15.000 s to +28.000 s after the fault (its wall clock: 03:12:15.000 to 03:12:28.000): context canceled
+  D entries attempted 4, landed 4, rejected by the fence 0, failed 0
+`
+	if diff := cmp.Diff(want, buf.String()); diff != "" {
+		t.Errorf("FormatTerms mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -27,6 +27,7 @@ func run() int {
 	ttl := flag.Duration("ttl", 15*time.Second, "lease TTL (etcd's client renews every TTL/3)")
 	step := flag.Duration("step", 0, "step of node A's wall clock (default: -12.4s scaled to the TTL)")
 	verbose := flag.Bool("v", false, "log what the nodes do to stderr")
+	terms := flag.Bool("terms", false, "after the table, print when each node believed it led and what it wrote")
 	clockwatch := flag.String("clockwatch", "", "clockwatch binary (default: build ./cmd/clockwatch of this repository)")
 	fake := flag.Bool("fake-clockwatch", false, "stand in for clockwatch with a guard driven by the experiment")
 	flag.Parse()
@@ -96,6 +97,13 @@ func run() int {
 	if err := replay.Format(os.Stdout, results); err != nil {
 		fmt.Fprintf(os.Stderr, "replay: %v\n", err)
 		return 1
+	}
+	if *terms {
+		fmt.Println()
+		if err := replay.FormatTerms(os.Stdout, results); err != nil {
+			fmt.Fprintf(os.Stderr, "replay: %v\n", err)
+			return 1
+		}
 	}
 	return 0
 }
