@@ -17,6 +17,7 @@ type Proxy struct {
 	mu     sync.Mutex
 	open   chan struct{} // closed while forwarding; replaced by Pause
 	paused bool
+	closed bool
 	conns  map[net.Conn]struct{}
 }
 
@@ -62,6 +63,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 		p.ln.Close()
 		p.Resume() // unblock the copiers so they see their connections closed
 		p.mu.Lock()
+		p.closed = true
 		for c := range p.conns {
 			c.Close()
 		}
@@ -85,14 +87,16 @@ func (p *Proxy) Run(ctx context.Context) error {
 	}
 }
 
-func (p *Proxy) track(c net.Conn) bool {
+// track registers a connection to close when the proxy stops; after that it
+// closes the connection at once.
+func (p *Proxy) track(c net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.conns == nil {
-		return false
+	if p.closed {
+		c.Close()
+		return
 	}
 	p.conns[c] = struct{}{}
-	return true
 }
 
 func (p *Proxy) untrack(c net.Conn) {
@@ -113,9 +117,6 @@ func (p *Proxy) forward(ctx context.Context, client net.Conn) {
 	p.track(server)
 	defer p.untrack(client)
 	defer p.untrack(server)
-	if ctx.Err() != nil {
-		return
-	}
 	done := make(chan struct{}, 2)
 	go func() { p.copy(server, client); done <- struct{}{} }()
 	go func() { p.copy(client, server); done <- struct{}{} }()
