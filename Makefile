@@ -20,6 +20,7 @@ test: test-deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 -timeout 25m ./...
+	./scripts/test-examples.sh
 
 test-deps:
 	./scripts/test-deps.sh
