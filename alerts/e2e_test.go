@@ -122,6 +122,7 @@ func (s *stack) wantAlert(t *testing.T, status, name, instance string, extra map
 // condition that can be made without touching this machine's clock. Each
 // must page with the right labels and annotations, then resolve.
 func TestAlertPath(t *testing.T) {
+	t.Parallel()
 	testtool.Short(t)
 	testtool.Require(t, "prometheus")
 	testtool.Require(t, "prometheus-alertmanager")
