@@ -139,8 +139,10 @@ func TestAlertPath(t *testing.T) {
 	// polls an ntpd that is not there.
 	kernel := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + writeFile(t, "clockwatch.yml",
 		fmt.Sprintf("ntpd: {enabled: true, address: %q, poll_interval: 1s, timeout: 200ms}\n", promtest.FreeAddr(t)))}})
-	down := daemontest.Start(t, bin, daemontest.Options{})
-	collector := daemontest.Start(t, bin, daemontest.Options{})
+	// Daemons that restart where Prometheus scrapes them get a port no
+	// one else takes meanwhile (promtest.FreeAddr).
+	down := daemontest.Start(t, bin, daemontest.Options{Addr: promtest.FreeAddr(t)})
+	collector := daemontest.Start(t, bin, daemontest.Options{Addr: promtest.FreeAddr(t)})
 	// A drill needs the stepdown state ok: on a machine whose clock nothing
 	// disciplines (this one), the kernel's error bound and sync state
 	// would hold clockwatch in stepdown, so those triggers are off here.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,16 +29,47 @@ type process struct {
 	err     error         // its exit status, valid after done
 }
 
-// FreeAddr returns a 127.0.0.1 address with a port nobody listened on a
-// moment ago, for a server a test starts later (a scrape target Prometheus
-// must know from the start).
+// FreeAddr returns a 127.0.0.1 address for a server the test starts later
+// (a scrape target Prometheus must know from the start, or a server that
+// restarts where it was). Its port is free now and lies below the kernel's
+// ephemeral port range, so that neither a listener on port 0 nor an
+// outgoing connection's source port takes it in the meantime.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	addr, err := freeAddr()
-	if err != nil {
-		t.Fatal(err)
+	low := ephemeralLow()
+	const base = 20000
+	for range 200 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(base+rand.IntN(low-base)))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue // in use: try another
+		}
+		if err := l.Close(); err != nil {
+			t.Fatalf("releasing %s: %v", addr, err)
+		}
+		return addr
 	}
-	return addr
+	t.Fatalf("no free loopback port between %d and %d", base, low)
+	return ""
+}
+
+// ephemeralLow returns the first port of the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), 32768 when it cannot be read or is too
+// low to leave room below it.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < 21000 {
+		return 32768
+	}
+	return low
 }
 
 // freeAddr returns a 127.0.0.1 address with a port nobody listened on a
