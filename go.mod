@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/alecthomas/kingpin/v2 v2.4.0
+	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/common v0.73.1
 	golang.org/x/sys v0.50.0
 )
