@@ -95,9 +95,9 @@ func (s *Socket) Next(timeout time.Duration) ([]string, error) {
 }
 
 // WaitFor reads datagrams until one contains a line for which match is
-// true, and returns that line. It fails the test after timeout, listing what
-// did arrive.
-func (s *Socket) WaitFor(t testing.TB, timeout time.Duration, what string, match func(line string) bool) string {
+// true, and returns that datagram's lines. It fails the test after timeout,
+// listing what did arrive.
+func (s *Socket) WaitFor(t testing.TB, timeout time.Duration, what string, match func(line string) bool) []string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -105,16 +105,16 @@ func (s *Socket) WaitFor(t testing.TB, timeout time.Duration, what string, match
 		if err != nil {
 			t.Fatalf("waiting for %s on the notify socket: %v; received %q", what, err, s.Seen())
 		}
-		if i := slices.IndexFunc(m, match); i >= 0 {
-			return m[i]
+		if slices.ContainsFunc(m, match) {
+			return m
 		}
 	}
 }
 
 // WaitForLine is WaitFor for an exact line such as "READY=1".
-func (s *Socket) WaitForLine(t testing.TB, timeout time.Duration, line string) {
+func (s *Socket) WaitForLine(t testing.TB, timeout time.Duration, line string) []string {
 	t.Helper()
-	s.WaitFor(t, timeout, line, func(l string) bool { return l == line })
+	return s.WaitFor(t, timeout, line, func(l string) bool { return l == line })
 }
 
 // Seen returns every datagram received so far, each as its lines.
