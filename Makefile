@@ -28,8 +28,10 @@ test-deps:
 unit:
 	$(GO) test -short ./...
 
+## bench: Go benchmarks, then the running daemon's memory and CPU.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	./scripts/bench-daemon.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -2,14 +2,66 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/internal/daemon"
 )
 
+// defaultListenAddress is clockwatch's port. The Prometheus exporter range
+// 9100–9999 is fully allocated; 9847 is not the port of anything that
+// usually runs beside clockwatch (node_exporter 9100, chrony_exporter 9123,
+// Prometheus 9090, Alertmanager 9093/9094, Pushgateway 9091).
+const defaultListenAddress = ":9847"
+
 func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
-	cmd := app.Command("run", "Run the daemon (the default).").Default()
+	webFlags := kingpinflag.AddFlags(app, defaultListenAddress)
+	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	check := app.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
+	cmd := app.Command("run", "Run the daemon (the default command).").Default()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
-		<-ctx.Done()
+		logger := c.logger()
+		cfg, err := config.Load(c.configFile)
+		if *check {
+			if err != nil {
+				fmt.Fprintln(c.stderr, err)
+				return 1
+			}
+			name := c.configFile
+			if name == "" {
+				name = "(no file: defaults)"
+			}
+			fmt.Fprintf(c.stdout, "%s: configuration is valid\n", name)
+			return 0
+		}
+		if err != nil {
+			logger.Error("cannot start with this configuration", "err", err)
+			return 1
+		}
+		d := daemon.New(cfg, daemon.Options{
+			ConfigFile:  c.configFile,
+			Web:         webFlags,
+			MetricsPath: *metricsPath,
+		}, logger)
+		if err := d.Run(ctx); err != nil {
+			logger.Error("clockwatch stopped", "err", err)
+			return 1
+		}
+		logger.Info("clockwatch stopped")
 		return 0
 	}}
+}
+
+// logger builds the process logger from the --log.* flags.
+func (c *cli) logger() *slog.Logger {
+	lvl := promslog.NewLevel()
+	_ = lvl.Set(c.logLevel) // the flag is an enum of valid levels
+	fmt := promslog.NewFormat()
+	_ = fmt.Set(c.logFormat)
+	return promslog.New(&promslog.Config{Level: lvl, Format: fmt, Writer: c.stderr})
 }

@@ -12,9 +12,15 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/version"
 )
 
-func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if version.Version == "" {
+		version.Version = "dev" // a plain `go build` or `go run`; release builds stamp it
+	}
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // cli is what every subcommand shares: its output streams and the global flags.
 type cli struct {
@@ -46,6 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	subs := []subcommand{
 		addDaemonCommand(app, c),
+		addStatusCommand(app, c),
 		addVersionCommand(app, c),
 	}
 

@@ -1,0 +1,82 @@
+package exporter
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metric names of the scrape machinery.
+const (
+	MetricCollectorSuccess  = "clockwatch_scrape_collector_success"
+	MetricCollectorDuration = "clockwatch_scrape_collector_duration_seconds"
+)
+
+// Probe is a source of metrics read at scrape time.
+type Probe interface {
+	// Name is short and stable: it becomes the collector label and the
+	// clockwatch_<name>_up metric.
+	Name() string
+	Describe(ch chan<- *prometheus.Desc)
+	// Update sends the probe's metrics. On error it may have sent some; up
+	// and success report 0.
+	Update(ch chan<- prometheus.Metric) error
+}
+
+// Scraper runs probes on every scrape and reports for each whether it
+// worked (clockwatch_<name>_up and clockwatch_scrape_collector_success) and
+// how long it took.
+type Scraper struct {
+	probes   []Probe
+	up       []*prometheus.Desc
+	success  *prometheus.Desc
+	duration *prometheus.Desc
+	logger   *slog.Logger
+}
+
+var _ prometheus.Collector = (*Scraper)(nil)
+
+// NewScraper wraps probes; failures are logged at debug level (the metric
+// is the signal, and a broken probe would otherwise log on every scrape).
+func NewScraper(logger *slog.Logger, probes ...Probe) *Scraper {
+	s := &Scraper{
+		probes: probes,
+		success: prometheus.NewDesc(MetricCollectorSuccess,
+			"Whether the collector's last scrape succeeded (1) or failed (0).", []string{"collector"}, nil),
+		duration: prometheus.NewDesc(MetricCollectorDuration,
+			"How long the collector's last scrape took.", []string{"collector"}, nil),
+		logger: logger,
+	}
+	for _, p := range probes {
+		s.up = append(s.up, prometheus.NewDesc("clockwatch_"+p.Name()+"_up",
+			"Whether the "+p.Name()+" probe could be read (1) or not (0).", nil, nil))
+	}
+	return s
+}
+
+// Describe implements prometheus.Collector.
+func (s *Scraper) Describe(ch chan<- *prometheus.Desc) {
+	ch <- s.success
+	ch <- s.duration
+	for i, p := range s.probes {
+		ch <- s.up[i]
+		p.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (s *Scraper) Collect(ch chan<- prometheus.Metric) {
+	for i, p := range s.probes {
+		start := time.Now()
+		err := p.Update(ch)
+		ok := 1.0
+		if err != nil {
+			ok = 0
+			s.logger.Debug("probe failed", "probe", p.Name(), "err", err)
+		}
+		ch <- prometheus.MustNewConstMetric(s.duration, prometheus.GaugeValue, time.Since(start).Seconds(), p.Name())
+		ch <- prometheus.MustNewConstMetric(s.success, prometheus.GaugeValue, ok, p.Name())
+		ch <- prometheus.MustNewConstMetric(s.up[i], prometheus.GaugeValue, ok)
+	}
+}

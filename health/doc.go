@@ -1,0 +1,6 @@
+// Package health judges this node's clock from the facts the probes read:
+// OK, WARNING or CRITICAL, with a reason for every finding that is not OK.
+// It is a pure function, shared by `clockwatch status` (its exit code is the
+// level, so it doubles as a monitoring check) and the daemon's systemd
+// STATUS line.
+package health

@@ -1,0 +1,120 @@
+package health
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/probe"
+)
+
+// Level orders verdicts; its value is the exit code of `clockwatch status`,
+// as monitoring plugins use.
+type Level int
+
+// The levels, worst last.
+const (
+	OK       Level = 0
+	Warning  Level = 1
+	Critical Level = 2
+	Unknown  Level = 3
+)
+
+func (l Level) String() string {
+	switch l {
+	case OK:
+		return "OK"
+	case Warning:
+		return "WARNING"
+	case Critical:
+		return "CRITICAL"
+	}
+	return "UNKNOWN"
+}
+
+// Finding is one reason the verdict is not OK.
+type Finding struct {
+	Level  Level
+	Reason string
+}
+
+// Verdict is the overall judgement and its reasons, worst first.
+type Verdict struct {
+	Level    Level
+	Findings []Finding
+}
+
+// Facts are what the probes read. A nil field was not read; its error says why.
+type Facts struct {
+	Kernel    *probe.Timex
+	KernelErr error
+	Clocks    *probe.Sample
+	ClocksErr error
+}
+
+// Judge decides the verdict.
+func Judge(f Facts, h config.Health) Verdict {
+	var v Verdict
+	add := func(l Level, format string, args ...any) {
+		v.Findings = append(v.Findings, Finding{l, fmt.Sprintf(format, args...)})
+	}
+	if f.ClocksErr != nil {
+		add(Unknown, "cannot read the clocks: %v", f.ClocksErr)
+	}
+	if f.KernelErr != nil {
+		add(Unknown, "cannot read the kernel's clock state: %v", f.KernelErr)
+	}
+	if k := f.Kernel; k != nil {
+		if !k.Synchronized() {
+			add(Warning, "the kernel says the clock is not synchronised (%s%s): nothing is disciplining it; is chronyd or ntpd running?",
+				k.State, unsyncFlag(k))
+		}
+		switch {
+		case k.MaxError >= probe.MaxErrorSaturated:
+			add(Critical, "the kernel's maximum error is saturated at %v: the clock has not been disciplined for hours", k.MaxError)
+		case k.MaxError >= h.ErrorBoundCritical:
+			add(Critical, "the kernel's maximum error is %v, above %v", k.MaxError, h.ErrorBoundCritical)
+		case k.MaxError >= h.ErrorBoundWarning:
+			add(Warning, "the kernel's maximum error is %v, above %v", k.MaxError, h.ErrorBoundWarning)
+		}
+		switch off := k.Offset.Abs(); {
+		case off >= h.OffsetCritical:
+			add(Critical, "the kernel is still correcting an offset of %v, above %v", k.Offset, h.OffsetCritical)
+		case off >= h.OffsetWarning:
+			add(Warning, "the kernel is still correcting an offset of %v, above %v", k.Offset, h.OffsetWarning)
+		}
+		if l := k.LeapPending(); l != 0 {
+			add(Warning, "a leap second will be %s at the end of the UTC day", map[int]string{1: "inserted", -1: "deleted"}[l])
+		}
+	}
+	for _, fd := range v.Findings {
+		if fd.Level > v.Level {
+			v.Level = fd.Level
+		}
+	}
+	sortWorstFirst(v.Findings)
+	return v
+}
+
+func unsyncFlag(k *probe.Timex) string {
+	if k.Status&probe.StatusUnsync != 0 {
+		return ", STA_UNSYNC set"
+	}
+	return ""
+}
+
+func sortWorstFirst(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int { return int(b.Level) - int(a.Level) })
+}
+
+// Summary is one line for a status bar (systemd's STATUS=).
+func (v Verdict) Summary() string {
+	if len(v.Findings) == 0 {
+		return v.Level.String() + ": clock healthy"
+	}
+	s := v.Level.String() + ": " + v.Findings[0].Reason
+	if n := len(v.Findings) - 1; n > 0 {
+		s += fmt.Sprintf(" (+%d more)", n)
+	}
+	return s
+}

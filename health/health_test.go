@@ -1,0 +1,91 @@
+package health
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/probe"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func TestJudge(t *testing.T) {
+	t.Parallel()
+	h := config.Default().Health
+	synced := probe.Timex{Status: probe.StatusPLL, State: probe.TimeOK, MaxError: 2 * time.Millisecond}
+	tests := []struct {
+		name  string
+		facts Facts
+		want  Verdict
+	}{
+		{"healthy", Facts{Kernel: &synced}, Verdict{Level: OK}},
+		{"unsynchronised and saturated", Facts{Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second}},
+			Verdict{Level: Critical, Findings: []Finding{
+				{Critical, "the kernel's maximum error is saturated at 16s: the clock has not been disciplined for hours"},
+				{Warning, "the kernel says the clock is not synchronised (TIME_ERROR, STA_UNSYNC set): nothing is disciplining it; is chronyd or ntpd running?"},
+			}}},
+		{"offset warning", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: -200 * time.Millisecond}},
+			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel is still correcting an offset of -200ms, above 100ms"}}}},
+		{"offset critical", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: 500 * time.Millisecond}},
+			Verdict{Level: Critical, Findings: []Finding{{Critical, "the kernel is still correcting an offset of 500ms, above 500ms"}}}},
+		{"maxerror warning", Facts{Kernel: &probe.Timex{State: probe.TimeOK, MaxError: 300 * time.Millisecond}},
+			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel's maximum error is 300ms, above 250ms"}}}},
+		{"leap second pending", Facts{Kernel: &probe.Timex{State: probe.TimeIns, Status: probe.StatusInsert}},
+			Verdict{Level: Warning, Findings: []Finding{{Warning, "a leap second will be inserted at the end of the UTC day"}}}},
+		{"probe errors are unknown", Facts{KernelErr: errors.New("adjtimex: operation not permitted")},
+			Verdict{Level: Unknown, Findings: []Finding{{Unknown, "cannot read the kernel's clock state: adjtimex: operation not permitted"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, Judge(tt.facts, h)); diff != "" {
+				t.Errorf("Judge() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSummary(t *testing.T) {
+	t.Parallel()
+	if got, want := (Verdict{}).Summary(), "OK: clock healthy"; got != want {
+		t.Errorf("Summary() = %q, want %q", got, want)
+	}
+	v := Verdict{Level: Critical, Findings: []Finding{{Critical, "a"}, {Warning, "b"}}}
+	if got, want := v.Summary(), "CRITICAL: a (+1 more)"; got != want {
+		t.Errorf("Summary() = %q, want %q", got, want)
+	}
+}
+
+func TestWriteGolden(t *testing.T) {
+	t.Parallel()
+	f := Facts{
+		Clocks: &probe.Sample{Mono: 5e9, Boot: 65e9, Real: 1_795_000_000_123_456_789, TAI: 1_795_000_037_123_457_789, Window: 1500},
+		Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second,
+			Frequency: -12.5e-6, TAI: 37 * time.Second},
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, f, Judge(f, config.Default().Health)); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "status.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("Write() mismatch (-want +got):\n%s", diff)
+	}
+}

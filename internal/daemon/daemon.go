@@ -1,0 +1,199 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/probe"
+)
+
+// Options are the process settings the command line gives.
+type Options struct {
+	// ConfigFile is the YAML file to load and reload on SIGHUP; empty for
+	// the defaults.
+	ConfigFile string
+	// Web is the exporter-toolkit listener configuration (addresses, TLS
+	// and basic auth file, systemd socket).
+	Web *web.FlagConfig
+	// MetricsPath is where metrics are served, usually /metrics.
+	MetricsPath string
+	// Clocks and Timex read the host; nil means the real system readers.
+	Clocks probe.ClockReader
+	Timex  probe.TimexReader
+	// Ready is called once every task has started (systemd READY=1).
+	Ready func()
+}
+
+// Daemon is a configured clockwatch ready to run.
+type Daemon struct {
+	opts    Options
+	logger  *slog.Logger
+	cfg     atomic.Pointer[config.Config]
+	reloads *exporter.ReloadMetrics
+}
+
+// New prepares a daemon with an already validated configuration.
+func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
+	if opts.Clocks == nil {
+		opts.Clocks = probe.SysClocks{}
+	}
+	if opts.Timex == nil {
+		opts.Timex = probe.SysTimex{}
+	}
+	if opts.MetricsPath == "" {
+		opts.MetricsPath = "/metrics"
+	}
+	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now())}
+	d.cfg.Store(cfg)
+	return d
+}
+
+// Run runs every task until ctx is cancelled or one of them fails.
+func (d *Daemon) Run(ctx context.Context) error {
+	reg, err := exporter.NewRegistry(
+		exporter.NewScraper(d.logger,
+			exporter.NewClockProbe(d.opts.Clocks),
+			exporter.NewKernelProbe(d.opts.Timex)),
+		d.reloads,
+	)
+	if err != nil {
+		return fmt.Errorf("registering collectors: %w", err)
+	}
+	listeners, err := d.listen()
+	if err != nil {
+		return err
+	}
+
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
+	g.Go(func() error { return d.reloadOnHUP(ctx) })
+
+	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
+		"config", d.opts.ConfigFile, "sample_interval", d.cfg.Load().Clock.SampleInterval)
+	if d.opts.Ready != nil {
+		d.opts.Ready()
+	}
+	return g.Wait()
+}
+
+// listen opens the HTTP listeners up front, so that a port in use fails the
+// start (not a task later) and so that the log names the bound address even
+// for port 0. With --web.systemd-socket the toolkit takes systemd's sockets.
+func (d *Daemon) listen() ([]net.Listener, error) {
+	if d.opts.Web == nil || d.opts.Web.WebListenAddresses == nil ||
+		(d.opts.Web.WebSystemdSocket != nil && *d.opts.Web.WebSystemdSocket) {
+		return nil, nil
+	}
+	var ls []net.Listener
+	for _, addr := range *d.opts.Web.WebListenAddresses {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, o := range ls {
+				o.Close()
+			}
+			return nil, fmt.Errorf("listening for HTTP on %s: %w", addr, err)
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}
+
+func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(d.opts.MetricsPath, exporter.MetricsHandler(reg, slog.NewLogLogger(d.logger.Handler(), slog.LevelError)))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	if d.opts.MetricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "clockwatch",
+			Description: "Watches this machine's clocks: steps, offset, time daemons, and the stepdown socket for lock holders.",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: d.opts.MetricsPath, Text: "Metrics"},
+				{Address: "/healthz", Text: "Health"},
+			},
+		})
+		if err == nil {
+			mux.Handle("/", landing)
+		}
+	}
+	return mux
+}
+
+func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http.Handler) error {
+	if d.opts.Web == nil {
+		<-ctx.Done()
+		return nil
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() {
+		if listeners == nil {
+			errc <- web.ListenAndServe(srv, d.opts.Web, d.logger)
+			return
+		}
+		errc <- web.ServeMultiple(listeners, srv, d.opts.Web, d.logger)
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("stopping HTTP server: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving HTTP: %w", err)
+	}
+	return nil
+}
+
+// reloadOnHUP reloads the configuration on SIGHUP. A file that does not
+// load or validate is refused: the running configuration stays.
+func (d *Daemon) reloadOnHUP(ctx context.Context) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-hup:
+			d.Reload()
+		}
+	}
+}
+
+// Reload loads the configuration file again and swaps it in if it is valid.
+func (d *Daemon) Reload() bool {
+	cfg, err := config.Load(d.opts.ConfigFile)
+	if err != nil {
+		d.reloads.Record(false, time.Now())
+		d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
+		return false
+	}
+	d.cfg.Store(cfg)
+	d.reloads.Record(true, time.Now())
+	d.logger.Info("configuration reloaded", "file", d.opts.ConfigFile)
+	return true
+}

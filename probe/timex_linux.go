@@ -1,0 +1,39 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// SysTimex reads the kernel's clock discipline state with adjtimex(2) and
+// Modes=0, which only reads: it needs no privilege and changes nothing.
+type SysTimex struct{}
+
+var _ TimexReader = SysTimex{}
+
+// ReadTimex calls adjtimex read-only.
+func (SysTimex) ReadTimex() (RawTimex, error) {
+	var tx unix.Timex // Modes 0: a pure read.
+	state, err := unix.Adjtimex(&tx)
+	if err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return RawTimex{}, fmt.Errorf("adjtimex (read-only): %w; a seccomp filter blocks it (systemd's ProtectClock=yes does: use an empty CapabilityBoundingSet instead)", err)
+		}
+		return RawTimex{}, fmt.Errorf("adjtimex (read-only): %w", err)
+	}
+	return RawTimex{
+		Offset:    tx.Offset,
+		Freq:      tx.Freq,
+		MaxError:  tx.Maxerror,
+		EstError:  tx.Esterror,
+		Status:    tx.Status,
+		Constant:  tx.Constant,
+		Precision: tx.Precision,
+		Tolerance: tx.Tolerance,
+		Tick:      tx.Tick,
+		TAI:       tx.Tai,
+		State:     state,
+	}, nil
+}
