@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps unit bench fmt vet clean
+.PHONY: all build test test-deps unit bench fmt vet clean package
 
 all: build
 
@@ -38,6 +38,10 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+## package: .deb and .rpm for amd64 and arm64 into dist/ (scripts/package.sh; installs nfpm if missing).
+package:
+	GO=$(GO) ./scripts/package.sh
 
 clean:
 	rm -rf bin dist
