@@ -21,6 +21,10 @@ test: test-deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 -timeout 25m ./...
 
+# The package test installs, upgrades and purges the .deb on this machine
+# (packaging/install_test.go): make test opts in, a plain go test does not.
+test: export CLOCKWATCH_PACKAGE_TEST := 1
+
 test-deps:
 	./scripts/test-deps.sh
 
