@@ -89,3 +89,4 @@ for arch in $ARCHS; do
 			--config packaging/nfpm.yaml --packager "$format" --target "$DIST/" >&2)
 	done
 done
+ls -l "$DIST"/clockwatch[-_]"$VERSION"[-_]* 2>/dev/null || true
