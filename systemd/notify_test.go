@@ -149,5 +149,5 @@ func TestDaemonNotifyProtocol(t *testing.T) {
 	// the flags that keep it off fixed ports (e.g. a 127.0.0.1:0 listen
 	// address) and files outside the test's directory.
 	t.Skip("cmd/clockwatch does not speak the notify protocol yet (see internal/sdnotify and testdata/notifydemo)")
-	checkNotifyProtocol(t, build(t, "../cmd/clockwatch"))
+	checkNotifyProtocol(t, build(t, "../cmd/clockwatch"), "--web.listen-address=127.0.0.1:0")
 }

@@ -101,9 +101,14 @@ func (s *Socket) WaitFor(t testing.TB, timeout time.Duration, what string, match
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		m, err := s.Next(time.Until(deadline))
+		m, err := s.Next(max(time.Until(deadline), 0))
 		if err != nil {
-			t.Fatalf("waiting for %s on the notify socket: %v; received %q", what, err, s.Seen())
+			seen := s.Seen()
+			if len(seen) > 20 {
+				t.Fatalf("waiting for %s on the notify socket: %v; received %d datagrams, the first 5 and the last 15: %q ... %q",
+					what, err, len(seen), seen[:5], seen[len(seen)-15:])
+			}
+			t.Fatalf("waiting for %s on the notify socket: %v; received %q", what, err, seen)
 		}
 		if slices.ContainsFunc(m, match) {
 			return m
