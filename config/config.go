@@ -11,12 +11,23 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
 // Config is everything clockwatch's behaviour depends on.
 type Config struct {
 	Clock  Clock  `yaml:"clock"`
 	Health Health `yaml:"health"`
+	// Step tunes step detection; its sampling interval is
+	// clock.sample_interval (copied into Step.Interval by Default and Parse).
+	Step step.Config `yaml:"step"`
+	// Journal says where step events and the clock epoch are kept.
+	Journal journal.Config `yaml:"journal"`
+	// Stepdown is the socket that tells local lock holders to step down.
+	Stepdown server.Config `yaml:"stepdown"`
 }
 
 // Clock configures the local clock sampling.
@@ -42,8 +53,13 @@ type Health struct {
 // Default returns the configuration clockwatch runs with when no file is
 // given. Every field is set.
 func Default() Config {
+	st := step.DefaultConfig()
+	st.Interval = 100 * time.Millisecond
 	return Config{
-		Clock: Clock{SampleInterval: 100 * time.Millisecond},
+		Step:     st,
+		Journal:  journal.DefaultConfig(),
+		Stepdown: server.DefaultConfig(),
+		Clock:    Clock{SampleInterval: st.Interval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
 			OffsetCritical:     500 * time.Millisecond,
@@ -72,6 +88,19 @@ func (c *Config) Validate() error {
 	check(h.ErrorBoundWarning > 0, "health.error_bound_warning", "must be positive, got %v", h.ErrorBoundWarning)
 	check(h.ErrorBoundCritical >= h.ErrorBoundWarning, "health.error_bound_critical",
 		"must not be below health.error_bound_warning (%v), got %v", h.ErrorBoundWarning, h.ErrorBoundCritical)
+	if si >= time.Millisecond && si <= time.Minute { // else reported above already
+		st := c.Step
+		st.Interval = si
+		if err := st.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.Journal.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Stepdown.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -101,6 +130,7 @@ func Parse(data []byte, name string) (*Config, error) {
 	if err := dec.Decode(new(yaml.Node)); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: more than one YAML document; clockwatch reads one", name)
 	}
+	c.Step.Interval = c.Clock.SampleInterval
 	if err := c.Validate(); err != nil {
 		var root yaml.Node
 		_ = yaml.Unmarshal(data, &root) // it decoded above, so it parses

@@ -44,7 +44,16 @@ func TestParse(t *testing.T) {
 		{"partial section keeps other defaults", "health:\n  offset_critical: 2s\n",
 			func(c *Config) { c.Health.OffsetCritical = 2 * time.Second }},
 		{"sample interval", "clock:\n  sample_interval: 250ms\n",
-			func(c *Config) { c.Clock.SampleInterval = 250 * time.Millisecond }},
+			func(c *Config) {
+				c.Clock.SampleInterval = 250 * time.Millisecond
+				c.Step.Interval = 250 * time.Millisecond
+			}},
+		{"step detection", "step:\n  max_slew_rate: 0.083333\n  min_step: 50us\njournal:\n  dir: /srv/clockwatch\n",
+			func(c *Config) {
+				c.Step.MaxSlewRate = 0.083333
+				c.Step.MinStep = 50 * time.Microsecond
+				c.Journal.Dir = "/srv/clockwatch"
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

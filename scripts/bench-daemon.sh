@@ -8,7 +8,7 @@ n=${SCRAPES:-1000}
 port=${PORT:-19847}
 bin=$(mktemp -d)/clockwatch
 CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$bin" ./cmd/clockwatch
-"$bin" --web.listen-address=127.0.0.1:$port --log.level=warn &
+STATE_DIRECTORY=$(mktemp -d) RUNTIME_DIRECTORY=$(mktemp -d) "$bin" --web.listen-address=127.0.0.1:$port --log.level=warn &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true; rm -rf "$(dirname "$bin")"' EXIT
 for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.05; done

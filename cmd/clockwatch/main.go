@@ -54,9 +54,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addDaemonCommand(app, c),
 		addStatusCommand(app, c),
 		addVersionCommand(app, c),
+		addEventsCommand(app, c),
+		addRecordCommand(app, c),
+		addReplayCommand(app, c),
+		addWatchCommand(app, c),
+		addDrillCommand(app, c),
 	}
 
-	selected, err := app.Parse(args)
+	selected, err := app.Parse(joinNegativeValues(args))
 	if err != nil {
 		fmt.Fprintf(stderr, "clockwatch: %v (try --help)\n", err)
 		return 2

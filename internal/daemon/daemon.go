@@ -21,6 +21,7 @@ import (
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
 // Options are the process settings the command line gives.
@@ -46,6 +47,8 @@ type Daemon struct {
 	logger  *slog.Logger
 	cfg     atomic.Pointer[config.Config]
 	reloads *exporter.ReloadMetrics
+	// stepdown is set once Run has started the server; reloads reach it.
+	stepdown *server.Server
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -66,12 +69,26 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 
 // Run runs every task until ctx is cancelled or one of them fails.
 func (d *Daemon) Run(ctx context.Context) error {
-	reg, err := exporter.NewRegistry(
+	cfg := d.cfg.Load()
+	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
+	collectors := []prometheus.Collector{
 		exporter.NewScraper(d.logger,
 			exporter.NewClockProbe(d.opts.Clocks),
 			exporter.NewKernelProbe(d.opts.Timex)),
 		d.reloads,
-	)
+		steps.Collector,
+	}
+	tasks := steps.Tasks()
+	if cfg.Stepdown.Enabled {
+		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, nil, time.Second, d.logger)
+		if err != nil {
+			return err
+		}
+		d.stepdown = sd.Server
+		collectors = append(collectors, sd.Server.Collector())
+		tasks = append(tasks, sd.Tasks()...)
+	}
+	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
 		return fmt.Errorf("registering collectors: %w", err)
 	}
@@ -83,9 +100,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
 	g.Go(func() error { return d.reloadOnHUP(ctx) })
+	for _, task := range tasks {
+		g.Go(func() error { return task(ctx) })
+	}
+	select {
+	case <-steps.Ready():
+	case <-ctx.Done():
+		return g.Wait()
+	}
 
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
-		"config", d.opts.ConfigFile, "sample_interval", d.cfg.Load().Clock.SampleInterval)
+		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval,
+		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
 	if d.opts.Ready != nil {
 		d.opts.Ready()
 	}
@@ -191,6 +217,17 @@ func (d *Daemon) Reload() bool {
 		d.reloads.Record(false, time.Now())
 		d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
 		return false
+	}
+	if d.stepdown != nil {
+		restart, err := d.stepdown.Reload(cfg.Stepdown)
+		if err != nil {
+			d.reloads.Record(false, time.Now())
+			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
+			return false
+		}
+		if restart {
+			d.logger.Warn("some stepdown settings (socket, mode, group, limits) take effect at the next restart")
+		}
 	}
 	d.cfg.Store(cfg)
 	d.reloads.Record(true, time.Now())

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/clockwatch/clockwatch/journal"
+)
+
+func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
+	cmd := app.Command("events", "Print the clock events recorded in the journal (steps, leap seconds, resumes).")
+	since := cmd.Flag("since", "Only events at or after this time: a duration back from now (24h) or an RFC 3339 time.").PlaceHolder("WHEN").String()
+	asJSON := cmd.Flag("json", "Print JSON lines, as stored in the journal.").Bool()
+	dir := cmd.Flag("journal.dir", "State directory holding the journal; by default the configured journal.dir.").PlaceHolder("DIR").String()
+	return subcommand{clause: cmd, run: func(context.Context) int {
+		jcfg, err := journalConfig(c)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: %v\n", err)
+			return 2
+		}
+		if *dir != "" {
+			jcfg.Dir = *dir
+		}
+		from, err := parseSince(*since, time.Now())
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: events: --since: %v\n", err)
+			return 2
+		}
+		recs, warnings, err := journal.Read(jcfg.Dir, from)
+		journal.PrintWarnings(c.stderr, warnings)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: events: %v\n", err)
+			return 1
+		}
+		if len(recs) == 0 && !*asJSON {
+			fmt.Fprintf(c.stderr, "No clock events in the journal under %s.\n", jcfg.Dir)
+		}
+		if err := journal.Print(c.stdout, recs, *asJSON); err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: events: %v\n", err)
+			return 1
+		}
+		return 0
+	}}
+}
+
+// parseSince reads --since: empty (everything), a duration back from now,
+// or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("duration must not be negative, got %s", s)
+		}
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want a duration such as 24h or an RFC 3339 time such as 2026-11-30T03:12:00Z, got %q", s)
+	}
+	return t, nil
+}

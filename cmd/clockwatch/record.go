@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/trace"
+)
+
+func addRecordCommand(app *kingpin.Application, c *cli) subcommand {
+	cmd := app.Command("record", "Record the live clock samples and clock-set marks as a trace (JSON lines) for replay or a bug report.")
+	duration := cmd.Flag("duration", "Stop after this long; 0 records until interrupted.").Default("0s").Duration()
+	out := cmd.Flag("out", "Write the trace to this file instead of standard output.").PlaceHolder("FILE").String()
+	interval := cmd.Flag("interval", "Sampling interval; by default the configured step.interval.").Duration()
+	return subcommand{clause: cmd, run: func(ctx context.Context) int {
+		cfg, err := stepConfig(c)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: %v\n", err)
+			return 2
+		}
+		if *interval == 0 {
+			*interval = cfg.Interval
+		}
+		var w io.Writer = c.stdout
+		if *out != "" {
+			f, err := os.Create(*out)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "clockwatch: record: %v\n", err)
+				return 1
+			}
+			defer f.Close()
+			w = f
+		}
+		if err := recordTrace(ctx, *duration, *interval, w); err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: record: %v\n", err)
+			return 1
+		}
+		return 0
+	}}
+}
+
+func recordTrace(ctx context.Context, duration, interval time.Duration, w io.Writer) error {
+	if duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watcher := probe.NewClockSetWatcher()
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return watcher.Run(ctx) })
+	g.Go(func() error {
+		defer cancel() // stop the watcher when recording stops
+		select {
+		case <-watcher.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+		return trace.Record(ctx, probe.SysClocks{}, watcher.Marks(), interval, w)
+	})
+	return g.Wait()
+}

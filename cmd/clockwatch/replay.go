@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/clockwatch/clockwatch/trace"
+)
+
+func addReplayCommand(app *kingpin.Application, c *cli) subcommand {
+	cmd := app.Command("replay", "Feed a recorded trace through the step detector and print one JSON line per event.")
+	file := cmd.Arg("file", "Trace file (JSON lines, see docs/trace-format.md); - reads standard input.").Required().String()
+	return subcommand{clause: cmd, run: func(context.Context) int {
+		cfg, err := stepConfig(c)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: %v\n", err)
+			return 2
+		}
+		var r io.Reader = os.Stdin
+		if *file == "" { // kingpin hands a lone "-" over as ""
+			*file = "-"
+		}
+		if *file != "-" {
+			f, err := os.Open(*file)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "clockwatch: replay: %v\n", err)
+				return 1
+			}
+			defer f.Close()
+			r = f
+		}
+		if err := trace.Replay(r, cfg, c.stdout); err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch: replay %s: %v\n", *file, err)
+			return 1
+		}
+		return 0
+	}}
+}

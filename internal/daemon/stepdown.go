@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+// stepEventBuffer is how many step events the stepdown feed may fall behind.
+const stepEventBuffer = 1024
+
+// socketPath chooses the stepdown socket: the configured path, except that
+// the default follows systemd's RuntimeDirectory= when set.
+func socketPath(cfg server.Config, getenv func(string) string) string {
+	if cfg.Socket != server.DefaultSocket {
+		return cfg.Socket
+	}
+	if dir := getenv("RUNTIME_DIRECTORY"); dir != "" {
+		return filepath.Join(dir, filepath.Base(server.DefaultSocket))
+	}
+	return cfg.Socket
+}
+
+// Stepdown is the stepdown server with its inputs wired: step events from
+// the bus, the kernel's synchronisation state, and the time daemon reading.
+type Stepdown struct {
+	Server *server.Server
+	sub    interface {
+		C() <-chan step.Event
+		Close()
+	}
+	timex  probe.TimexReader
+	chrony func() server.ChronyReading
+	steps  *Steps
+	poll   time.Duration
+	log    *slog.Logger
+}
+
+// NewStepdown builds the server and opens its socket, so a socket that
+// cannot be opened fails the start with a message that says why.
+// chrony may be nil when no time daemon is polled.
+func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chrony func() server.ChronyReading,
+	poll time.Duration, logger *slog.Logger) (*Stepdown, error) {
+	cfg.Socket = socketPath(cfg, os.Getenv)
+	srv, err := server.New(cfg, server.Options{Logger: logger.With("component", "stepdown"), Epoch: steps.Journal.State().Epoch})
+	if err != nil {
+		return nil, fmt.Errorf("stepdown socket: %w", err)
+	}
+	if err := srv.Listen(); err != nil {
+		return nil, fmt.Errorf("stepdown socket %s: %w (set stepdown.socket to a writable path, or stepdown.enabled: false)", cfg.Socket, err)
+	}
+	if chrony == nil {
+		chrony = func() server.ChronyReading { return server.ChronyReading{} }
+	}
+	return &Stepdown{Server: srv, sub: steps.Bus.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
+		steps: steps, poll: poll, log: logger}, nil
+}
+
+// Tasks are the server itself, the step event feed, and the poll of the
+// kernel and time daemon state.
+func (s *Stepdown) Tasks() []func(context.Context) error {
+	return []func(context.Context) error{
+		s.Server.Run,
+		func(ctx context.Context) error {
+			defer s.sub.Close()
+			return server.Feed(ctx, s.sub.C(), s.apply)
+		},
+		func(ctx context.Context) error {
+			select {
+			case <-s.steps.Ready():
+			case <-ctx.Done():
+				return nil
+			}
+			s.Server.ProbeOK("clocks")
+			return s.Server.PollChrony(ctx, s.poll, s.read)
+		},
+	}
+}
+
+// apply turns one detector event into a stepdown input.
+func (s *Stepdown) apply(e step.Event) {
+	switch e.Type {
+	case step.TypeStep:
+		s.Server.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
+			WallAfter: e.WallAfter, Epoch: e.Epoch, How: e.Seen.String()})
+	case step.TypeResume:
+		s.Server.Suspended(e.Suspended)
+	}
+}
+
+// read feeds the kernel's state and returns the time daemon's, once a poll.
+func (s *Stepdown) read() server.ChronyReading {
+	raw, err := s.timex.ReadTimex()
+	tx := probe.Decode(raw)
+	s.Server.Kernel(tx.Synchronized(), tx.MaxError, err)
+	return s.chrony()
+}

@@ -1,0 +1,94 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/clockwatch/clockwatch/bus"
+	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/step"
+)
+
+// journalBuffer is how many events the journal may fall behind (each costs
+// two fsyncs) before the bus drops some for it.
+const journalBuffer = 1024
+
+// Steps is step detection wired up: the clock-set watcher and the sampler
+// feed one Detector; its events go to the metrics collector and the log
+// directly, and through the bus to the journal and to any other subscriber
+// (the stepdown server).
+type Steps struct {
+	// Bus carries every event (steps, clock sets, resumes). Subscribers
+	// filter on Event.Type; a full subscriber misses events, never blocks
+	// detection.
+	Bus *bus.Bus[step.Event]
+	// Journal persists the events and the clock epoch.
+	Journal *journal.Journal
+	// Collector exports the step metrics; register it.
+	Collector *step.Collector
+	// Watcher and Sampler are the two tasks feeding the Detector.
+	Watcher *probe.ClockSetWatcher
+	Sampler *step.Sampler
+
+	journalSub *bus.Subscription[step.Event]
+	log        *slog.Logger
+}
+
+// NewSteps builds the pipeline. cfg and jcfg must have passed Validate;
+// clocks nil means the real clocks. Opening the journal never fails: without
+// a writable state directory it runs in memory (logged once,
+// clockwatch_journal_persistence_ok 0).
+func NewSteps(cfg step.Config, jcfg journal.Config, clocks probe.ClockReader, logger *slog.Logger) *Steps {
+	if clocks == nil {
+		clocks = probe.SysClocks{}
+	}
+	j := journal.Open(jcfg, journal.Options{Logger: logger.With("component", "journal")})
+	b := bus.New[step.Event]()
+	w := probe.NewClockSetWatcher()
+	det := step.NewDetector(cfg, j.State())
+	s := &Steps{Bus: b, Journal: j, Watcher: w, log: logger}
+	// The journal subscribes before the sampler starts, so it misses
+	// nothing.
+	s.journalSub = b.Subscribe(journalBuffer)
+	// Sinks run on the sampler's goroutine: the collector only counts and
+	// the bus never blocks.
+	record := func(e step.Event) { s.Collector.Record(e) }
+	s.Sampler = step.NewSampler(cfg, clocks, w.Marks(), det, logger.With("component", "step"), record, b.Publish)
+	s.Collector = step.NewCollector(s.Sampler.Gauges(), j, b, w)
+	return s
+}
+
+// Tasks returns the long-running parts to start under the daemon's
+// errgroup. None fails the daemon on its own: without the clock-set
+// timerfd, detection goes on by sampling alone (logged,
+// clockwatch_clock_set_watcher_up 0).
+func (s *Steps) Tasks() []func(context.Context) error {
+	return []func(context.Context) error{
+		func(ctx context.Context) error {
+			if err := s.Watcher.Run(ctx); err != nil {
+				s.log.Error("Kernel clock-set notifications unavailable: steps are seen by sampling only, up to one interval late",
+					"err", err)
+			}
+			return nil
+		},
+		s.Sampler.Run,
+		func(ctx context.Context) error {
+			defer s.journalSub.Close()
+			// The gap of the first sample and of the last one, so that the
+			// next start in this boot sees a step made while we were down.
+			select {
+			case <-s.Sampler.Ready():
+				s.Journal.SaveBaseline(s.Sampler.Gauges().Load().Sample)
+			case <-ctx.Done():
+			}
+			err := s.Journal.Run(ctx, s.journalSub.C())
+			s.Journal.SaveBaseline(s.Sampler.Gauges().Load().Sample)
+			return err
+		},
+	}
+}
+
+// Ready is closed once the first sample has been taken. (The watcher arms
+// within microseconds of its start; a step in between is seen by sampling.)
+func (s *Steps) Ready() <-chan struct{} { return s.Sampler.Ready() }

@@ -1,0 +1,89 @@
+package timesources
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+)
+
+// Sources holds the pollers that are enabled. A nil field is turned off.
+type Sources struct {
+	// Chrony is the chrony poller; its Status() is what the stepdown
+	// triggers read.
+	Chrony *chrony.Poller
+	// Ntpd is the ntpd poller.
+	Ntpd *ntpd.Poller
+	// NTPProbes is the independent SNTP prober (nil without servers).
+	NTPProbes *sntp.Prober
+}
+
+// New builds the enabled pollers. The configurations must be valid.
+func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *Sources {
+	s := &Sources{}
+	if c.Enabled {
+		s.Chrony = chrony.NewPoller(c, logger.With("probe", "chrony"))
+	}
+	if n.Enabled {
+		s.Ntpd = ntpd.NewPoller(n, logger.With("probe", "ntpd"))
+	}
+	if len(p.Servers) > 0 {
+		s.NTPProbes = sntp.NewProber(p, logger.With("probe", "ntp_probes"))
+	}
+	return s
+}
+
+// Probes returns the probes for exporter.NewScraper (which adds
+// clockwatch_chrony_up and clockwatch_ntpd_up).
+func (s *Sources) Probes() []exporter.Probe {
+	var ps []exporter.Probe
+	if s.Chrony != nil {
+		ps = append(ps, exporter.NewChronyProbe(s.Chrony))
+	}
+	if s.Ntpd != nil {
+		ps = append(ps, exporter.NewNtpdProbe(s.Ntpd))
+	}
+	return ps
+}
+
+// Collectors returns the collectors to register beside the Scraper.
+func (s *Sources) Collectors() []prometheus.Collector {
+	if s.NTPProbes == nil {
+		return nil
+	}
+	return []prometheus.Collector{exporter.NewNTPProbeCollector(s.NTPProbes)}
+}
+
+// ChronyReading is the chrony poller's last result for the stepdown
+// server; a zero reading (never valid: chrony absent) when chrony is off.
+func (s *Sources) ChronyReading() server.ChronyReading {
+	if s.Chrony == nil {
+		return server.ChronyReading{}
+	}
+	st := s.Chrony.Status()
+	return server.ChronyReading{Valid: st.Valid, Up: st.Up, Err: st.Err, SystemOffset: st.SystemOffset,
+		Synchronised: st.Synchronised, ErrorBound: st.ErrorBound}
+}
+
+// Run runs every enabled poller until ctx is done. The pollers never fail
+// on their own (a time daemon being away is a state they report), so Run
+// returns nil on cancellation.
+func (s *Sources) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	if s.Chrony != nil {
+		g.Go(func() error { return s.Chrony.Run(ctx) })
+	}
+	if s.Ntpd != nil {
+		g.Go(func() error { return s.Ntpd.Run(ctx) })
+	}
+	if s.NTPProbes != nil {
+		g.Go(func() error { return s.NTPProbes.Run(ctx) })
+	}
+	return g.Wait()
+}

@@ -1,0 +1,65 @@
+package timesources
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/internal/ntptest"
+	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+func TestSources(t *testing.T) {
+	t.Parallel()
+	srv, err := ntptest.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := chrony.DefaultConfig()
+	c.Address = t.TempDir() + "/no-chronyd.sock"
+	c.ConfPath = ""
+	n := ntpd.DefaultConfig()
+	p := sntp.DefaultConfig()
+	p.Servers = []string{srv.Addr().String()}
+	p.SampleSpacing, p.Samples = 0, 2
+	s := New(c, n, p, slog.New(slog.DiscardHandler))
+	if s.Chrony == nil || s.Ntpd != nil || s.NTPProbes == nil {
+		t.Fatalf("sources %+v: want chrony and the probes, not ntpd (off by default)", s)
+	}
+	reg, err := exporter.NewRegistry(append(s.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), s.Probes()...))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if s.Chrony.Snapshot().Polls > 0 && len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("pollers did not run")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run() = %v", err)
+	}
+	if r := s.ChronyReading(); r.Valid || r.Up || r.Err == nil {
+		t.Errorf("ChronyReading() without chronyd = %+v, want not valid, not up, with the error", r)
+	}
+	if r := (&Sources{}).ChronyReading(); r.Valid || r.Err != nil {
+		t.Errorf("ChronyReading() with chrony off = %+v, want zero", r)
+	}
+	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up")
+	if err != nil || n2 != 2 {
+		t.Errorf("gathered %d series of clockwatch_chrony_up and clockwatch_ntp_probe_up (err %v), want 2", n2, err)
+	}
+}

@@ -1,0 +1,318 @@
+package chrony
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"syscall"
+	"time"
+
+	fbchrony "github.com/facebook/time/ntp/chrony"
+)
+
+// Resolver looks up names of addresses; *net.Resolver fits.
+type Resolver interface {
+	LookupAddr(ctx context.Context, addr string) ([]string, error)
+}
+
+// Client polls chronyd. It is not safe for concurrent use: the Poller owns
+// one. After any error the connection is closed and the next Poll dials
+// again.
+type Client struct {
+	dialer   Dialer
+	timeout  time.Duration
+	resolver Resolver // nil: no DNS lookups
+
+	conn      *checkedConn
+	lib       *fbchrony.Client
+	transport Transport
+	address   string
+	// names caches source names by address, from chronyd or DNS.
+	names map[string]string
+	// warning is why the current connection is limited (UDP because the
+	// unix socket cannot be used), nil when it is not.
+	warning error
+}
+
+// NewClient returns a client for the configured chronyd. It dials lazily.
+func NewClient(cfg Config, resolver Resolver) *Client {
+	return newClient(newNetDialer(cfg), cfg.Timeout, resolver)
+}
+
+func newClient(d Dialer, timeout time.Duration, resolver Resolver) *Client {
+	return &Client{dialer: d, timeout: timeout, resolver: resolver, names: map[string]string{}}
+}
+
+// Transport returns how the client reached chronyd last, and where.
+func (c *Client) Transport() (Transport, string) { return c.transport, c.address }
+
+// Close closes the connection and removes the reply socket.
+func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	err := c.conn.Close()
+	c.conn, c.lib = nil, nil
+	return err
+}
+
+// Warning returns why the current connection is limited (for example UDP
+// because chronyd's socket is not accessible), or nil.
+func (c *Client) Warning() error { return c.warning }
+
+// Poll reads tracking, sources and sourcestats from chronyd.
+func (c *Client) Poll(ctx context.Context) (Data, error) {
+	if c.conn == nil {
+		conn, tr, addr, err := c.dialer.Dial(ctx)
+		c.transport, c.address = tr, addr
+		if conn == nil {
+			return Data{}, err
+		}
+		c.warning = err
+		c.conn = &checkedConn{Conn: conn}
+		// Start from a random-ish sequence so that replies meant for an
+		// earlier process on a reused socket path never match.
+		c.lib = &fbchrony.Client{Connection: c.conn, Sequence: uint32(time.Now().UnixNano())}
+	}
+	d, err := c.poll(ctx)
+	if err != nil {
+		c.Close()
+		return Data{}, err
+	}
+	return d, nil
+}
+
+func (c *Client) poll(ctx context.Context) (Data, error) {
+	var d Data
+	r, err := c.communicate(ctx, trackingRequest(), "tracking")
+	if err != nil {
+		return d, err
+	}
+	tr, ok := r.(*fbchrony.ReplyTracking)
+	if !ok {
+		return d, fmt.Errorf("getting tracking: unexpected reply %T", r)
+	}
+	d.Tracking = newTracking(&tr.Tracking)
+
+	r, err = c.communicate(ctx, sourcesRequest(), "sources")
+	if err != nil {
+		return d, err
+	}
+	ns, ok := r.(*fbchrony.ReplySources)
+	if !ok {
+		return d, fmt.Errorf("getting the number of sources: unexpected reply %T", r)
+	}
+	if ns.NSources < 0 || ns.NSources > maxSources {
+		return d, fmt.Errorf("getting the number of sources: chronyd reports %d, more than %d", ns.NSources, maxSources)
+	}
+	d.Sources = make([]Source, 0, ns.NSources)
+	seen := make(map[string]bool, ns.NSources)
+	for i := range ns.NSources {
+		r, err := c.communicate(ctx, sourceDataRequest(i), "source data")
+		if err != nil {
+			return d, fmt.Errorf("source #%d: %w", i, err)
+		}
+		sd, ok := r.(*fbchrony.ReplySourceData)
+		if !ok {
+			return d, fmt.Errorf("getting source data for source #%d: unexpected reply %T", i, r)
+		}
+		s := newSource(&sd.SourceData)
+		// sourcestats answers NOSUCHSOURCE for a source without samples
+		// yet; that is not an error of the poll.
+		r, err = c.communicate(ctx, sourceStatsRequest(i), "sourcestats")
+		switch {
+		case err == nil:
+			if ss, ok := r.(*fbchrony.ReplySourceStats); ok {
+				s.Stats = newSourceStats(&ss.SourceStats)
+			}
+		case c.conn.lastStatus == statusNoSuchSource:
+		default:
+			return d, fmt.Errorf("source #%d: %w", i, err)
+		}
+		s.Name = c.name(ctx, sd.IPAddr, s)
+		seen[s.Address] = true
+		d.Sources = append(d.Sources, s)
+	}
+	for a := range c.names {
+		if !seen[a] {
+			delete(c.names, a)
+		}
+	}
+	return d, nil
+}
+
+// maxSources bounds the source count a reply may claim, so that a corrupt
+// reply cannot make a poll send millions of requests.
+const maxSources = 4096
+
+// Status codes of replies (candm.h) that the client treats specially.
+const (
+	statusUnauth        = 2
+	statusNoSuchSource  = 4
+	statusBadPktVersion = 18
+)
+
+// name returns the name of a source: chronyd's (over the unix socket), else
+// reverse DNS when enabled, else the address. Names are cached.
+func (c *Client) name(ctx context.Context, ip *fbchrony.IPAddr, s Source) string {
+	if n, ok := c.names[s.Address]; ok {
+		return n
+	}
+	n := s.Address
+	if s.Mode != "refclock" {
+		if c.transport == TransportUnix {
+			// Errors only cost the name: the address stands in.
+			if r, err := c.communicate(ctx, sourceNameRequest(ip), "sourcename"); err == nil {
+				if sn, ok := r.(*fbchrony.ReplyNTPSourceName); ok {
+					if v := sn.Name; v != "" {
+						n = v
+					}
+				}
+			}
+		}
+		if n == s.Address && c.resolver != nil {
+			lctx, cancel := context.WithTimeout(ctx, c.timeout)
+			if names, err := c.resolver.LookupAddr(lctx, s.Address); err == nil && len(names) > 0 {
+				n = trimDot(names[0])
+			}
+			cancel()
+		}
+	}
+	c.names[s.Address] = n
+	return n
+}
+
+func trimDot(s string) string {
+	if len(s) > 1 && s[len(s)-1] == '.' {
+		return s[:len(s)-1]
+	}
+	return s
+}
+
+// communicate sends one request with a deadline and explains failures.
+func (c *Client) communicate(ctx context.Context, req fbchrony.RequestPacket, what string) (fbchrony.ResponsePacket, error) {
+	deadline := time.Now().Add(c.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := c.conn.SetDeadline(deadline); err != nil {
+		return nil, fmt.Errorf("setting a deadline on the connection to chronyd: %w", err)
+	}
+	r, err := c.lib.Communicate(req)
+	if err != nil {
+		return nil, c.explain(what, err)
+	}
+	return r, nil
+}
+
+// explain turns a failed request into one sentence that says what to do.
+func (c *Client) explain(what string, err error) error {
+	var ne interface{ Timeout() bool }
+	switch {
+	case c.conn.lastStatus == statusUnauth && c.transport == TransportUDP:
+		return fmt.Errorf("chronyd refuses %q over UDP %s: only tracking, sources, sourcestats and activity are allowed there; use the unix socket for more: %w", what, c.address, err)
+	case c.conn.lastStatus == statusUnauth:
+		return fmt.Errorf("chronyd refuses %q on %s (not authorised): %w", what, c.address, err)
+	case c.conn.lastStatus == statusBadPktVersion:
+		return fmt.Errorf("chronyd at %s does not speak command protocol version 6 (chrony 4.x or newer is needed) for %q: %w", c.address, what, err)
+	case c.conn.lastStatus != 0:
+		return fmt.Errorf("chronyd at %s rejected %q: %w", c.address, what, err)
+	case errors.As(err, &ne) && ne.Timeout() && c.transport == TransportUnix:
+		return fmt.Errorf("chronyd did not answer %q within %s on %s: if this persists, chronyd cannot write to clockwatch's reply socket (set chrony.reply_socket_dir to a directory chronyd can reach, not a private /tmp): %w", what, c.timeout, c.address, err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("chronyd did not answer %q within %s on UDP %s: chronyd is not running, its command port is off (cmdport 0) or bound elsewhere (bindcmdaddress): %w", what, c.timeout, c.address, err)
+	case errors.Is(err, syscall.ECONNREFUSED) && c.transport == TransportUDP:
+		return fmt.Errorf("nothing listens on chronyd's command port %s: chronyd is not running or its command port is off (cmdport 0): %w", c.address, err)
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT), errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("chronyd is gone from %s (restarted or stopped) while getting %s: %w", c.address, what, err)
+	}
+	return fmt.Errorf("getting %s from chronyd at %s: %w", what, c.address, err)
+}
+
+func newTracking(t *fbchrony.Tracking) Tracking {
+	name := fbchrony.RefidToString(t.RefID)
+	addr := ""
+	if t.IPAddr != nil && !t.IPAddr.IsUnspecified() {
+		addr = t.IPAddr.String()
+		name = addr
+	}
+	return Tracking{
+		RefID:             t.RefID,
+		RefName:           name,
+		Address:           addr,
+		Stratum:           int(t.Stratum),
+		Leap:              Leap(t.LeapStatus),
+		RefTime:           t.RefTime,
+		SystemOffset:      -t.CurrentCorrection,
+		LastOffset:        t.LastOffset,
+		RMSOffset:         t.RMSOffset,
+		Frequency:         t.FreqPPM * 1e-6,
+		ResidualFrequency: t.ResidFreqPPM * 1e-6,
+		Skew:              t.SkewPPM * 1e-6,
+		RootDelay:         t.RootDelay,
+		RootDispersion:    t.RootDispersion,
+		UpdateInterval:    t.LastUpdateInterval,
+	}
+}
+
+func newSource(d *fbchrony.SourceData) Source {
+	s := Source{
+		Mode:                     modeName(d.Mode),
+		State:                    d.State.String(),
+		Stratum:                  int(d.Stratum),
+		Poll:                     pollInterval(d.Poll),
+		Reachability:             uint8(d.Reachability),
+		NoSelect:                 d.Flags&fbchrony.FlagNoselect != 0,
+		Prefer:                   d.Flags&fbchrony.FlagPrefer != 0,
+		LastSampleAge:            -1,
+		LastSampleOffset:         d.LatestMeas,
+		LastSampleOriginalOffset: d.OrigLatestMeas,
+		LastSampleError:          d.LatestMeasErr,
+	}
+	// chronyd says 2^32-1 seconds for a source that never gave a sample.
+	if d.SinceSample != math.MaxUint32 {
+		s.LastSampleAge = time.Duration(d.SinceSample) * time.Second
+	}
+	if d.Mode == fbchrony.SourceModeRef && d.IPAddr != nil {
+		// A reference clock's "address" is its reference ID.
+		s.Address = fbchrony.RefidToString(binary.BigEndian.Uint32(d.IPAddr.IP[:4]))
+	} else if d.IPAddr != nil {
+		s.Address = d.IPAddr.String()
+	}
+	return s
+}
+
+func modeName(m fbchrony.ModeType) string {
+	switch m {
+	case fbchrony.SourceModeClient:
+		return "client"
+	case fbchrony.SourceModePeer:
+		return "peer"
+	case fbchrony.SourceModeRef:
+		return "refclock"
+	}
+	return "unknown"
+}
+
+// pollInterval turns chrony's log2 poll into a duration, bounded so that a
+// corrupt reply cannot overflow.
+func pollInterval(p int16) time.Duration {
+	p = max(-30, min(p, 30))
+	return time.Duration(math.Ldexp(float64(time.Second), int(p)))
+}
+
+func newSourceStats(s *fbchrony.SourceStats) *SourceStats {
+	return &SourceStats{
+		Samples:              int(s.NSamples),
+		Runs:                 int(s.NRuns),
+		Span:                 time.Duration(s.SpanSeconds) * time.Second,
+		StdDev:               s.StandardDeviation,
+		EstimatedOffset:      s.EstimatedOffset,
+		EstimatedOffsetError: s.EstimatedOffsetErr,
+		ResidualFrequency:    s.ResidFreqPPM * 1e-6,
+		Skew:                 s.SkewPPM * 1e-6,
+	}
+}

@@ -1,0 +1,88 @@
+package chrony
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// AddressAuto makes clockwatch find chronyd by itself: its unix socket when
+// it exists, else UDP port 323 on 127.0.0.1 and then [::1].
+const AddressAuto = "auto"
+
+// defaultSocketPaths returns the unix socket paths tried, in order, by
+// AddressAuto.
+func defaultSocketPaths() []string {
+	return []string{"/run/chrony/chronyd.sock", "/var/run/chrony/chronyd.sock"}
+}
+
+// defaultUDPAddresses returns the command ports tried, in order, by
+// AddressAuto when no unix socket can be used.
+func defaultUDPAddresses() []string { return []string{"127.0.0.1:323", "[::1]:323"} }
+
+// Config is the `chrony:` section of clockwatch's configuration.
+type Config struct {
+	// Enabled turns the chrony poller on. A node without chronyd reports
+	// clockwatch_chrony_up 0 with the reason in the logs.
+	Enabled bool `yaml:"enabled"`
+	// Address is "auto", the path of chronyd's unix command socket (an
+	// absolute path), or host:port of its UDP command port.
+	Address string `yaml:"address"`
+	// ReplySocketDir is where clockwatch binds the socket chronyd replies to
+	// when it talks over the unix socket. Empty means the first usable of:
+	// the directory of chronyd's socket (as chronyc does), $RUNTIME_DIRECTORY,
+	// /run/clockwatch. chronyd must be able to write there: not a private
+	// /tmp.
+	ReplySocketDir string `yaml:"reply_socket_dir"`
+	// PollInterval is how often chronyd is polled.
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// Timeout bounds each request to chronyd.
+	Timeout time.Duration `yaml:"timeout"`
+	// ConfPath is the chrony.conf audited for runtime clock steps; empty
+	// turns the audit off.
+	ConfPath string `yaml:"conf_path"`
+	// DNSLookups resolves source addresses to names with reverse DNS. Off by
+	// default: names then come from chronyd itself (the names in its
+	// configuration) or stay addresses.
+	DNSLookups bool `yaml:"dns_lookups"`
+}
+
+// DefaultConfig returns the configuration used when the file says nothing.
+func DefaultConfig() Config {
+	return Config{
+		Enabled:      true,
+		Address:      AddressAuto,
+		PollInterval: time.Second,
+		Timeout:      500 * time.Millisecond,
+		ConfPath:     "/etc/chrony/chrony.conf",
+	}
+}
+
+// Validate reports every problem with the configuration, naming each field
+// by its YAML path under `chrony:`.
+func (c Config) Validate() error {
+	var errs []error
+	switch {
+	case c.Address == "":
+		errs = append(errs, errors.New(`chrony.address: must be "auto", a unix socket path or host:port, got ""`))
+	case c.Address == AddressAuto, strings.HasPrefix(c.Address, "/"):
+	default:
+		if _, port, err := net.SplitHostPort(c.Address); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf(`chrony.address: must be "auto", an absolute unix socket path or host:port, got %q`, c.Address))
+		}
+	}
+	if c.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("chrony.poll_interval: must be positive, got %s", c.PollInterval))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("chrony.timeout: must be positive, got %s", c.Timeout))
+	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
+		errs = append(errs, fmt.Errorf("chrony.timeout: must not exceed chrony.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
+	}
+	if c.ReplySocketDir != "" && !strings.HasPrefix(c.ReplySocketDir, "/") {
+		errs = append(errs, fmt.Errorf("chrony.reply_socket_dir: must be an absolute path, got %q", c.ReplySocketDir))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,45 @@
+package chrony
+
+import (
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		yaml    string
+		wantErr string
+	}{
+		{name: "defaults"},
+		{name: "unix path", yaml: "address: /run/chrony/chronyd.sock"},
+		{name: "udp", yaml: "address: \"[::1]:323\"\npoll_interval: 100ms\ntimeout: 50ms"},
+		{name: "empty address", yaml: `address: ""`, wantErr: `chrony.address: must be "auto", a unix socket path or host:port, got ""`},
+		{name: "relative path", yaml: "address: chronyd.sock", wantErr: `chrony.address: must be "auto", an absolute unix socket path or host:port, got "chronyd.sock"`},
+		{name: "bad durations", yaml: "poll_interval: -1s\ntimeout: 0s", wantErr: "chrony.poll_interval: must be positive, got -1s\nchrony.timeout: must be positive, got 0s"},
+		{name: "timeout above interval", yaml: "poll_interval: 1s\ntimeout: 2s", wantErr: "chrony.timeout: must not exceed chrony.poll_interval (1s), got 2s"},
+		{name: "relative reply dir", yaml: "reply_socket_dir: run", wantErr: `chrony.reply_socket_dir: must be an absolute path, got "run"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := DefaultConfig()
+			if err := yaml.Unmarshal([]byte(tc.yaml), &c); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.wantErr {
+				t.Errorf("Validate() = %q, want %q", got, tc.wantErr)
+			}
+		})
+	}
+	if c := DefaultConfig(); c.PollInterval != time.Second || c.Address != AddressAuto || c.DNSLookups {
+		t.Errorf("DefaultConfig() = %+v, want 1s polls, auto address, no DNS", c)
+	}
+}

@@ -1,0 +1,181 @@
+package step
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/clockwatch/clockwatch/probe"
+)
+
+// Sampler is the task that owns a Detector: it reads the clocks every
+// interval and right after every clock-set mark, and hands the events to its
+// sinks. Sinks run on the Sampler's goroutine and must not block (the bus
+// drops rather than waits; the collector only updates counters).
+type Sampler struct {
+	cfg    Config
+	clocks probe.ClockReader
+	marks  <-chan probe.Mark
+	det    *Detector
+	sinks  []func(Event)
+	log    *slog.Logger
+
+	gauges     Gauges
+	ready      chan struct{}
+	sample     probe.Sample // a field, so reading into it does not allocate
+	readErrors uint64
+}
+
+// NewSampler returns a Sampler feeding det from clocks and marks (nil marks:
+// sampling only). cfg must have passed Validate.
+func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
+	return &Sampler{
+		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
+		ready: make(chan struct{}),
+	}
+}
+
+// Gauges returns the Sampler's published state, safe to read from any
+// goroutine.
+func (s *Sampler) Gauges() *Gauges { return &s.gauges }
+
+// Ready is closed once the first sample has been taken.
+func (s *Sampler) Ready() <-chan struct{} { return s.ready }
+
+// Run samples until ctx is done. It returns nil then; a failing clock read is
+// counted and logged, not fatal.
+func (s *Sampler) Run(ctx context.Context) error {
+	s.gauges.store(s.det, s.readErrors)
+	s.tick()
+	close(s.ready)
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-s.marks:
+			s.det.ClockSet(m.Mono)
+			s.tick()
+		case <-t.C:
+			s.tick()
+		}
+	}
+}
+
+// tick registers the marks already queued, so a tick that races with a mark
+// does not call the step unmarked, then samples and observes.
+func (s *Sampler) tick() {
+	for drained := false; !drained; {
+		select {
+		case m := <-s.marks:
+			s.det.ClockSet(m.Mono)
+		default:
+			drained = true
+		}
+	}
+	if err := s.clocks.ReadClocks(&s.sample); err != nil {
+		s.readErrors++
+		if s.readErrors == 1 || s.readErrors%1000 == 0 {
+			s.log.Error("Cannot read the clocks; step detection is blind until this clears", "err", err, "failures", s.readErrors)
+		}
+		s.gauges.store(s.det, s.readErrors)
+		return
+	}
+	for _, e := range s.det.Observe(s.sample) {
+		// Sinks first: the bus is what lock holders wait on; the log line
+		// can come a few microseconds later.
+		for _, sink := range s.sinks {
+			sink(e)
+		}
+		s.logEvent(e)
+	}
+	s.gauges.store(s.det, s.readErrors)
+}
+
+func (s *Sampler) logEvent(e Event) {
+	switch e.Type {
+	case TypeStep:
+		s.log.Warn("Wall clock stepped",
+			"step_seconds", e.StepSeconds(), "leap", e.Leap, "seen", e.Seen.String(),
+			"wall_before", e.WallBefore.UTC(), "wall_after", e.WallAfter.UTC(),
+			"delay_seconds", e.Delay.Seconds(), "epoch", e.Epoch, "seq", e.Seq)
+	case TypeResume:
+		s.log.Info("Resumed from suspend", "suspended_seconds", e.Suspended.Seconds(), "seen", e.Seen.String(), "seq", e.Seq)
+	default:
+		s.log.Info("Kernel reported a clock set without a measurable step",
+			"change_seconds", e.StepSeconds(), "uncertainty_seconds", e.Uncertainty.Seconds(), "seq", e.Seq)
+	}
+}
+
+// Snapshot is a consistent copy of the Sampler's state.
+type Snapshot struct {
+	// Sample is the last sample observed (zero before the first).
+	Sample probe.Sample
+	// Slew is the measured slew rate of the REALTIME−BOOTTIME gap.
+	Slew Slew
+	// State is the Detector's epoch and sequence.
+	State State
+	// Samples, Marks and ReadErrors count samples observed, clock-set marks
+	// received and failed clock reads.
+	Samples, Marks, ReadErrors uint64
+}
+
+// Gauges publishes the Sampler's state to other goroutines without locks: a
+// sequence counter, odd while a write is under way, lets a reader retry
+// instead of seeing a torn snapshot. One goroutine writes.
+type Gauges struct {
+	seq                                    atomic.Uint64
+	mono, real, boot, raw, tai, window     atomic.Int64
+	slewBits                               atomic.Uint64
+	slewValid                              atomic.Bool
+	epoch, evSeq, samples, marks, readErrs atomic.Uint64
+}
+
+func (g *Gauges) store(d *Detector, readErrors uint64) {
+	smp, _ := d.Last()
+	st, stats, slew := d.State(), d.Stats(), d.Slew()
+	g.seq.Add(1)
+	g.mono.Store(smp.Mono)
+	g.real.Store(smp.Real)
+	g.boot.Store(smp.Boot)
+	g.raw.Store(smp.Raw)
+	g.tai.Store(smp.TAI)
+	g.window.Store(smp.Window)
+	g.slewBits.Store(math.Float64bits(slew.Rate))
+	g.slewValid.Store(slew.Valid)
+	g.epoch.Store(st.Epoch)
+	g.evSeq.Store(st.Seq)
+	g.samples.Store(stats.Samples)
+	g.marks.Store(stats.Marks)
+	g.readErrs.Store(readErrors)
+	g.seq.Add(1)
+}
+
+// Load returns a consistent snapshot.
+func (g *Gauges) Load() Snapshot {
+	for {
+		before := g.seq.Load()
+		if before%2 == 1 {
+			runtime.Gosched()
+			continue
+		}
+		s := Snapshot{
+			Sample: probe.Sample{
+				Mono: g.mono.Load(), Real: g.real.Load(), Boot: g.boot.Load(),
+				Raw: g.raw.Load(), TAI: g.tai.Load(), Window: g.window.Load(),
+			},
+			Slew:       Slew{Rate: math.Float64frombits(g.slewBits.Load()), Valid: g.slewValid.Load()},
+			State:      State{Epoch: g.epoch.Load(), Seq: g.evSeq.Load()},
+			Samples:    g.samples.Load(),
+			Marks:      g.marks.Load(),
+			ReadErrors: g.readErrs.Load(),
+		}
+		if g.seq.Load() == before {
+			return s
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package step
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clockwatch/clockwatch/probe"
+)
+
+// fakeClocks is a ClockReader over a settable sample whose MONOTONIC time
+// advances 1 ms per read.
+type fakeClocks struct {
+	mu   sync.Mutex
+	s    probe.Sample
+	fail error
+}
+
+func (f *fakeClocks) ReadClocks(s *probe.Sample) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail != nil {
+		return f.fail
+	}
+	f.s.Mono += int64(time.Millisecond)
+	f.s.Boot += int64(time.Millisecond)
+	f.s.Real += int64(time.Millisecond)
+	*s = f.s
+	return nil
+}
+
+func (f *fakeClocks) step(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.s.Real += int64(d)
+}
+
+func (f *fakeClocks) mono() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s.Mono
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestSamplerMarkWakesDetectorAtOnce(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Interval = time.Hour // only marks can cause a sample
+	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	marks := make(chan probe.Mark)
+	events := make(chan Event, 4)
+	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{Epoch: 7}), discardLogger(), func(e Event) { events <- e })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	<-s.Ready()
+
+	clocks.step(-12400 * time.Millisecond)
+	marks <- probe.Mark{Mono: clocks.mono()}
+	var e Event
+	select {
+	case e = <-events:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event 10s after the mark")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	want := got{Type: "step", Step: -12400 * time.Millisecond, Seen: "both", Epoch: 8, Seq: 1, Delay: time.Millisecond + time.Microsecond}
+	if diff := cmp.Diff([]got{want}, project([]Event{e})); diff != "" {
+		t.Errorf("event (-want +got):\n%s", diff)
+	}
+	snap := s.Gauges().Load()
+	if snap.State != (State{Epoch: 8, Seq: 1}) || snap.Samples != 2 || snap.Marks != 1 {
+		t.Errorf("gauges = %+v, want epoch 8 seq 1, 2 samples, 1 mark", snap)
+	}
+}
+
+func TestSamplerTicksAndSurvivesReadErrors(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Interval = time.Millisecond
+	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}, fail: errors.New("EINVAL")}
+	s := NewSampler(cfg, clocks, nil, NewDetector(cfg, State{}), discardLogger())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); s.Gauges().Load().ReadErrors < 3; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no read errors counted after 10s")
+		}
+	}
+	clocks.mu.Lock()
+	clocks.fail = nil
+	clocks.mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); s.Gauges().Load().Samples < 3; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("fewer than 3 samples after 10s")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+}
+
+func TestObserveDoesNotAllocate(t *testing.T) {
+	s := newSim(DefaultConfig(), State{})
+	s.rate = 1e-7
+	ticks(2, tick)(s)
+	allocs := testing.AllocsPerRun(1000, func() {
+		s.advance(tick)
+		if evs := s.d.Observe(s.sample()); evs != nil {
+			t.Fatalf("unexpected events %v", evs)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Observe allocates %v times per sample, want 0", allocs)
+	}
+}
+
+func TestSamplerTickDoesNotAllocate(t *testing.T) {
+	cfg := DefaultConfig()
+	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}}
+	s := NewSampler(cfg, clocks, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	s.tick()
+	if allocs := testing.AllocsPerRun(1000, s.tick); allocs != 0 {
+		t.Errorf("a sampler tick allocates %v times, want 0", allocs)
+	}
+}
+
+// BenchmarkObserve is one Observe of a steady clock: the per-sample cost of
+// the arithmetic.
+func BenchmarkObserve(b *testing.B) {
+	s := newSim(DefaultConfig(), State{})
+	s.observe()
+	smp := s.sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		smp.Mono += int64(tick)
+		smp.Boot += int64(tick)
+		smp.Real += int64(tick)
+		smp.TAI += int64(tick)
+		if s.d.Observe(smp) != nil {
+			b.Fatal("event in a steady clock")
+		}
+	}
+}
+
+// BenchmarkSampleAndObserve is what the Sampler does every interval: read
+// the real kernel clocks and observe.
+func BenchmarkSampleAndObserve(b *testing.B) {
+	cfg := DefaultConfig()
+	s := NewSampler(cfg, probe.SysClocks{}, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	s.tick()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.tick()
+	}
+}

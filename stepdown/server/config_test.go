@@ -1,0 +1,91 @@
+package server_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	t.Parallel()
+	if err := server.DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigYAML(t *testing.T) {
+	t.Parallel()
+	const doc = `
+socket: /run/clockwatch/other.sock
+mode: "0600"
+group: clockwatch
+heartbeat: 500ms
+hold_down: 1m
+max_clients: 100
+queue_size: 16
+allow_uids: [1000, 1001]
+allow_gids: [50]
+drill_uids: [1000]
+triggers:
+  step: {enabled: true, threshold: 5ms}
+  offset: {enabled: false}
+  unsynchronized: {grace: 2m}
+`
+	cfg := server.DefaultConfig()
+	dec := yaml.NewDecoder(strings.NewReader(doc))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := server.DefaultConfig()
+	want.Socket, want.Mode, want.Group = "/run/clockwatch/other.sock", "0600", "clockwatch"
+	want.Heartbeat, want.HoldDown, want.MaxClients, want.QueueSize = 500*time.Millisecond, time.Minute, 100, 16
+	want.AllowUIDs, want.AllowGIDs, want.DrillUIDs = []uint32{1000, 1001}, []uint32{50}, []uint32{1000}
+	want.Triggers.Step.Threshold = 5 * time.Millisecond
+	want.Triggers.Offset.Enabled = false
+	want.Triggers.Unsynchronized.Grace = 2 * time.Minute
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var out bytes.Buffer
+	if err := yaml.NewEncoder(&out).Encode(cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		edit func(*server.Config)
+		want string
+	}{
+		{"relative socket", func(c *server.Config) { c.Socket = "stepdown.sock" }, `stepdown.socket: must be an absolute path, got "stepdown.sock"`},
+		{"long socket", func(c *server.Config) { c.Socket = "/" + strings.Repeat("a", 120) }, "stepdown.socket: must be at most 107 bytes long (a unix socket path), got 121"},
+		{"mode", func(c *server.Config) { c.Mode = "rw-rw----" }, `stepdown.mode: must be octal permission bits like "0660", got "rw-rw----"`},
+		{"heartbeat", func(c *server.Config) { c.Heartbeat = 0 }, "stepdown.heartbeat: must be positive, got 0s"},
+		{"hold_down", func(c *server.Config) { c.HoldDown = -time.Second }, "stepdown.hold_down: must not be negative, got -1s"},
+		{"max_clients", func(c *server.Config) { c.MaxClients = 0 }, "stepdown.max_clients: must be positive, got 0"},
+		{"queue_size", func(c *server.Config) { c.QueueSize = -1 }, "stepdown.queue_size: must be positive, got -1"},
+		{"trigger", func(c *server.Config) { c.Triggers.Offset.Threshold = 0 }, "stepdown.triggers.offset.threshold: must be positive when enabled, got 0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := server.DefaultConfig()
+			tc.edit(&cfg)
+			err := cfg.Validate()
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+// testConfig is a fast configuration on a socket in a temporary directory.
+func testConfig(t testing.TB) server.Config {
+	cfg := server.DefaultConfig()
+	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
+	cfg.Heartbeat = 20 * time.Millisecond
+	cfg.HoldDown = 100 * time.Millisecond
+	return cfg
+}
+
+// start runs a server until the test ends and waits until it listens and is
+// in state ok.
+func start(t testing.TB, cfg server.Config, opts server.Options) *server.Server {
+	t.Helper()
+	s, err := server.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-s.Ready():
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	}
+	s.ProbeOK("test")
+	return s
+}
+
+// dial connects a raw client and reads its hello.
+func dial(t testing.TB, path string) (*stepdown.Conn, stepdown.Message) {
+	t.Helper()
+	c, err := stepdown.Dial(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	m := next(t, c)
+	if m.Type != stepdown.TypeHello {
+		t.Fatalf("first message %v, want a hello", m)
+	}
+	return c, m
+}
+
+// next reads the next message that is not a heartbeat.
+func next(t testing.TB, c *stepdown.Conn) stepdown.Message {
+	t.Helper()
+	for {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		m, err := c.Read()
+		if err != nil {
+			t.Fatalf("reading: %v", err)
+		}
+		if m.Type != stepdown.TypeHeartbeat {
+			return m
+		}
+	}
+}
+
+// readErr reads until the connection ends and returns the error messages seen.
+func untilClosed(t testing.TB, c *stepdown.Conn) []stepdown.Message {
+	t.Helper()
+	var got []stepdown.Message
+	for {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		m, err := c.Read()
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatal("connection not closed")
+			}
+			return got
+		}
+		if m.Type == stepdown.TypeError {
+			got = append(got, stepdown.Message{Type: m.Type, Code: m.Code})
+		}
+	}
+}
+
+// waitFor polls cond until it holds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// runForever runs s until the process is killed.
+func runForever(s *server.Server) error { return s.Run(context.Background()) }

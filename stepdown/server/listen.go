@@ -1,0 +1,173 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// listenFDsStart is the first file descriptor systemd passes (SD_LISTEN_FDS_START).
+const listenFDsStart = 3
+
+// ActivationName is the FileDescriptorName= of the stepdown socket unit.
+// clockwatch only takes a socket from systemd under this name, so that it
+// never mistakes another activated socket (the HTTP one) for its own.
+const ActivationName = "stepdown"
+
+// Activated returns the listener systemd passed to this process under the
+// name ActivationName (socket activation: LISTEN_PID, LISTEN_FDS and
+// LISTEN_FDNAMES), or ok false when there is none. getenv and pid are
+// parameters so tests need no environment. It leaves the environment and the
+// other descriptors alone.
+func Activated(getenv func(string) string, pid int) (l *net.UnixListener, ok bool, err error) {
+	if getenv("LISTEN_PID") != strconv.Itoa(pid) {
+		return nil, false, nil
+	}
+	n, err := strconv.Atoi(getenv("LISTEN_FDS"))
+	if err != nil || n < 1 {
+		return nil, false, nil
+	}
+	idx := -1
+	for i, name := range strings.Split(getenv("LISTEN_FDNAMES"), ":") {
+		if name == ActivationName && i < n {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		return nil, false, nil
+	}
+	f := os.NewFile(uintptr(listenFDsStart+idx), "systemd-"+ActivationName)
+	defer f.Close()
+	fl, err := net.FileListener(f)
+	if err != nil {
+		return nil, false, fmt.Errorf("using socket fd %d passed by systemd: %w", listenFDsStart+idx, err)
+	}
+	ul, isUnix := fl.(*net.UnixListener)
+	if !isUnix {
+		fl.Close()
+		return nil, false, fmt.Errorf("socket fd %d passed by systemd is %s, want a unix stream socket", listenFDsStart+idx, fl.Addr().Network())
+	}
+	// systemd owns the file: never unlink it.
+	ul.SetUnlinkOnClose(false)
+	return ul, true, nil
+}
+
+// Listener is the socket the server accepts on, with what it takes to give it
+// back.
+type Listener struct {
+	*net.UnixListener
+	lock *os.File
+}
+
+// Close closes the socket, removes the socket file when clockwatch created it,
+// and releases the lock.
+func (l *Listener) Close() error {
+	err := l.UnixListener.Close()
+	if l.lock != nil {
+		l.lock.Close() // closing releases the flock
+	}
+	return err
+}
+
+// Listen creates the socket at cfg.Socket: it creates the directory if
+// missing, takes an exclusive lock on "<socket>.lock" so two clockwatch
+// processes never fight over it, replaces a stale socket file (one nobody
+// answers on) but refuses to touch a live one or anything that is not a
+// socket, then sets the mode and group.
+func Listen(cfg Config) (*Listener, error) {
+	path := cfg.Socket
+	mode, err := cfg.FileMode()
+	if err != nil {
+		return nil, fmt.Errorf("stepdown.mode: %w", err)
+	}
+	gid := -1
+	if cfg.Group != "" {
+		if gid, err = lookupGroup(cfg.Group); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the stepdown socket's directory: %w", err)
+	}
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the stepdown socket's lock file: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("stepdown socket %s: another clockwatch holds %s.lock", path, path)
+		}
+		return nil, fmt.Errorf("locking %s.lock: %w", path, err)
+	}
+	if err := removeStale(path); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("listening on the stepdown socket: %w", err)
+	}
+	l := &Listener{UnixListener: ul, lock: lock}
+	if err := os.Chmod(path, os.FileMode(mode)); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("setting the stepdown socket's mode to %04o: %w", mode, err)
+	}
+	if gid >= 0 {
+		if err := os.Lchown(path, -1, gid); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("giving the stepdown socket to group %s (clockwatch must be a member of it or have CAP_CHOWN): %w", cfg.Group, err)
+		}
+	}
+	return l, nil
+}
+
+// removeStale removes path if it is a socket nobody listens on.
+func removeStale(path string) error {
+	st, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("checking the stepdown socket: %w", err)
+	}
+	if st.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("stepdown socket %s exists and is not a socket (%s): refusing to replace it", path, st.Mode().Type())
+	}
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return fmt.Errorf("stepdown socket %s is live: another process is serving it", path)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("probing the existing stepdown socket %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("removing the stale stepdown socket: %w", err)
+	}
+	return nil
+}
+
+func lookupGroup(name string) (int, error) {
+	if gid, err := strconv.Atoi(name); err == nil && gid >= 0 {
+		return gid, nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return 0, fmt.Errorf("stepdown.group: %w", err)
+	}
+	gid, err := strconv.Atoi(g.Gid)
+	if err != nil {
+		return 0, fmt.Errorf("stepdown.group: group %s has gid %q: %w", name, g.Gid, err)
+	}
+	return gid, nil
+}

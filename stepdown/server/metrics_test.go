@@ -1,0 +1,65 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{Epoch: 5})
+	c, _ := dial(t, cfg.Socket)
+	c.Send(stepdown.Message{Type: stepdown.TypeDrill, HoldSeconds: 0.01})
+	m := next(t, c)
+	c.Ack(m.Seq)
+	next(t, c) // resume
+	waitFor(t, "the ack", func() bool { return metricValue(t, s, server.MetricAcks) == 1 })
+
+	if problems, err := testutil.CollectAndLint(s.Collector()); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", problems, err)
+	}
+	want := `
+# HELP clockwatch_stepdown_acks_total Acks received from stepdown clients for events they were sent.
+# TYPE clockwatch_stepdown_acks_total counter
+clockwatch_stepdown_acks_total 1
+# HELP clockwatch_stepdown_connections_total Connections accepted on the stepdown socket.
+# TYPE clockwatch_stepdown_connections_total counter
+clockwatch_stepdown_connections_total 1
+# HELP clockwatch_stepdown_epoch Clock epoch announced to stepdown clients (counts clock steps, persisted).
+# TYPE clockwatch_stepdown_epoch gauge
+clockwatch_stepdown_epoch 5
+# HELP clockwatch_stepdown_events_total Stepdown and resume events announced, by type and reason (each is sent to every subscriber).
+# TYPE clockwatch_stepdown_events_total counter
+clockwatch_stepdown_events_total{drill="false",reason="starting",type="resume"} 1
+clockwatch_stepdown_events_total{drill="true",reason="drill",type="resume"} 1
+clockwatch_stepdown_events_total{drill="true",reason="drill",type="stepdown"} 1
+# HELP clockwatch_stepdown_drills_total Drill requests, by result (started, forbidden, busy, bad_request).
+# TYPE clockwatch_stepdown_drills_total counter
+clockwatch_stepdown_drills_total{result="bad_request"} 0
+clockwatch_stepdown_drills_total{result="busy"} 0
+clockwatch_stepdown_drills_total{result="forbidden"} 0
+clockwatch_stepdown_drills_total{result="started"} 1
+# HELP clockwatch_stepdown_state Stepdown state announced to clients: 1 for the current state, 0 for the others.
+# TYPE clockwatch_stepdown_state gauge
+clockwatch_stepdown_state{state="ok"} 1
+clockwatch_stepdown_state{state="stepdown"} 0
+clockwatch_stepdown_state{state="unknown"} 0
+# HELP clockwatch_stepdown_subscribers Clients connected to the stepdown socket.
+# TYPE clockwatch_stepdown_subscribers gauge
+clockwatch_stepdown_subscribers 1
+`
+	if err := testutil.CollectAndCompare(s.Collector(), strings.NewReader(want),
+		server.MetricAcks, server.MetricConnections, server.MetricEpoch, server.MetricEvents, server.MetricDrills,
+		server.MetricState, server.MetricSubscribers); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(s.Collector(), server.MetricAckLatency); n != 1 {
+		t.Errorf("%d ack latency histograms", n)
+	}
+}

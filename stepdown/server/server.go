@@ -1,0 +1,603 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"reflect"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/policy"
+)
+
+// Limits on what a client may send.
+const (
+	// floodBurst and floodRate bound client messages: a token bucket of
+	// floodBurst messages refilled at floodRate per second.
+	floodBurst = 100
+	floodRate  = 50
+	// writeBatch is the most queued messages written in one system call.
+	writeBatch = 64
+	// ackRing is how many recent events remember when they were sent, for
+	// the ack latency.
+	ackRing = 64
+	// defaultDrillHold is how long a drill holds unless the request says.
+	defaultDrillHold = 5 * time.Second
+)
+
+// Cred is a peer's SO_PEERCRED.
+type Cred struct {
+	PID      int32
+	UID, GID uint32
+}
+
+// Options are the server's inputs besides its configuration.
+type Options struct {
+	// Logger receives connection and event logs; nil discards them.
+	Logger *slog.Logger
+	// Epoch is the clock epoch at start, persisted by the step detector.
+	Epoch uint64
+	// Listener, when set, is used instead of systemd's socket or
+	// cfg.Socket. The server closes it when Run returns.
+	Listener net.Listener
+	// Mono returns CLOCK_MONOTONIC; nil reads the real one. It must be the
+	// clock of policy.Step.Mono.
+	Mono func() time.Duration
+	// PeerCred reads a peer's credentials; nil reads SO_PEERCRED.
+	PeerCred func(*net.UnixConn) (Cred, error)
+	// Getenv and PID are consulted for systemd socket activation; nil and
+	// 0 mean os.Getenv and os.Getpid().
+	Getenv func(string) string
+	PID    int
+	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
+	SelfUID uint32
+}
+
+// Server is the stepdown socket server. Create it with New, start it with Run
+// and feed it through its input methods, which are safe for concurrent use.
+type Server struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+	met  *metrics
+
+	ready chan struct{}
+	l     net.Listener
+	addr  string
+
+	mu      sync.Mutex
+	pol     *policy.Policy
+	seq     uint64
+	clients map[*client]struct{}
+	fanout  []*client // reused by broadcastLocked
+	sentAt  [ackRing]struct {
+		seq uint64
+		at  time.Duration
+	}
+	closed bool
+
+	wg sync.WaitGroup
+}
+
+// New returns a server; it does not listen until Run.
+func New(cfg Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Mono == nil {
+		opts.Mono = monotonic
+	}
+	if opts.PeerCred == nil {
+		opts.PeerCred = peerCred
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.PID == 0 {
+		opts.PID = os.Getpid()
+	}
+	if opts.SelfUID == 0 {
+		opts.SelfUID = uint32(os.Geteuid())
+	}
+	s := &Server{
+		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
+		ready:   make(chan struct{}),
+		pol:     policy.New(cfg.PolicyConfig(), opts.Epoch),
+		clients: map[*client]struct{}{},
+	}
+	s.met = newMetrics(s)
+	return s, nil
+}
+
+// Reload applies a new configuration's triggers and hold-down at once. The
+// other settings (socket, mode, group, heartbeat, limits) take effect at the
+// next start; Reload reports whether any of them changed so the caller can
+// log it.
+func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
+	if err := cfg.Validate(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pol.SetConfig(cfg.PolicyConfig())
+	old := s.cfg
+	old.HoldDown, old.Triggers = cfg.HoldDown, cfg.Triggers
+	s.cfg.HoldDown, s.cfg.Triggers = cfg.HoldDown, cfg.Triggers
+	return !reflect.DeepEqual(old, cfg), nil
+}
+
+// Collector returns the server's metrics.
+func (s *Server) Collector() prometheus.Collector { return s.met }
+
+// Ready is closed once Run has its socket (or failed to get it).
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Addr is the socket path, valid after Listen or Ready.
+func (s *Server) Addr() string { return s.addr }
+
+// Status is the current state.
+func (s *Server) Status() policy.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pol.Status()
+}
+
+func (s *Server) snapshot() (int, policy.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients), s.pol.Status()
+}
+
+// Listen opens the socket now: the one passed by systemd under the name
+// ActivationName, else Options.Listener, else cfg.Socket. A daemon calls it
+// before starting its tasks, so that a socket problem fails the start; Run
+// calls it when it has not been called.
+func (s *Server) Listen() error {
+	if s.l != nil {
+		return nil
+	}
+	l, err := s.open()
+	if err != nil {
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	s.l = l
+	s.addr = l.Addr().String()
+	s.log.Info("stepdown socket listening", "path", s.addr)
+	return nil
+}
+
+func (s *Server) open() (net.Listener, error) {
+	if s.opts.Listener != nil {
+		return s.opts.Listener, nil
+	}
+	l, ok, err := Activated(s.opts.Getenv, s.opts.PID)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		s.log.Info("using the stepdown socket passed by systemd", "addr", l.Addr())
+		return l, nil
+	}
+	return Listen(s.cfg)
+}
+
+// Run serves: it accepts clients and sends heartbeats until ctx is done, then
+// closes every connection and the socket (removing the file it created).
+func (s *Server) Run(ctx context.Context) error {
+	err := s.Listen()
+	close(s.ready)
+	if err != nil {
+		return err
+	}
+	l := s.l
+
+	acceptErr := make(chan error, 1)
+	go func() { acceptErr <- s.acceptLoop(l) }()
+
+	tick := time.NewTicker(s.cfg.Heartbeat)
+	defer tick.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-acceptErr:
+			if err == nil {
+				err = errors.New("listener closed")
+			}
+			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
+			acceptErr = nil
+			break loop
+		case <-tick.C:
+			s.heartbeat()
+		}
+	}
+	l.Close()
+	if acceptErr != nil {
+		<-acceptErr
+	}
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.clients {
+		delete(s.clients, c)
+		c.shutdown(CauseShutdown)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return runErr
+}
+
+func (s *Server) acceptLoop(l net.Listener) error {
+	var backoff time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: wait and retry
+			// rather than give up on every subscriber.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accepting a stepdown client", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.met.connections.Inc()
+		uc, ok := conn.(*net.UnixConn)
+		if !ok {
+			conn.Close()
+			continue
+		}
+		s.admit(uc)
+	}
+}
+
+// allowed applies the uid/gid allow-list.
+func (s *Server) allowed(cr Cred, credErr error) bool {
+	if len(s.cfg.AllowUIDs) == 0 && len(s.cfg.AllowGIDs) == 0 {
+		return true
+	}
+	if credErr != nil {
+		return false
+	}
+	return cr.UID == 0 || slices.Contains(s.cfg.AllowUIDs, cr.UID) || slices.Contains(s.cfg.AllowGIDs, cr.GID)
+}
+
+func (s *Server) mayDrill(cr Cred, credErr error) bool {
+	return credErr == nil && (cr.UID == 0 || cr.UID == s.opts.SelfUID || slices.Contains(s.cfg.DrillUIDs, cr.UID))
+}
+
+// reject tells a client why it is not served, then closes it.
+func (s *Server) reject(conn *net.UnixConn, code, cause, why string) {
+	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: why}.AppendLine(nil)
+	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	conn.Write(b)
+	conn.Close()
+	s.met.clientErrors.WithLabelValues(code).Inc()
+	s.met.disconnects.WithLabelValues(cause).Inc()
+}
+
+func (s *Server) admit(conn *net.UnixConn) {
+	cr, credErr := s.opts.PeerCred(conn)
+	if credErr != nil {
+		s.log.Warn("stepdown client without credentials", "err", credErr)
+	}
+	if !s.allowed(cr, credErr) {
+		s.log.Warn("stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
+		return
+	}
+	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down")
+		return
+	}
+	if len(s.clients) >= s.cfg.MaxClients {
+		s.mu.Unlock()
+		s.log.Warn("stepdown client refused: stepdown.max_clients reached", "pid", cr.PID, "uid", cr.UID, "max_clients", s.cfg.MaxClients)
+		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, "too many clients (stepdown.max_clients)")
+		return
+	}
+	s.clients[c] = struct{}{}
+	c.raw, _ = conn.SyscallConn()
+	c.directWrite = c.writeDirect
+	c.enqueue(s.helloLocked().AppendLine(nil))
+	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
+	s.wg.Add(2)
+	s.mu.Unlock()
+	s.log.Info("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+	go c.writeLoop()
+	go c.readLoop()
+}
+
+func (s *Server) helloLocked() stepdown.Message {
+	st := s.pol.Status()
+	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: s.seq,
+		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: s.cfg.HoldDown.Seconds()}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+	}
+	return m
+}
+
+// publishLocked numbers events and sends them to every client.
+func (s *Server) publishLocked(evs []policy.Event) {
+	for _, e := range evs {
+		s.seq++
+		s.sentAt[s.seq%ackRing] = struct {
+			seq uint64
+			at  time.Duration
+		}{s.seq, s.opts.Mono()}
+		msg := e.Message(s.seq)
+		drill := "false"
+		if e.Drill {
+			drill = "true"
+		}
+		s.met.events.WithLabelValues(e.Type, string(e.Reason), drill).Inc()
+		s.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "seq", s.seq, "epoch", e.Epoch, "drill", e.Drill, "detail", e.Detail, "subscribers", len(s.clients))
+		s.broadcastLocked(e.Type, msg.AppendLine(nil))
+	}
+}
+
+// parallelFanout is the subscriber count above which a broadcast writes
+// from several goroutines at once.
+const parallelFanout = 256
+
+func (s *Server) broadcastLocked(typ string, b []byte) {
+	all := s.fanout[:0]
+	for c := range s.clients {
+		all = append(all, c)
+	}
+	s.fanout = all
+	workers := 1
+	if len(all) > parallelFanout {
+		workers = min(runtime.GOMAXPROCS(0), len(all)/parallelFanout+1)
+	}
+	lagged := make([][]*client, workers)
+	var wg sync.WaitGroup
+	chunk := (len(all) + workers - 1) / workers
+	for w := range workers {
+		part := all[min(w*chunk, len(all)):min((w+1)*chunk, len(all))]
+		send := func() {
+			for _, c := range part {
+				if !c.send(b) {
+					lagged[w] = append(lagged[w], c)
+				}
+			}
+		}
+		if w == workers-1 {
+			send()
+		} else {
+			wg.Go(send)
+		}
+	}
+	wg.Wait()
+	n := len(all)
+	for _, l := range lagged {
+		for _, c := range l {
+			n--
+			delete(s.clients, c)
+			c.shutdown(CauseLaggard)
+			s.log.Warn("stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+		}
+	}
+	clear(all)
+	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
+}
+
+func (s *Server) heartbeat() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publishLocked(s.pol.Tick(s.opts.Mono()))
+	st := s.pol.Status()
+	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.seq, Drill: st.Drill}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+	}
+	s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+}
+
+// input runs f on the policy and publishes what it returns.
+func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.publishLocked(f(s.pol, s.opts.Mono()))
+}
+
+// Step feeds a step from the step detector. A zero Mono means now.
+func (s *Server) Step(st policy.Step) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
+		if st.Mono == 0 {
+			st.Mono = now
+		}
+		return p.Step(st)
+	})
+}
+
+// Offset feeds chrony's system clock offset, in seconds.
+func (s *Server) Offset(seconds float64) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Offset(seconds, now) })
+}
+
+// Synchronized feeds whether source ("chrony", "kernel") reports the clock
+// synchronised.
+func (s *Server) Synchronized(synced bool, source string) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Synchronized(synced, source, now) })
+}
+
+// ErrorBound feeds the clock's error bound from source, in seconds.
+func (s *Server) ErrorBound(seconds float64, source string) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ErrorBound(seconds, source, now) })
+}
+
+// ProbeOK reports a good reading from the named probe.
+func (s *Server) ProbeOK(name string) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeOK(name, now) })
+}
+
+// ProbeFailed reports a failure of the named probe.
+func (s *Server) ProbeFailed(name string, err error) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeFailed(name, err, now) })
+}
+
+// Suspended feeds a resume from suspend: the machine was suspended for d.
+func (s *Server) Suspended(d time.Duration) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Suspend(d, now) })
+}
+
+// ChronyReading is what the stepdown triggers need from one poll of chronyd.
+type ChronyReading struct {
+	// Valid is true once any poll has succeeded; Up when the last one did.
+	Valid, Up bool
+	// Err is why the last poll failed.
+	Err error
+	// SystemOffset is the local clock minus true time, in seconds.
+	SystemOffset float64
+	// Synchronised is chronyd's view (leap status not unsynchronised).
+	Synchronised bool
+	// ErrorBound is |offset| + root dispersion + root delay/2, in seconds.
+	ErrorBound float64
+}
+
+// ChronySource is the source and probe name chrony readings are filed under.
+const ChronySource = "chrony"
+
+// Chrony feeds one chrony reading: offset, synchronisation and error bound
+// when the poll succeeded, a probe failure when it did not. A chronyd that
+// has never answered is taken to be absent, not lost: only losing a chronyd
+// that worked counts toward the probe_lost trigger, so a machine without
+// chrony is not held in stepdown forever.
+func (s *Server) Chrony(r ChronyReading) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
+		switch {
+		case !r.Valid:
+			return p.Tick(now)
+		case !r.Up:
+			err := r.Err
+			if err == nil {
+				err = errors.New("chronyd did not answer")
+			}
+			return p.ProbeFailed(ChronySource, err, now)
+		}
+		var evs []policy.Event
+		evs = append(evs, p.ProbeOK(ChronySource, now)...)
+		evs = append(evs, p.Offset(r.SystemOffset, now)...)
+		evs = append(evs, p.Synchronized(r.Synchronised, ChronySource, now)...)
+		evs = append(evs, p.ErrorBound(r.ErrorBound, ChronySource, now)...)
+		return evs
+	})
+}
+
+// KernelSource is the source and probe name kernel readings are filed under.
+const KernelSource = "kernel"
+
+// Kernel feeds one adjtimex reading: whether the kernel considers the clock
+// synchronised (STA_UNSYNC clear) and its maximum error, or the read error.
+func (s *Server) Kernel(synced bool, maxError time.Duration, err error) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
+		if err != nil {
+			return p.ProbeFailed(KernelSource, err, now)
+		}
+		var evs []policy.Event
+		evs = append(evs, p.ProbeOK(KernelSource, now)...)
+		evs = append(evs, p.Synchronized(synced, KernelSource, now)...)
+		evs = append(evs, p.ErrorBound(maxError.Seconds(), KernelSource, now)...)
+		return evs
+	})
+}
+
+// DrillRequest is what a drill asks for.
+type DrillRequest struct {
+	// Reason is the reason the drill's stepdown carries ("drill" if empty).
+	Reason stepdown.Reason
+	// StepSeconds is the simulated step, if any.
+	StepSeconds *float64
+	// Hold is how long the drill stays in stepdown (5 s if zero).
+	Hold time.Duration
+}
+
+// ErrBusy is wrapped by Drill when the state is not ok.
+var ErrBusy = errors.New("stepdown state is not ok")
+
+// Drill starts a drill. It fails with ErrBusy unless the state is ok.
+func (s *Server) Drill(r DrillRequest) error {
+	if r.Hold == 0 {
+		r.Hold = defaultDrillHold
+	}
+	if r.Hold < 0 || r.Hold > s.cfg.MaxDrillHold {
+		return fmt.Errorf("drill hold %s is not between 0 and stepdown.max_drill_hold (%s)", r.Hold, s.cfg.MaxDrillHold)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	evs, err := s.pol.Drill(r.Reason, r.StepSeconds, r.Hold, s.opts.Mono())
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBusy, err)
+	}
+	s.publishLocked(evs)
+	return nil
+}
+
+var drillReasons = []stepdown.Reason{"", stepdown.ReasonDrill, stepdown.ReasonStep, stepdown.ReasonOffset,
+	stepdown.ReasonUnsynchronized, stepdown.ReasonErrorBound, stepdown.ReasonProbeLost, stepdown.ReasonSuspend}
+
+func (s *Server) drillFrom(c *client, m stepdown.Message) {
+	if !s.mayDrill(c.cred, c.credErr) {
+		s.met.drills.WithLabelValues("forbidden").Inc()
+		s.log.Warn("drill refused: only root, clockwatch's uid and stepdown.drill_uids may drill", "pid", c.cred.PID, "uid", c.cred.UID)
+		c.sendError(stepdown.CodeForbidden, fmt.Sprintf("uid %d may not drill: only root, clockwatch's uid and stepdown.drill_uids", c.cred.UID))
+		return
+	}
+	if !slices.Contains(drillReasons, m.Reason) {
+		s.met.drills.WithLabelValues("bad_request").Inc()
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, suspend, drill", m.Reason))
+		return
+	}
+	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: time.Duration(m.HoldSeconds * float64(time.Second))}
+	if err := s.Drill(r); err != nil {
+		code, result := stepdown.CodeBadRequest, "bad_request"
+		if errors.Is(err, ErrBusy) {
+			code, result = stepdown.CodeBusy, "busy"
+		}
+		s.met.drills.WithLabelValues(result).Inc()
+		c.sendError(code, err.Error())
+		return
+	}
+	s.met.drills.WithLabelValues("started").Inc()
+	s.log.Info("drill started", "pid", c.cred.PID, "uid", c.cred.UID, "reason", r.Reason, "hold", r.Hold)
+}
+
+func (s *Server) ack(c *client, seq uint64) {
+	s.mu.Lock()
+	rec := s.sentAt[seq%ackRing]
+	now := s.opts.Mono()
+	known := seq > 0 && seq <= s.seq
+	s.mu.Unlock()
+	if !known {
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("ack of seq %d, which was never sent", seq))
+		return
+	}
+	if seq <= c.lastAck {
+		return // a repeated ack counts once
+	}
+	c.lastAck = seq
+	s.met.acks.Inc()
+	if rec.seq == seq {
+		s.met.ackLatency.Observe((now - rec.at).Seconds())
+	}
+}

@@ -1,0 +1,392 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+func TestDrillReachesEveryClientOnceInOrder(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{Epoch: 7})
+	const n = 200
+	conns := make([]*stepdown.Conn, n)
+	var helloSeq uint64
+	for i := range conns {
+		var hello stepdown.Message
+		conns[i], hello = dial(t, cfg.Socket)
+		if hello.State != stepdown.StateOK || hello.Epoch != 7 || hello.Version != 1 || hello.HeartbeatSeconds != 0.02 {
+			t.Fatalf("hello %+v", hello)
+		}
+		helloSeq = hello.Seq
+	}
+	// Client 0 (root: the test's own uid) asks for the drill over the socket.
+	if err := conns[0].Send(stepdown.Message{Type: stepdown.TypeDrill, Reason: stepdown.ReasonStep,
+		StepSeconds: stepdown.Float(-12.4), HoldSeconds: 0.05}); err != nil {
+		t.Fatal(err)
+	}
+	want := []stepdown.Message{
+		{Type: "stepdown", State: "stepdown", Reason: "step", Epoch: 7, Seq: helloSeq + 1, Drill: true,
+			StepSeconds: stepdown.Float(-12.4), HoldSeconds: 0.05, Detail: "drill: nothing is wrong with the clock"},
+		{Type: "resume", State: "ok", Reason: "drill", Epoch: 7, Seq: helloSeq + 2, Drill: true, Detail: "drill over"},
+	}
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() {
+			got := []stepdown.Message{next(t, c), next(t, c)}
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(stepdown.Message{}, "MonoNanos")); diff != "" {
+				t.Errorf("client %d (-want +got):\n%s", i, diff)
+			}
+			c.Ack(got[0].Seq)
+			c.Ack(got[0].Seq) // repeated: counts once
+		})
+	}
+	wg.Wait()
+	waitFor(t, "acks", func() bool {
+		return metricValue(t, s, server.MetricAcks) == n
+	})
+	// Exactly once: nothing but heartbeats follows.
+	for _, c := range conns[:3] {
+		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		for {
+			m, err := c.Read()
+			if err != nil {
+				break
+			}
+			if m.Type != stepdown.TypeHeartbeat || m.State != stepdown.StateOK || m.Seq != helloSeq+2 {
+				t.Fatalf("unexpected %v", m)
+			}
+		}
+	}
+}
+
+func TestTriggersReachClients(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{Epoch: 1})
+	c, _ := dial(t, cfg.Socket)
+	wb := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
+	s.Step(policy.Step{Seconds: 0.5, Mono: 123, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: "timerfd"})
+	m := next(t, c)
+	want := stepdown.Message{Type: "stepdown", State: "stepdown", Reason: "step", Epoch: 2, Seq: m.Seq,
+		StepSeconds: stepdown.Float(0.5), WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), MonoNanos: 123,
+		Source: "timerfd", Detail: "wall clock stepped by 500ms"}
+	if diff := cmp.Diff(want, m); diff != "" {
+		t.Errorf("stepdown (-want +got):\n%s", diff)
+	}
+	// A late subscriber is told at once.
+	_, hello := dial(t, cfg.Socket)
+	if hello.State != stepdown.StateStepdown || hello.Reason != stepdown.ReasonStep || hello.Epoch != 2 || hello.Seq != m.Seq {
+		t.Errorf("hello during stepdown: %+v", hello)
+	}
+	if r := next(t, c); r.Type != stepdown.TypeResume || r.Seq != m.Seq+1 || r.Reason != stepdown.ReasonStep {
+		t.Errorf("after hold-down: %v", r)
+	}
+	s.Offset(-2)
+	if m := next(t, c); m.Reason != stepdown.ReasonOffset || *m.OffsetSeconds != -2 {
+		t.Errorf("offset: %v", m)
+	}
+	s.Offset(0.001)
+	if m := next(t, c); m.Type != stepdown.TypeResume {
+		t.Errorf("after offset: %v", m)
+	}
+}
+
+func TestStuckClientDoesNotDelayOthers(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.QueueSize = 8
+	cfg.Heartbeat = time.Hour // only events in the stream
+	s := start(t, cfg, server.Options{})
+	stuck, err := net.Dial("unix", cfg.Socket) // never reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	fast, _ := dial(t, cfg.Socket)
+	waitFor(t, "two subscribers", func() bool { return metricValue(t, s, server.MetricSubscribers) == 2 })
+	// Events one at a time: the fast client reads each at once while the
+	// stuck one's socket buffer, then its queue, fill up until it is cut off.
+	var slowest time.Duration
+	for i := 0; metricValue(t, s, server.MetricDisconnects, "cause", server.CauseLaggard) == 0; i++ {
+		if i == 20000 {
+			t.Fatal("stuck client never disconnected")
+		}
+		t0 := time.Now()
+		s.Step(policy.Step{Seconds: float64(i + 1)})
+		if m := next(t, fast); m.Type != stepdown.TypeStepdown || *m.StepSeconds != float64(i+1) {
+			t.Fatalf("event %d: got %v", i, m)
+		}
+		slowest = max(slowest, time.Since(t0))
+	}
+	if slowest > time.Second {
+		t.Errorf("slowest event took %s to reach the fast client", slowest)
+	}
+	t.Logf("slowest event to the fast client: %s", slowest)
+}
+
+func TestBadInputClosesOnlyThatConnection(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{})
+	bystander, _ := dial(t, cfg.Socket)
+	for _, tc := range []struct {
+		name   string
+		send   string
+		want   []stepdown.Message
+		closed bool
+	}{
+		{name: "garbage", send: "hello there\n", want: []stepdown.Message{{Type: "error", Code: "garbage"}}, closed: true},
+		{name: "no type", send: `{"seq":1}` + "\n", want: []stepdown.Message{{Type: "error", Code: "garbage"}}, closed: true},
+		{name: "over-long line", send: strings.Repeat("x", 5000), want: []stepdown.Message{{Type: "error", Code: "line_too_long"}}, closed: true},
+		{name: "flood", send: strings.Repeat("\n", 500), want: []stepdown.Message{{Type: "error", Code: "flood"}}, closed: true},
+		{name: "unknown type", send: `{"type":"hello"}` + "\n", want: []stepdown.Message{{Type: "error", Code: "unknown_type"}}},
+		{name: "ack of an unsent seq", send: `{"type":"ack","seq":99999}` + "\n", want: []stepdown.Message{{Type: "error", Code: "bad_request"}}},
+		{name: "drill with a bad reason", send: `{"type":"drill","reason":"nope"}` + "\n", want: []stepdown.Message{{Type: "error", Code: "bad_request"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := net.Dial("unix", cfg.Socket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			c := stepdown.NewConn(raw)
+			if m := next(t, c); m.Type != stepdown.TypeHello {
+				t.Fatalf("got %v", m)
+			}
+			if err := c.Send(stepdown.Message{Type: stepdown.TypeHeartbeat}); err != nil { // warm-up: unknown type
+				t.Fatal(err)
+			}
+			if m := next(t, c); m.Code != stepdown.CodeUnknownType {
+				t.Fatalf("got %v", m)
+			}
+			if _, err := raw.Write([]byte(tc.send)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.closed {
+				if diff := cmp.Diff(tc.want, untilClosed(t, c)); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+				return
+			}
+			m := next(t, c)
+			if diff := cmp.Diff(tc.want, []stepdown.Message{{Type: m.Type, Code: m.Code}}); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The bystander still gets heartbeats and events.
+	s.Step(policy.Step{Seconds: 1})
+	if m := next(t, bystander); m.Type != stepdown.TypeStepdown {
+		t.Fatalf("bystander got %v", m)
+	}
+}
+
+func TestPeerCredentials(t *testing.T) {
+	t.Parallel()
+	cred := server.Cred{PID: 42, UID: 1000, GID: 1000}
+	opts := server.Options{PeerCred: func(*net.UnixConn) (server.Cred, error) { return cred, nil }, SelfUID: 999}
+	t.Run("not in the allow-list", func(t *testing.T) {
+		t.Parallel()
+		cfg := testConfig(t)
+		cfg.AllowUIDs = []uint32{5}
+		s := start(t, cfg, opts)
+		c, err := stepdown.Dial(context.Background(), cfg.Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if diff := cmp.Diff([]stepdown.Message{{Type: "error", Code: "forbidden"}}, untilClosed(t, c)); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+		waitFor(t, "not_allowed", func() bool {
+			return metricValue(t, s, server.MetricDisconnects, "cause", server.CauseNotAllowed) == 1
+		})
+	})
+	t.Run("allowed by gid, may not drill", func(t *testing.T) {
+		t.Parallel()
+		cfg := testConfig(t)
+		cfg.AllowGIDs = []uint32{1000}
+		start(t, cfg, opts)
+		c, hello := dial(t, cfg.Socket)
+		if hello.State != stepdown.StateOK {
+			t.Fatalf("hello %v", hello)
+		}
+		c.Send(stepdown.Message{Type: stepdown.TypeDrill})
+		if m := next(t, c); m.Code != stepdown.CodeForbidden {
+			t.Fatalf("drill by uid 1000: %v", m)
+		}
+	})
+	t.Run("drill_uids may drill", func(t *testing.T) {
+		t.Parallel()
+		cfg := testConfig(t)
+		cfg.DrillUIDs = []uint32{1000}
+		start(t, cfg, opts)
+		c, _ := dial(t, cfg.Socket)
+		c.Send(stepdown.Message{Type: stepdown.TypeDrill, HoldSeconds: 10})
+		if m := next(t, c); m.Type != stepdown.TypeStepdown || !m.Drill || m.Reason != stepdown.ReasonDrill {
+			t.Fatalf("drill: %v", m)
+		}
+		c.Send(stepdown.Message{Type: stepdown.TypeDrill})
+		if m := next(t, c); m.Code != stepdown.CodeBusy {
+			t.Fatalf("second drill: %v", m)
+		}
+	})
+}
+
+func TestMaxClients(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxClients = 2
+	start(t, cfg, server.Options{})
+	dial(t, cfg.Socket)
+	dial(t, cfg.Socket)
+	c, err := stepdown.Dial(context.Background(), cfg.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if diff := cmp.Diff([]stepdown.Message{{Type: "error", Code: "busy"}}, untilClosed(t, c)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// metricValue returns the value of one counter or gauge series of the
+// server's collector, by name and label pairs.
+func metricValue(t testing.TB, s *server.Server, name string, labels ...string) float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(s.Collector())
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue series
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func TestChronyReadings(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Triggers.ProbeLost.Grace = 30 * time.Millisecond
+	s := start(t, cfg, server.Options{})
+	c, _ := dial(t, cfg.Socket)
+	// Never answered: absent, not lost.
+	s.Chrony(server.ChronyReading{})
+	good := server.ChronyReading{Valid: true, Up: true, SystemOffset: 0.001, Synchronised: true, ErrorBound: 0.01}
+	s.Chrony(good)
+	bad := good
+	bad.SystemOffset = 1.5
+	s.Chrony(bad)
+	if m := next(t, c); m.Reason != stepdown.ReasonOffset || *m.OffsetSeconds != 1.5 || m.Source != "chrony" {
+		t.Fatalf("offset: %v", m)
+	}
+	s.Chrony(good)
+	if m := next(t, c); m.Type != stepdown.TypeResume {
+		t.Fatalf("after the offset: %v", m)
+	}
+	// A chronyd that worked and stopped answering is a lost probe.
+	lost := server.ChronyReading{Valid: true, Up: false}
+	s.Chrony(lost)
+	waitFor(t, "probe_lost", func() bool {
+		s.Chrony(lost)
+		return s.Status().Reason == stepdown.ReasonProbeLost
+	})
+	if m := next(t, c); m.Reason != stepdown.ReasonProbeLost || m.Source != "chrony" {
+		t.Fatalf("lost: %v", m)
+	}
+}
+
+func TestReload(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{})
+	s.Offset(2)
+	if st := s.Status(); st.State != stepdown.StateStepdown {
+		t.Fatalf("state %v", st)
+	}
+	next := cfg
+	next.Triggers.Offset.Enabled = false
+	next.HoldDown = time.Millisecond
+	if restart, err := s.Reload(next); err != nil || restart {
+		t.Fatalf("Reload: %v, %v", restart, err)
+	}
+	// The offset no longer counts: the hold-down ends and the state resumes.
+	waitFor(t, "resume", func() bool { return s.Status().State == stepdown.StateOK })
+	next.Socket += ".new"
+	if restart, err := s.Reload(next); err != nil || !restart {
+		t.Fatalf("Reload with a new socket: %v, %v", restart, err)
+	}
+	next.QueueSize = 0
+	if _, err := s.Reload(next); err == nil {
+		t.Fatal("invalid configuration accepted")
+	}
+}
+
+func TestListenBeforeRun(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	other, err := net.Listen("unix", cfg.Socket) // someone else serves the path
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	s, err := server.New(cfg, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(); err == nil || !strings.Contains(err.Error(), "is live") {
+		t.Fatalf("Listen: %v", err)
+	}
+	if err := s.Run(context.Background()); err == nil {
+		t.Fatal("Run without a socket succeeded")
+	}
+}
+
+func TestKernelReadings(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{})
+	c, _ := dial(t, cfg.Socket)
+	s.Kernel(true, 10*time.Millisecond, nil)
+	s.Kernel(true, 16*time.Second, nil) // maxerror saturated
+	if m := next(t, c); m.Reason != stepdown.ReasonErrorBound || m.Source != "kernel" || *m.ErrorBoundSeconds != 16 {
+		t.Fatalf("error bound: %v", m)
+	}
+}

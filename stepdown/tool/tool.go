@@ -1,0 +1,142 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+// Exit codes of Watch.
+const (
+	ExitOK       = 0
+	ExitStepdown = 3
+	ExitUnknown  = 4
+)
+
+// WatchOptions configure Watch.
+type WatchOptions struct {
+	// Path is the stepdown socket.
+	Path string
+	// JSON prints each message as its JSON line instead of a human line.
+	JSON bool
+	// Heartbeats prints heartbeats too.
+	Heartbeats bool
+	// ExitOnStepdown returns ExitStepdown as soon as the state is stepdown
+	// (a stepdown event, or a hello while in stepdown).
+	ExitOnStepdown bool
+	// ExitOnUnknown returns ExitUnknown when the connection is lost or
+	// cannot be made.
+	ExitOnUnknown bool
+	// Now stamps human output; nil means time.Now.
+	Now func() time.Time
+}
+
+// Watch prints what the stepdown socket says until ctx is done or, if asked,
+// the state is not ok. It reconnects when the daemon goes away. It returns the
+// process exit code.
+func Watch(ctx context.Context, w io.Writer, o WatchOptions) int {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sub := stepdown.Subscribe(ctx, stepdown.Options{Path: o.Path, Heartbeats: o.Heartbeats, EventBuffer: 1024})
+	for e := range sub.Events() {
+		if o.JSON {
+			w.Write(e.Message.AppendLine(nil))
+		} else {
+			fmt.Fprintf(w, "%s %s\n", o.Now().UTC().Format(time.RFC3339Nano), e.Message)
+		}
+		if o.ExitOnStepdown && e.State == stepdown.StateStepdown {
+			return ExitStepdown
+		}
+		if o.ExitOnUnknown && e.Type == stepdown.TypeDisconnected {
+			return ExitUnknown
+		}
+	}
+	return ExitOK
+}
+
+// DrillOptions configure Drill.
+type DrillOptions struct {
+	// Path is the stepdown socket.
+	Path string
+	// Reason is the reason the drill's stepdown carries (e.g. "step").
+	Reason stepdown.Reason
+	// Step is the simulated step, if not zero.
+	Step time.Duration
+	// Hold is how long the drill holds the stepdown state (the server's
+	// default if zero).
+	Hold time.Duration
+	// JSON prints the drill's events as JSON lines.
+	JSON bool
+}
+
+// Drill asks the running clockwatch for a drill and prints the drill's
+// stepdown and resume as every subscriber sees them. Only root, clockwatch's
+// own uid and stepdown.drill_uids may drill.
+func Drill(ctx context.Context, w io.Writer, o DrillOptions) error {
+	c, err := stepdown.Dial(ctx, o.Path)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	hello, err := c.Read()
+	if err != nil {
+		return fmt.Errorf("waiting for the hello: %w", err)
+	}
+	if hello.Type != stepdown.TypeHello {
+		return fmt.Errorf("expected a hello, got %s", hello)
+	}
+	if hello.State != stepdown.StateOK {
+		return fmt.Errorf("no drill: the state is %s (%s), not ok", hello.State, hello.Reason)
+	}
+	req := stepdown.Message{Type: stepdown.TypeDrill, Reason: o.Reason, HoldSeconds: o.Hold.Seconds()}
+	if o.Step != 0 {
+		req.StepSeconds = stepdown.Float(o.Step.Seconds())
+	}
+	if err := c.Send(req); err != nil {
+		return err
+	}
+	print := func(m stepdown.Message) {
+		if o.JSON {
+			b, _ := json.Marshal(m)
+			fmt.Fprintf(w, "%s\n", b)
+		} else {
+			fmt.Fprintln(w, m)
+		}
+	}
+	var started bool
+	for {
+		// The resume comes after the hold; allow for the server's default.
+		c.SetReadDeadline(time.Now().Add(max(o.Hold, 5*time.Minute) + 10*time.Second))
+		m, err := c.Read()
+		if err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return fmt.Errorf("waiting for the drill: %w", err)
+		}
+		switch {
+		case m.Type == stepdown.TypeError:
+			return fmt.Errorf("clockwatch refused the drill: %s (%s)", m.Error, m.Code)
+		case m.Type == stepdown.TypeStepdown && !m.Drill:
+			print(m)
+			return errors.New("a real stepdown interrupted the drill")
+		case m.Type == stepdown.TypeStepdown && !started:
+			started = true
+			print(m)
+		case m.Type == stepdown.TypeResume && started:
+			print(m)
+			return nil
+		}
+	}
+}

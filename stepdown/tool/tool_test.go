@@ -1,0 +1,109 @@
+package tool_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown/tool"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startServer(t *testing.T) string {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
+	cfg.Heartbeat = 20 * time.Millisecond
+	s, err := server.New(cfg, server.Options{Epoch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-s.Ready()
+	s.ProbeOK("test")
+	return cfg.Socket
+}
+
+func TestDrillAndWatch(t *testing.T) {
+	t.Parallel()
+	path := startServer(t)
+	fixed := func() time.Time { return time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC) }
+	var watched syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- tool.Watch(context.Background(), &watched, tool.WatchOptions{Path: path, ExitOnStepdown: true, Now: fixed})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(watched.String(), "hello") {
+		if time.Now().After(deadline) {
+			t.Fatal("watch printed no hello")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	var out bytes.Buffer
+	err := tool.Drill(context.Background(), &out, tool.DrillOptions{Path: path, Reason: stepdown.ReasonStep, Step: -12400 * time.Millisecond, Hold: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "stepdown state=stepdown epoch=3 seq=2 reason=step drill=true step=-12.4s detail=\"drill: nothing is wrong with the clock\"\n" +
+		"resume state=ok epoch=3 seq=3 reason=drill drill=true detail=\"drill over\"\n"
+	if out.String() != want {
+		t.Errorf("drill printed\n%s\nwant\n%s", out.String(), want)
+	}
+	if c := <-code; c != tool.ExitStepdown {
+		t.Errorf("watch exit code %d, want %d", c, tool.ExitStepdown)
+	}
+	wantWatch := "2026-11-30T05:00:00Z hello state=ok epoch=3 seq=1\n" +
+		"2026-11-30T05:00:00Z stepdown state=stepdown epoch=3 seq=2 reason=step drill=true step=-12.4s detail=\"drill: nothing is wrong with the clock\"\n"
+	if watched.String() != wantWatch {
+		t.Errorf("watch printed\n%s\nwant\n%s", watched.String(), wantWatch)
+	}
+}
+
+func TestWatchJSONExitOnUnknown(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	code := tool.Watch(context.Background(), &out, tool.WatchOptions{Path: filepath.Join(t.TempDir(), "none.sock"), JSON: true, ExitOnUnknown: true})
+	if code != tool.ExitUnknown {
+		t.Errorf("exit code %d, want %d", code, tool.ExitUnknown)
+	}
+	m, err := stepdown.ParseMessage(out.Bytes())
+	if err != nil || m.Type != stepdown.TypeDisconnected || m.State != stepdown.StateUnknown || !strings.Contains(m.Error, "no such file") {
+		t.Errorf("printed %q (%v)", out.String(), err)
+	}
+}
+
+func TestDrillRefused(t *testing.T) {
+	t.Parallel()
+	path := startServer(t)
+	err := tool.Drill(context.Background(), &bytes.Buffer{}, tool.DrillOptions{Path: path, Reason: "bogus"})
+	if err == nil || !strings.Contains(err.Error(), "bad_request") {
+		t.Errorf("got %v", err)
+	}
+}
