@@ -12,7 +12,8 @@
 // $WATCHDOG_PID is unset or names this process. Watchdog is the task that
 // pings at half that interval, but only while a health function says the
 // daemon is doing its work: a daemon whose loops are stuck stops pinging and
-// systemd restarts it.
+// systemd restarts it. StatusReporter is the task that keeps the status line
+// (the health verdict) current, sending it only when it changes.
 //
 // See sd_notify(3) and systemd.service(5). This package imports the standard
 // library only.
