@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps unit bench fmt vet clean package
+.PHONY: all build test test-deps unit bench fmt vet clean package test-systemd-vm
 
 all: build
 
@@ -46,6 +46,10 @@ vet:
 ## package: .deb and .rpm for amd64 and arm64 into dist/ (scripts/package.sh; installs nfpm if missing).
 package:
 	GO=$(GO) ./scripts/package.sh
+
+## test-systemd-vm: install the .deb in a Debian VM booted with systemd (opt-in, ~4 min; test/systemdvm).
+test-systemd-vm: test-deps
+	CLOCKWATCH_SYSTEMD_VM_TEST=1 $(GO) test -count=1 -timeout 20m -v ./test/systemdvm
 
 clean:
 	rm -rf bin dist

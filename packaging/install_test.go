@@ -78,21 +78,64 @@ func getent(db, key string) (string, bool) {
 	return strings.TrimSpace(string(out)), err == nil
 }
 
-// buildDeb builds the amd64 .deb of this tree, stamped with version, into a
-// temporary directory and returns its path.
-func buildDeb(t *testing.T, version string) string {
+// build builds the amd64 packages of this tree in the given formats,
+// stamped with version, into a temporary directory and returns the path of
+// each, by format.
+func build(t *testing.T, version string, formats ...string) map[string]string {
 	t.Helper()
 	dist := t.TempDir()
 	cmd := exec.Command("../scripts/package.sh")
-	cmd.Env = append(os.Environ(), "VERSION="+version, "ARCHS=amd64", "FORMATS=deb", "DIST="+dist)
+	cmd.Env = append(os.Environ(), "VERSION="+version, "ARCHS=amd64", "FORMATS="+strings.Join(formats, " "), "DIST="+dist)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/package.sh (VERSION=%s): %v\n%s", version, err, out)
 	}
-	debs, _ := filepath.Glob(filepath.Join(dist, "clockwatch_*_amd64.deb"))
-	if len(debs) != 1 {
-		t.Fatalf("scripts/package.sh made %q, want one amd64 .deb", debs)
+	pkgs := map[string]string{}
+	for format, glob := range map[string]string{"deb": "clockwatch_*_amd64.deb", "rpm": "clockwatch-*.x86_64.rpm"} {
+		if !slices.Contains(formats, format) {
+			continue
+		}
+		m, _ := filepath.Glob(filepath.Join(dist, glob))
+		if len(m) != 1 {
+			t.Fatalf("scripts/package.sh made %q, want one %s", m, glob)
+		}
+		pkgs[format] = m[0]
 	}
-	return debs[0]
+	return pkgs
+}
+
+// checkRPM queries the .rpm built alongside the .deb: the same files, the
+// configuration as %config(noreplace), the scriptlets and the dependency
+// on the user tools. No RPM system here to install it on.
+func checkRPM(t *testing.T, rpmPath string) {
+	rpm := testtool.Require(t, "rpm")
+	query := func(args ...string) string {
+		t.Helper()
+		return run(t, rpm, append([]string{"-qp", "--nosignature", "--nodigest"}, append(args, rpmPath)...)...)
+	}
+	if got := strings.TrimSpace(query("--qf", "%{NAME} %{VERSION} %{ARCH}")); got != "clockwatch "+newVersion+" x86_64" {
+		t.Errorf("rpm name, version, arch: %q", got)
+	}
+	files := query("--qf", "[%{FILEMODES:perms} %{FILEFLAGS:fflags} %{FILENAMES}\n]")
+	for _, want := range []string{
+		"-rwxr-xr-x  /usr/bin/clockwatch",
+		"-rw-r--r--  /usr/lib/systemd/system/clockwatch.service",
+		"-rw-r--r--  /usr/lib/systemd/system/clockwatch.socket",
+		"-rw-r--r-- cn /etc/clockwatch/clockwatch.yml",
+		"-rw-r--r--  /usr/share/doc/clockwatch/README.md",
+	} {
+		if !strings.Contains(files, want+"\n") {
+			t.Errorf("the rpm lacks %q; it has:\n%s", want, files)
+		}
+	}
+	scripts := query("--scripts")
+	for _, want := range []string{"postinstall scriptlet", "preuninstall scriptlet", "postuninstall scriptlet", "usermod -a -G", "[ -d /run/systemd/system ]"} {
+		if !strings.Contains(scripts, want) {
+			t.Errorf("the rpm's scriptlets lack %q:\n%s", want, scripts)
+		}
+	}
+	if req := query("--requires"); !strings.Contains(req, "shadow-utils") {
+		t.Errorf("the rpm does not require shadow-utils:\n%s", req)
+	}
 }
 
 // TestDebInstallUpgradePurge installs an older build of the .deb, checks
@@ -128,8 +171,10 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 		os.RemoveAll("/etc/clockwatch")
 	})
 
-	oldDeb := buildDeb(t, oldVersion)
-	newDeb := buildDeb(t, newVersion)
+	oldDeb := build(t, oldVersion, "deb")["deb"]
+	newPkgs := build(t, newVersion, "deb", "rpm")
+	newDeb := newPkgs["deb"]
+	t.Run("rpm", func(t *testing.T) { checkRPM(t, newPkgs["rpm"]) })
 
 	took := dpkg(t, "-i", oldDeb)
 	t.Logf("dpkg -i of %s took %v", filepath.Base(oldDeb), took.Round(time.Millisecond))
