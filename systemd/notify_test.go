@@ -49,12 +49,12 @@ func (s *syncBuffer) String() string {
 // with WatchdogSec= set, against a fake notification socket, and follows the
 // protocol through start-up, watchdog pings, a SIGHUP reload and a SIGTERM
 // stop.
-func checkNotifyProtocol(t *testing.T, bin string, args ...string) {
+func checkNotifyProtocol(t *testing.T, bin string, env []string, args ...string) {
 	t.Helper()
 	sock := sdnotifytest.Listen(t)
 	cmd := exec.Command(bin, args...)
 	const watchdog = 200 * time.Millisecond
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(append(os.Environ(), env...),
 		"NOTIFY_SOCKET="+sock.Addr,
 		"WATCHDOG_USEC="+strings.TrimSuffix(watchdog.String(), "ms")+"000",
 	)
@@ -136,7 +136,7 @@ func checkNotifyProtocol(t *testing.T, bin string, args ...string) {
 func TestNotifyProtocol(t *testing.T) {
 	t.Parallel()
 	testtool.Short(t)
-	checkNotifyProtocol(t, build(t, "./testdata/notifydemo"))
+	checkNotifyProtocol(t, build(t, "./testdata/notifydemo"), nil)
 }
 
 // TestDaemonNotifyProtocol runs the real daemon through the same protocol.
@@ -145,9 +145,11 @@ func TestDaemonNotifyProtocol(t *testing.T) {
 	testtool.Short(t)
 	// Lead: remove this Skip once cmd/clockwatch's daemon sends READY=1 after
 	// its tasks start, STATUS with the verdict, runs sdnotify.Watchdog, and
-	// sends RELOADING=1/READY=1 around SIGHUP and STOPPING=1 on SIGTERM; add
-	// the flags that keep it off fixed ports (e.g. a 127.0.0.1:0 listen
-	// address) and files outside the test's directory.
+	// sends RELOADING=1/READY=1 around SIGHUP and STOPPING=1 on SIGTERM.
 	t.Skip("cmd/clockwatch does not speak the notify protocol yet (see internal/sdnotify and testdata/notifydemo)")
-	checkNotifyProtocol(t, build(t, "../cmd/clockwatch"), "--web.listen-address=127.0.0.1:0")
+	// The journal and the stepdown socket go where systemd's StateDirectory=
+	// and RuntimeDirectory= would put them, never the machine's.
+	checkNotifyProtocol(t, build(t, "../cmd/clockwatch"),
+		[]string{"STATE_DIRECTORY=" + t.TempDir(), "RUNTIME_DIRECTORY=" + t.TempDir()},
+		"--web.listen-address=127.0.0.1:0")
 }
