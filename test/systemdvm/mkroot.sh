@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Builds the Debian 12 root the systemd VM test boots: minbase plus systemd as
-# init, packed as an uncompressed newc cpio archive the kernel unpacks as its
+# init and chrony (the time daemon clockwatch reads over its unix socket),
+# packed as an uncompressed newc cpio archive the kernel unpacks as its
 # initramfs (no disk image, no kernel modules needed). Cached: does nothing
-# when OUT already exists.
+# when OUT already exists (the test names OUT after this script's hash).
 #
 # Usage: mkroot.sh OUT.cpio [MIRROR]
 #
 # Packages are configured inside a chroot on this machine, so a policy-rc.d
 # that refuses every service start is in place for the whole second stage
-# (nothing may start a daemon here, least of all one that sets the clock),
-# and removed from the image afterwards so that the guest behaves like a
-# normal machine.
+# (nothing may start a daemon here, least of all chronyd, which sets the
+# clock), and removed from the image afterwards so that the guest behaves
+# like a normal machine, where chronyd starts at boot (and may only ever
+# touch the VM's clock).
 set -euo pipefail
 out=$1
 mirror=${2:-http://deb.debian.org/debian}
@@ -30,9 +32,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-debootstrap --foreign --variant=minbase --include=systemd,systemd-sysv,passwd,procps bookworm "$root" "$mirror" >&2
+debootstrap --foreign --variant=minbase --include=systemd,systemd-sysv,passwd,procps,chrony bookworm "$root" "$mirror" >&2
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 0755 "$root/usr/sbin/policy-rc.d"
+[ "$("$root/usr/sbin/policy-rc.d"; echo $?)" = 101 ] || { echo "mkroot.sh: policy-rc.d not in place" >&2; exit 1; }
 chroot "$root" /debootstrap/debootstrap --second-stage >&2
 rm -f "$root/usr/sbin/policy-rc.d"
 
