@@ -58,7 +58,7 @@ if [ -z "${NFPM:-}" ]; then
 	NFPM="$gobin/nfpm"
 	# nfpm built by go install reports "dev" as its version; the module
 	# version recorded in the binary is the reliable one.
-	if ! $GO version -m "$NFPM" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/goreleaser/nfpm/v2[[:space:]]+$NFPM_VERSION[[:space:]]"; then
+	if ! $GO version -m "$NFPM" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/goreleaser/nfpm/v2[[:space:]]+${NFPM_VERSION}[[:space:]]"; then
 		echo "installing nfpm $NFPM_VERSION into $gobin" >&2
 		$GO install "github.com/goreleaser/nfpm/v2/cmd/nfpm@$NFPM_VERSION"
 	fi
