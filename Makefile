@@ -20,6 +20,7 @@ test: test-deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 -timeout 25m ./...
+	./scripts/test-examples.sh
 
 # The package test installs, upgrades and purges the .deb on this machine
 # (packaging/install_test.go): make test opts in, a plain go test does not.

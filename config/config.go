@@ -13,6 +13,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 )
@@ -28,6 +31,11 @@ type Config struct {
 	Journal journal.Config `yaml:"journal"`
 	// Stepdown is the socket that tells local lock holders to step down.
 	Stepdown server.Config `yaml:"stepdown"`
+	// Chrony, Ntpd and NTPProbes are the time daemons polled and the
+	// independent NTP servers queried.
+	Chrony    chrony.Config `yaml:"chrony"`
+	Ntpd      ntpd.Config   `yaml:"ntpd"`
+	NTPProbes sntp.Config   `yaml:"ntp_probes"`
 }
 
 // Clock configures the local clock sampling.
@@ -56,10 +64,13 @@ func Default() Config {
 	st := step.DefaultConfig()
 	st.Interval = 100 * time.Millisecond
 	return Config{
-		Step:     st,
-		Journal:  journal.DefaultConfig(),
-		Stepdown: server.DefaultConfig(),
-		Clock:    Clock{SampleInterval: st.Interval},
+		Step:      st,
+		Journal:   journal.DefaultConfig(),
+		Stepdown:  server.DefaultConfig(),
+		Chrony:    chrony.DefaultConfig(),
+		Ntpd:      ntpd.DefaultConfig(),
+		NTPProbes: sntp.DefaultConfig(),
+		Clock:     Clock{SampleInterval: st.Interval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
 			OffsetCritical:     500 * time.Millisecond,
@@ -98,8 +109,10 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.Stepdown.Validate(); err != nil {
-		errs = append(errs, err)
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes} {
+		if err := v.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

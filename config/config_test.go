@@ -4,11 +4,14 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.yaml.in/yaml/v3"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -119,7 +122,46 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Default(), *c); diff != "" {
+	// An empty list written as [] is the same default as none.
+	if diff := cmp.Diff(Default(), *c, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("packaging/clockwatch.yml differs from the defaults (-want +got):\n%s", diff)
 	}
+}
+
+// The example documents every key: each key of the defaults appears in it.
+func TestExampleConfigListsEveryKey(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../packaging/clockwatch.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example, defaults yaml.Node
+	if err := yaml.Unmarshal(data, &example); err != nil {
+		t.Fatal(err)
+	}
+	if err := defaults.Encode(Default()); err != nil {
+		t.Fatal(err)
+	}
+	have := keyPaths(&example, "")
+	for _, k := range keyPaths(&defaults, "") {
+		if !slices.Contains(have, k) {
+			t.Errorf("packaging/clockwatch.yml does not document %s", k)
+		}
+	}
+}
+
+func keyPaths(n *yaml.Node, prefix string) []string {
+	if n.Kind == yaml.DocumentNode {
+		return keyPaths(n.Content[0], prefix)
+	}
+	var out []string
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := prefix + n.Content[i].Value
+		out = append(out, k)
+		out = append(out, keyPaths(n.Content[i+1], k+".")...)
+	}
+	return out
 }

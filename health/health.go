@@ -2,10 +2,13 @@ package health
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/probe/chrony"
 )
 
 // Level orders verdicts; its value is the exit code of `clockwatch status`,
@@ -50,6 +53,22 @@ type Facts struct {
 	KernelErr error
 	Clocks    *probe.Sample
 	ClocksErr error
+	// Chrony is one poll of chronyd; ChronyErr why it failed. Both nil
+	// when chrony is not polled.
+	Chrony    *chrony.Data
+	ChronyErr error
+	// ChronyAudit is what the chrony.conf audit found.
+	ChronyAudit []chrony.Finding
+	// RecentSteps are clock steps from the event journal, oldest first,
+	// with how long ago each happened.
+	RecentSteps []RecentStep
+}
+
+// RecentStep is a step from the journal.
+type RecentStep struct {
+	Step time.Duration
+	Ago  time.Duration
+	Leap bool
 }
 
 // Judge decides the verdict.
@@ -86,6 +105,47 @@ func Judge(f Facts, h config.Health) Verdict {
 		if l := k.LeapPending(); l != 0 {
 			add(Warning, "a leap second will be %s at the end of the UTC day", map[int]string{1: "inserted", -1: "deleted"}[l])
 		}
+	}
+	if f.ChronyErr != nil {
+		add(Warning, "cannot read chronyd: %v", f.ChronyErr)
+	}
+	if c := f.Chrony; c != nil {
+		tr := c.Tracking
+		if tr.Leap == chrony.LeapUnsynchronised {
+			add(Warning, "chronyd is not synchronised to any source")
+		} else if tr.Leap != chrony.LeapNormal {
+			add(Warning, "chronyd announces a leap second (%s) at the end of the UTC day", tr.Leap)
+		}
+		off := time.Duration(tr.SystemOffset * 1e9)
+		switch {
+		case off.Abs() >= h.OffsetCritical:
+			add(Critical, "chronyd estimates this clock is off by %v, above %v", off, h.OffsetCritical)
+		case off.Abs() >= h.OffsetWarning:
+			add(Warning, "chronyd estimates this clock is off by %v, above %v", off, h.OffsetWarning)
+		}
+		bound := time.Duration((math.Abs(tr.SystemOffset) + tr.RootDispersion + tr.RootDelay/2) * 1e9)
+		switch {
+		case tr.Leap == chrony.LeapUnsynchronised:
+		case bound >= h.ErrorBoundCritical:
+			add(Critical, "chronyd's error bound (|offset| + dispersion + delay/2) is %v, above %v", bound, h.ErrorBoundCritical)
+		case bound >= h.ErrorBoundWarning:
+			add(Warning, "chronyd's error bound (|offset| + dispersion + delay/2) is %v, above %v", bound, h.ErrorBoundWarning)
+		}
+		if len(c.Sources) > 0 && c.SelectableSources() == 0 {
+			add(Warning, "chronyd has %d sources and none is selectable", len(c.Sources))
+		}
+	}
+	for _, a := range f.ChronyAudit {
+		if a.Warning {
+			add(Warning, "%s", a.Text)
+		}
+	}
+	for _, st := range f.RecentSteps {
+		kind := "stepped"
+		if st.Leap {
+			kind = "stepped (leap second)"
+		}
+		add(Warning, "the wall clock %s by %+.6fs %v ago", kind, st.Step.Seconds(), st.Ago.Round(time.Second))
 	}
 	for _, fd := range v.Findings {
 		if fd.Level > v.Level {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/probe/chrony"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -40,6 +41,30 @@ func TestJudge(t *testing.T) {
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel's maximum error is 300ms, above 250ms"}}}},
 		{"leap second pending", Facts{Kernel: &probe.Timex{State: probe.TimeIns, Status: probe.StatusInsert}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "a leap second will be inserted at the end of the UTC day"}}}},
+		{"chrony synchronised, small offset", Facts{Kernel: &synced, Chrony: &chrony.Data{Tracking: chrony.Tracking{
+			SystemOffset: 0.0002, RootDelay: 0.002, RootDispersion: 0.001}}}, Verdict{Level: OK}},
+		{"chrony offset over 500ms (the incident)", Facts{Kernel: &synced, Chrony: &chrony.Data{Tracking: chrony.Tracking{
+			SystemOffset: -12.4, RootDelay: 0.002, RootDispersion: 0.001}}},
+			Verdict{Level: Critical, Findings: []Finding{
+				{Critical, "chronyd estimates this clock is off by -12.4s, above 500ms"},
+				{Critical, "chronyd's error bound (|offset| + dispersion + delay/2) is 12.402s, above 1s"},
+			}}},
+		{"chrony unsynchronised, no selectable source", Facts{Kernel: &synced, Chrony: &chrony.Data{
+			Tracking: chrony.Tracking{Leap: chrony.LeapUnsynchronised},
+			Sources:  []chrony.Source{{State: "unreach"}}}},
+			Verdict{Level: Warning, Findings: []Finding{
+				{Warning, "chronyd is not synchronised to any source"},
+				{Warning, "chronyd has 1 sources and none is selectable"},
+			}}},
+		{"chronyd unreachable", Facts{Kernel: &synced, ChronyErr: errors.New("dial unix /run/chrony/chronyd.sock: no such file")},
+			Verdict{Level: Warning, Findings: []Finding{{Warning, "cannot read chronyd: dial unix /run/chrony/chronyd.sock: no such file"}}}},
+		{"audit warning and a recent step", Facts{Kernel: &synced,
+			ChronyAudit: []chrony.Finding{{Warning: true, Text: "makestep 1 -1 lets chronyd step at any time."}, {Text: "maxslewrate 83333 ppm."}},
+			RecentSteps: []RecentStep{{Step: -12400 * time.Millisecond, Ago: 90 * time.Second}}},
+			Verdict{Level: Warning, Findings: []Finding{
+				{Warning, "makestep 1 -1 lets chronyd step at any time."},
+				{Warning, "the wall clock stepped by -12.400000s 1m30s ago"},
+			}}},
 		{"probe errors are unknown", Facts{KernelErr: errors.New("adjtimex: operation not permitted")},
 			Verdict{Level: Unknown, Findings: []Finding{{Unknown, "cannot read the kernel's clock state: adjtimex: operation not permitted"}}}},
 	}

@@ -195,6 +195,13 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 		d.lastStepMono = cur.Mono
 		d.lastStepMarked = marked
 		d.resetSlewRef(cur)
+	case marked && !explained && d.haveLastStep && !d.lastStepMarked && markMono <= d.lastStepMono+int64(d.cfg.Interval):
+		// A mark with no change of its own, read just after the sample
+		// that caught a step: the watcher woke after the sampler (seen in
+		// a VM, where the timer interrupt and the tick race). The mark was
+		// that step's.
+		d.stats.LateMarks++
+		d.lastStepMarked = true
 	case marked && !explained:
 		d.stats.ClockSets++
 		d.state.Seq++

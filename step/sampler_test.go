@@ -167,3 +167,44 @@ func BenchmarkSampleAndObserve(b *testing.B) {
 		s.tick()
 	}
 }
+
+// windowClocks returns samples whose read windows come from a list: the
+// sampler must keep the narrowest of a few reads when the first is wide.
+type windowClocks struct {
+	windows []int64
+	reads   int
+}
+
+func (w *windowClocks) ReadClocks(s *probe.Sample) error {
+	i := min(w.reads, len(w.windows)-1)
+	w.reads++
+	*s = probe.Sample{Mono: int64(w.reads) * 1000, Boot: int64(w.reads) * 1000, Real: 1.7e18, Window: w.windows[i]}
+	return nil
+}
+
+func TestSamplerRereadsWideWindows(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		windows    []int64
+		wantWindow int64
+		wantReads  int
+	}{
+		{"narrow first read is kept", []int64{2_000}, 2_000, 1},
+		{"a pause in the first read is read again", []int64{3_000_000, 4_000}, 4_000, 2},
+		{"keeps the narrowest of four", []int64{3_000_000, 900_000, 2_000_000, 700_000}, 700_000, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &windowClocks{windows: tt.windows}
+			s := NewSampler(DefaultConfig(), c, nil, NewDetector(DefaultConfig(), State{}), discardLogger())
+			if err := s.read(); err != nil {
+				t.Fatal(err)
+			}
+			if s.sample.Window != tt.wantWindow || c.reads != tt.wantReads {
+				t.Errorf("window %d after %d reads, want %d after %d", s.sample.Window, c.reads, tt.wantWindow, tt.wantReads)
+			}
+		})
+	}
+}

@@ -140,6 +140,23 @@ func (p *proc) get(t *testing.T, path string, header ...string) (*http.Response,
 	return resp, string(body)
 }
 
+// waitMetric scrapes until the series' value satisfies ok, and returns
+// that scrape.
+func (p *proc) waitMetric(t *testing.T, series string, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, body := p.get(t, "/metrics")
+		if v, found := metricValue(body, series); found && ok(v) {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached the expected value; log:\n%s", series, p.Log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // metric returns the value of a sample line "name{labels} value" as text.
 func metricValue(body, series string) (string, bool) {
 	for _, line := range strings.Split(body, "\n") {
@@ -182,9 +199,24 @@ func mask(body string) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
+// noChronyConfig points the chrony poller at a socket that does not exist
+// and the audit at a fixture, so the golden output is the same whether or
+// not chrony is installed or running here.
+func noChronyConfig(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "clockwatch.yml")
+	conf := "chrony:\n  address: " + filepath.Join(dir, "no-chronyd.sock") + "\n  conf_path: testdata/chrony.conf\n"
+	if err := os.WriteFile(f, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return "--config.file=" + f
+}
+
 func TestMetricsGolden(t *testing.T) {
 	t.Parallel()
-	p := startDaemon(t)
+	p := startDaemon(t, noChronyConfig(t))
+	p.waitMetric(t, "clockwatch_chrony_polls_total", func(v string) bool { return v != "0" })
 	resp, body := p.get(t, "/metrics")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics: %s", resp.Status)
@@ -275,8 +307,11 @@ func readMetricsDoc(t *testing.T) map[string]docRow {
 // type, and every documented metric is exported unless it says when it is not.
 func TestMetricsDocumented(t *testing.T) {
 	t.Parallel()
-	p := startDaemon(t)
-	_, body := p.get(t, "/metrics")
+	p := startDaemon(t, noChronyConfig(t))
+	// Wait for the first chrony poll and the stepdown server's first
+	// announcement (it leaves "unknown" once the clocks are sampled).
+	p.waitMetric(t, "clockwatch_chrony_polls_total", func(v string) bool { return v != "0" })
+	body := p.waitMetric(t, `clockwatch_stepdown_state{state="unknown"}`, func(v string) bool { return v == "0" })
 	exported := map[string]string{}
 	for _, line := range strings.Split(body, "\n") {
 		if f := strings.Fields(line); len(f) == 4 && f[1] == "TYPE" && strings.HasPrefix(f[2], "clockwatch_") {
@@ -317,17 +352,7 @@ func TestReloadKeepsConfigOnBadFile(t *testing.T) {
 	p := startDaemon(t, "--config.file="+cfg)
 	waitFor := func(want string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			_, body := p.get(t, "/metrics")
-			if v, _ := metricValue(body, "clockwatch_config_last_reload_successful"); v == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("clockwatch_config_last_reload_successful never became %s; log:\n%s", want, p.Log())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		p.waitMetric(t, "clockwatch_config_last_reload_successful", func(v string) bool { return v == want })
 	}
 	waitFor("1")
 	write("clock:\n  sample_interval: -1s\n")

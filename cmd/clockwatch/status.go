@@ -3,23 +3,36 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/step"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
-	return subcommand{clause: cmd, run: func(context.Context) int {
+	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
+	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		cfg, err := config.Load(c.configFile)
 		if err != nil {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)
 		}
 		f := gatherFacts(probe.SysClocks{}, probe.SysTimex{})
+		if cfg.Chrony.Enabled {
+			pollChrony(ctx, cfg.Chrony, &f)
+			if cfg.Chrony.ConfPath != "" {
+				f.ChronyAudit = chrony.AuditFindings(cfg.Chrony.ConfPath)
+			}
+		}
+		f.RecentSteps = recentSteps(cfg.Journal.Resolve(os.Getenv).Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
 		if err := health.Write(c.stdout, f, v); err != nil {
 			fmt.Fprintln(c.stderr, err)
@@ -29,7 +42,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	}}
 }
 
-// gatherFacts reads every probe once.
+// gatherFacts reads the local clocks and the kernel state once.
 func gatherFacts(clocks probe.ClockReader, timex probe.TimexReader) health.Facts {
 	var f health.Facts
 	var s probe.Sample
@@ -45,4 +58,34 @@ func gatherFacts(clocks probe.ClockReader, timex probe.TimexReader) health.Facts
 		f.Kernel = &tx
 	}
 	return f
+}
+
+// pollChrony asks chronyd once, as the daemon's poller would.
+func pollChrony(ctx context.Context, cfg chrony.Config, f *health.Facts) {
+	cl := chrony.NewClient(cfg, nil)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
+	defer cancel()
+	d, err := cl.Poll(ctx)
+	if err != nil {
+		f.ChronyErr = err
+		return
+	}
+	f.Chrony = &d
+}
+
+// recentSteps reads the steps of the last window from the journal; a journal
+// that does not exist (yet) has none.
+func recentSteps(dir string, window time.Duration, now time.Time) []health.RecentStep {
+	recs, _, err := journal.Read(dir, now.Add(-window))
+	if err != nil {
+		return nil
+	}
+	var out []health.RecentStep
+	for _, r := range recs {
+		if r.Event.Type == step.TypeStep {
+			out = append(out, health.RecentStep{Step: r.Event.Step, Leap: r.Event.Leap, Ago: now.Sub(r.Event.WallAfter)})
+		}
+	}
+	return out
 }

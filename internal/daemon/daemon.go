@@ -20,6 +20,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 )
@@ -71,16 +72,19 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
-	collectors := []prometheus.Collector{
-		exporter.NewScraper(d.logger,
-			exporter.NewClockProbe(d.opts.Clocks),
-			exporter.NewKernelProbe(d.opts.Timex)),
+	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	probes := append([]exporter.Probe{
+		exporter.NewClockProbe(d.opts.Clocks),
+		exporter.NewKernelProbe(d.opts.Timex),
+	}, sources.Probes()...)
+	collectors := append([]prometheus.Collector{
+		exporter.NewScraper(d.logger, probes...),
 		d.reloads,
 		steps.Collector,
-	}
-	tasks := steps.Tasks()
+	}, sources.Collectors()...)
+	tasks := append(steps.Tasks(), sources.Run)
 	if cfg.Stepdown.Enabled {
-		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, nil, time.Second, d.logger)
+		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.ChronyReading, cfg.Chrony.PollInterval, d.logger)
 		if err != nil {
 			return err
 		}

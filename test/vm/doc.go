@@ -1,0 +1,39 @@
+// Package vm boots a real Linux kernel under qemu for clockwatch's end-to-end
+// tests, so that they can step a clock: the clock of the machine the tests run
+// on must never change, the clock of a throwaway VM may.
+//
+// Run builds an initramfs (written here, in cpio newc format) holding a static
+// busybox, the files the test asks for (static binaries built with Builder,
+// data) and an /init script that mounts /dev, /proc, /sys and tmpfs on /tmp
+// and /run, brings up loopback, runs the test's shell script and powers off. It boots
+// qemu-system-x86_64 with TCG (no KVM needed) and the serial console on its
+// standard output, captures that console, enforces a timeout by killing only
+// the qemu process it started, and hands back the console with the script's
+// exit status and the result lines guest programs printed (package guest).
+//
+// The kernel is Debian's cloud kernel, fetched by scripts/deps.d/40-vm.sh into
+// /var/cache/clockwatch-test/vmlinuz (or $CLOCKWATCH_TEST_KERNEL). Without it,
+// or without qemu, tests skip, and fail under CI=true (internal/testtool).
+//
+// To watch a guest's console while a test runs, set
+// CLOCKWATCH_TEST_VM_CONSOLE=1 (go test -v ./test/vm/ -run NAME).
+//
+// Tests that boot a VM do not call t.Parallel: under TCG a boot keeps a host
+// core busy, so on a two-core CI machine parallel boots only slow each other
+// down and blur the latencies they measure. One boot runs many steps instead.
+//
+// The guest programs of the harness live below: clockstep steps the clock by
+// an exact amount, stepwatch watches for steps with a cancel-on-set timerfd,
+// sockwatch subscribes to clockwatch's stepdown socket and timestamps what
+// arrives, ntpserve is an NTP server whose time a test moves, for a real
+// chronyd in the guest (Options.Dynamic brings its shared libraries). All
+// refuse to run outside the VM (guest.CheckTestVM).
+// StepsScript, MadeSteps and Summarize turn a list of steps into a guest
+// script and its console back into what was done and how fast it was seen.
+//
+// The tests here are the harness's own (TestRunReportsTheScript,
+// TestRunKillsAtTimeout, TestTimerfdSeesEachStep) and issue 3's real-kernel
+// test of the daemon (TestClockwatchDetectsStepsInVM), and the incident
+// itself: chronyd stepping the clock under clockwatch
+// (TestChronydStepSeenByClockwatch).
+package vm
