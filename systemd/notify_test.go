@@ -143,10 +143,6 @@ func TestNotifyProtocol(t *testing.T) {
 func TestDaemonNotifyProtocol(t *testing.T) {
 	t.Parallel()
 	testtool.Short(t)
-	// Lead: remove this Skip once cmd/clockwatch's daemon sends READY=1 after
-	// its tasks start, STATUS with the verdict, runs sdnotify.Watchdog, and
-	// sends RELOADING=1/READY=1 around SIGHUP and STOPPING=1 on SIGTERM.
-	t.Skip("cmd/clockwatch does not speak the notify protocol yet (see internal/sdnotify and testdata/notifydemo)")
 	// The journal and the stepdown socket go where systemd's StateDirectory=
 	// and RuntimeDirectory= would put them, never the machine's.
 	checkNotifyProtocol(t, build(t, "../cmd/clockwatch"),

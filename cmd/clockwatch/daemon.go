@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/internal/daemon"
+	"github.com/clockwatch/clockwatch/internal/sdnotify"
+	"github.com/clockwatch/clockwatch/probe"
 )
 
 // defaultListenAddress is clockwatch's port. The Prometheus exporter range
@@ -43,7 +47,21 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
 		}
+		notifier, err := sdnotify.FromEnv(os.Getenv)
+		if err != nil {
+			logger.Warn("not notifying systemd", "err", err)
+			notifier = nil
+		}
+		watchdog, err := sdnotify.WatchdogInterval(os.Getenv, os.Getpid())
+		if err != nil {
+			logger.Warn("systemd watchdog off", "err", err)
+		}
 		d := daemon.New(cfg, daemon.Options{
+			Notifier:         notifier,
+			WatchdogInterval: watchdog,
+			Status: func() string {
+				return health.Judge(gatherFacts(probe.SysClocks{}, probe.SysTimex{}), cfg.Health).Summary()
+			},
 			ConfigFile:  c.configFile,
 			Web:         webFlags,
 			MetricsPath: *metricsPath,

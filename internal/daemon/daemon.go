@@ -20,6 +20,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/stepdown/server"
@@ -40,6 +41,14 @@ type Options struct {
 	Timex  probe.TimexReader
 	// Ready is called once every task has started (systemd READY=1).
 	Ready func()
+	// Notifier tells systemd about start-up, reloads, shutdown and the
+	// status line; nil does nothing.
+	Notifier *sdnotify.Notifier
+	// WatchdogInterval is systemd's watchdog timeout
+	// (sdnotify.WatchdogInterval); zero turns the watchdog off.
+	WatchdogInterval time.Duration
+	// Status returns the status line: the health verdict's summary.
+	Status func() string
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -119,6 +128,39 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.opts.Ready != nil {
 		d.opts.Ready()
 	}
+	n := d.opts.Notifier
+	status := func() string { return "started" }
+	if d.opts.Status != nil {
+		status = d.opts.Status
+	}
+	if err := n.Ready(status()); err != nil {
+		d.logger.Warn("notifying systemd", "err", err)
+	}
+	// Alive means: the clock sampler is still taking samples.
+	last, changed := steps.Sampler.Gauges().Load().Samples, time.Now()
+	wd := &sdnotify.Watchdog{Pinger: n, Interval: d.opts.WatchdogInterval, Logger: d.logger, Healthy: func() error {
+		if s := steps.Sampler.Gauges().Load().Samples; s != last {
+			last, changed = s, time.Now()
+			return nil
+		}
+		if stuck := time.Since(changed); stuck > d.opts.WatchdogInterval/2 {
+			return fmt.Errorf("the clock sampler has taken no sample for %s", stuck.Round(time.Millisecond))
+		}
+		return nil
+	}}
+	g.Go(func() error { return wd.Run(ctx) })
+	if n.Enabled() {
+		g.Go(func() error {
+			return (&sdnotify.StatusReporter{Statuser: n, Interval: 10 * time.Second, Status: status, Logger: d.logger}).Run(ctx)
+		})
+	}
+	g.Go(func() error {
+		<-ctx.Done()
+		if err := n.Stopping(); err != nil {
+			d.logger.Warn("notifying systemd", "err", err)
+		}
+		return nil
+	})
 	return g.Wait()
 }
 
@@ -209,7 +251,17 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-hup:
+			if err := d.opts.Notifier.Reloading(); err != nil {
+				d.logger.Warn("notifying systemd", "err", err)
+			}
 			d.Reload()
+			status := "reloaded"
+			if d.opts.Status != nil {
+				status = d.opts.Status()
+			}
+			if err := d.opts.Notifier.Ready(status); err != nil {
+				d.logger.Warn("notifying systemd", "err", err)
+			}
 		}
 	}
 }
