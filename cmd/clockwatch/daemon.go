@@ -11,10 +11,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/clockwatch/clockwatch/config"
-	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/internal/daemon"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
-	"github.com/clockwatch/clockwatch/probe"
 )
 
 // defaultListenAddress is clockwatch's port. The Prometheus exporter range
@@ -59,12 +57,9 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 		d := daemon.New(cfg, daemon.Options{
 			Notifier:         notifier,
 			WatchdogInterval: watchdog,
-			Status: func() string {
-				return health.Judge(gatherFacts(probe.SysClocks{}, probe.SysTimex{}), cfg.Health).Summary()
-			},
-			ConfigFile:  c.configFile,
-			Web:         webFlags,
-			MetricsPath: *metricsPath,
+			ConfigFile:       c.configFile,
+			Web:              webFlags,
+			MetricsPath:      *metricsPath,
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)

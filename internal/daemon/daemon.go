@@ -20,6 +20,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
@@ -47,8 +48,6 @@ type Options struct {
 	// WatchdogInterval is systemd's watchdog timeout
 	// (sdnotify.WatchdogInterval); zero turns the watchdog off.
 	WatchdogInterval time.Duration
-	// Status returns the status line: the health verdict's summary.
-	Status func() string
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -57,8 +56,10 @@ type Daemon struct {
 	logger  *slog.Logger
 	cfg     atomic.Pointer[config.Config]
 	reloads *exporter.ReloadMetrics
-	// stepdown is set once Run has started the server; reloads reach it.
+	// stepdown and sources are set by Run before any task starts; reloads
+	// and the systemd status line read them.
 	stepdown *server.Server
+	sources  *timesources.Sources
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -82,6 +83,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),
 		exporter.NewKernelProbe(d.opts.Timex),
@@ -129,10 +131,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.opts.Ready()
 	}
 	n := d.opts.Notifier
-	status := func() string { return "started" }
-	if d.opts.Status != nil {
-		status = d.opts.Status
-	}
+	status := func() string { return d.verdict(sources).Summary() }
 	if err := n.Ready(status()); err != nil {
 		d.logger.Warn("notifying systemd", "err", err)
 	}
@@ -255,11 +254,7 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 				d.logger.Warn("notifying systemd", "err", err)
 			}
 			d.Reload()
-			status := "reloaded"
-			if d.opts.Status != nil {
-				status = d.opts.Status()
-			}
-			if err := d.opts.Notifier.Ready(status); err != nil {
+			if err := d.opts.Notifier.Ready(d.verdict(d.sources).Summary()); err != nil {
 				d.logger.Warn("notifying systemd", "err", err)
 			}
 		}
@@ -289,4 +284,14 @@ func (d *Daemon) Reload() bool {
 	d.reloads.Record(true, time.Now())
 	d.logger.Info("configuration reloaded", "file", d.opts.ConfigFile)
 	return true
+}
+
+// verdict judges the clock from the daemon's own readings, with the
+// thresholds in force now.
+func (d *Daemon) verdict(sources *timesources.Sources) health.Verdict {
+	f := health.Gather(d.opts.Clocks, d.opts.Timex)
+	if sources.Chrony != nil {
+		f.AddChrony(sources.Chrony.Snapshot())
+	}
+	return health.Judge(f, d.cfg.Load().Health)
 }
