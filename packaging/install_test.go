@@ -192,6 +192,7 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 			{"/usr/lib/systemd/system/clockwatch.socket", 0o644},
 			{configPath, 0o644},
 			{"/usr/share/doc/clockwatch/README.md", 0o644},
+			{"/usr/share/doc/clockwatch/copyright", 0o644},
 			{"/usr/share/clockwatch/alerts", fs.ModeDir | 0o755},
 			{"/usr/share/clockwatch/dashboards", fs.ModeDir | 0o755},
 		} {

@@ -78,6 +78,7 @@ for f in dashboards/*.json; do cp "$f" "$work/share/dashboards/"; done
 for f in docs/*.md; do cp "$f" "$work/doc/docs/"; done
 shopt -u nullglob
 cp README.md "$work/doc/"
+cp LICENSE "$work/doc/copyright"
 
 for arch in $ARCHS; do
 	bin="$DIST/build/linux-$arch/clockwatch"
