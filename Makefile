@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps unit bench fmt vet clean
+.PHONY: all build test test-deps unit bench fmt vet clean package test-systemd-vm
 
 all: build
 
@@ -21,6 +21,10 @@ test: test-deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) test -race -count=1 -timeout 25m ./...
 	./scripts/test-examples.sh
+
+# The package test installs, upgrades and purges the .deb on this machine
+# (packaging/install_test.go): make test opts in, a plain go test does not.
+test: export CLOCKWATCH_PACKAGE_TEST := 1
 
 test-deps:
 	./scripts/test-deps.sh
@@ -39,6 +43,14 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+## package: .deb and .rpm for amd64 and arm64 into dist/ (scripts/package.sh; installs nfpm if missing).
+package:
+	GO=$(GO) ./scripts/package.sh
+
+## test-systemd-vm: install the .deb in a Debian VM booted with systemd (opt-in, ~4 min; test/systemdvm).
+test-systemd-vm: test-deps
+	CLOCKWATCH_SYSTEMD_VM_TEST=1 $(GO) test -count=1 -timeout 20m -v ./test/systemdvm
 
 clean:
 	rm -rf bin dist

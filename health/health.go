@@ -178,3 +178,35 @@ func (v Verdict) Summary() string {
 	}
 	return s
 }
+
+// Gather reads the local clocks and the kernel state once.
+func Gather(clocks probe.ClockReader, timex probe.TimexReader) Facts {
+	var f Facts
+	var s probe.Sample
+	if err := clocks.ReadClocks(&s); err != nil {
+		f.ClocksErr = err
+	} else {
+		f.Clocks = &s
+	}
+	if raw, err := timex.ReadTimex(); err != nil {
+		f.KernelErr = err
+	} else {
+		tx := probe.Decode(raw)
+		f.Kernel = &tx
+	}
+	return f
+}
+
+// AddChrony adds what a chrony poller last saw.
+func (f *Facts) AddChrony(snap chrony.Snapshot) {
+	switch {
+	case snap.Up && snap.HaveData:
+		d := snap.Data
+		f.Chrony = &d
+	case snap.Err != nil:
+		f.ChronyErr = snap.Err
+	}
+	if snap.Audit != nil {
+		f.ChronyAudit = snap.Audit.Findings()
+	}
+}

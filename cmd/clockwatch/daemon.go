@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
+	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )
 
 // defaultListenAddress is clockwatch's port. The Prometheus exporter range
@@ -43,10 +45,21 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
 		}
+		notifier, err := sdnotify.FromEnv(os.Getenv)
+		if err != nil {
+			logger.Warn("not notifying systemd", "err", err)
+			notifier = nil
+		}
+		watchdog, err := sdnotify.WatchdogInterval(os.Getenv, os.Getpid())
+		if err != nil {
+			logger.Warn("systemd watchdog off", "err", err)
+		}
 		d := daemon.New(cfg, daemon.Options{
-			ConfigFile:  c.configFile,
-			Web:         webFlags,
-			MetricsPath: *metricsPath,
+			Notifier:         notifier,
+			WatchdogInterval: watchdog,
+			ConfigFile:       c.configFile,
+			Web:              webFlags,
+			MetricsPath:      *metricsPath,
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)

@@ -25,7 +25,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)
 		}
-		f := gatherFacts(probe.SysClocks{}, probe.SysTimex{})
+		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
 		if cfg.Chrony.Enabled {
 			pollChrony(ctx, cfg.Chrony, &f)
 			if cfg.Chrony.ConfPath != "" {
@@ -40,24 +40,6 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		return int(v.Level)
 	}}
-}
-
-// gatherFacts reads the local clocks and the kernel state once.
-func gatherFacts(clocks probe.ClockReader, timex probe.TimexReader) health.Facts {
-	var f health.Facts
-	var s probe.Sample
-	if err := clocks.ReadClocks(&s); err != nil {
-		f.ClocksErr = err
-	} else {
-		f.Clocks = &s
-	}
-	if raw, err := timex.ReadTimex(); err != nil {
-		f.KernelErr = err
-	} else {
-		tx := probe.Decode(raw)
-		f.Kernel = &tx
-	}
-	return f
 }
 
 // pollChrony asks chronyd once, as the daemon's poller would.

@@ -20,6 +20,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/stepdown/server"
@@ -40,6 +42,12 @@ type Options struct {
 	Timex  probe.TimexReader
 	// Ready is called once every task has started (systemd READY=1).
 	Ready func()
+	// Notifier tells systemd about start-up, reloads, shutdown and the
+	// status line; nil does nothing.
+	Notifier *sdnotify.Notifier
+	// WatchdogInterval is systemd's watchdog timeout
+	// (sdnotify.WatchdogInterval); zero turns the watchdog off.
+	WatchdogInterval time.Duration
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -48,8 +56,10 @@ type Daemon struct {
 	logger  *slog.Logger
 	cfg     atomic.Pointer[config.Config]
 	reloads *exporter.ReloadMetrics
-	// stepdown is set once Run has started the server; reloads reach it.
+	// stepdown and sources are set by Run before any task starts; reloads
+	// and the systemd status line read them.
 	stepdown *server.Server
+	sources  *timesources.Sources
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -73,6 +83,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),
 		exporter.NewKernelProbe(d.opts.Timex),
@@ -119,6 +130,36 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.opts.Ready != nil {
 		d.opts.Ready()
 	}
+	n := d.opts.Notifier
+	status := func() string { return d.verdict(sources).Summary() }
+	if err := n.Ready(status()); err != nil {
+		d.logger.Warn("notifying systemd", "err", err)
+	}
+	// Alive means: the clock sampler is still taking samples.
+	last, changed := steps.Sampler.Gauges().Load().Samples, time.Now()
+	wd := &sdnotify.Watchdog{Pinger: n, Interval: d.opts.WatchdogInterval, Logger: d.logger, Healthy: func() error {
+		if s := steps.Sampler.Gauges().Load().Samples; s != last {
+			last, changed = s, time.Now()
+			return nil
+		}
+		if stuck := time.Since(changed); stuck > d.opts.WatchdogInterval/2 {
+			return fmt.Errorf("the clock sampler has taken no sample for %s", stuck.Round(time.Millisecond))
+		}
+		return nil
+	}}
+	g.Go(func() error { return wd.Run(ctx) })
+	if n.Enabled() {
+		g.Go(func() error {
+			return (&sdnotify.StatusReporter{Statuser: n, Interval: 10 * time.Second, Status: status, Logger: d.logger}).Run(ctx)
+		})
+	}
+	g.Go(func() error {
+		<-ctx.Done()
+		if err := n.Stopping(); err != nil {
+			d.logger.Warn("notifying systemd", "err", err)
+		}
+		return nil
+	})
 	return g.Wait()
 }
 
@@ -209,7 +250,13 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-hup:
+			if err := d.opts.Notifier.Reloading(); err != nil {
+				d.logger.Warn("notifying systemd", "err", err)
+			}
 			d.Reload()
+			if err := d.opts.Notifier.Ready(d.verdict(d.sources).Summary()); err != nil {
+				d.logger.Warn("notifying systemd", "err", err)
+			}
 		}
 	}
 }
@@ -237,4 +284,14 @@ func (d *Daemon) Reload() bool {
 	d.reloads.Record(true, time.Now())
 	d.logger.Info("configuration reloaded", "file", d.opts.ConfigFile)
 	return true
+}
+
+// verdict judges the clock from the daemon's own readings, with the
+// thresholds in force now.
+func (d *Daemon) verdict(sources *timesources.Sources) health.Verdict {
+	f := health.Gather(d.opts.Clocks, d.opts.Timex)
+	if sources.Chrony != nil {
+		f.AddChrony(sources.Chrony.Snapshot())
+	}
+	return health.Judge(f, d.cfg.Load().Health)
 }

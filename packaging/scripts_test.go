@@ -1,0 +1,213 @@
+package packaging_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeCommands returns the shell bodies of the stand-ins for the
+// user-management tools and systemctl the maintainer scripts call. Mutating
+// commands append their command line to $LOG; getent and id answer from
+// files under $STATE.
+func fakeCommands() map[string]string {
+	m := map[string]string{
+		"getent": `[ -e "$STATE/$1/$2" ] && echo "$2:x:999:999::/var/lib/$2:/usr/sbin/nologin"`,
+		"id":     `cat "$STATE/groups-of-$2" 2>/dev/null || echo "$2"`,
+	}
+	for _, c := range []string{"groupadd", "useradd", "usermod", "userdel", "groupdel", "systemctl"} {
+		m[c] = `echo "` + c + ` $*" >>"$LOG"`
+	}
+	return m
+}
+
+// runScript runs one maintainer script with fake tools, a fake systemd
+// runtime directory and a fake policy-rc.d, and returns the commands it ran.
+// The paths the scripts touch (/run/systemd/system, policy-rc.d, the state
+// and runtime directories) are rewritten into the test's directory, so the
+// script cannot change this machine.
+func runScript(t *testing.T, script string, args []string, systemd bool, policy int, users, groups []string, memberOf string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	state := filepath.Join(dir, "state")
+	for _, d := range []string{bin, filepath.Join(state, "passwd"), filepath.Join(state, "group"), filepath.Join(dir, "var/lib/clockwatch")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, body := range fakeCommands() {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range users {
+		os.WriteFile(filepath.Join(state, "passwd", u), nil, 0o644)
+	}
+	for _, g := range groups {
+		os.WriteFile(filepath.Join(state, "group", g), nil, 0o644)
+	}
+	if memberOf != "" {
+		os.WriteFile(filepath.Join(state, "groups-of-clockwatch"), []byte(memberOf+"\n"), 0o644)
+	}
+	runDir := filepath.Join(dir, "run/systemd/system")
+	if systemd {
+		os.MkdirAll(runDir, 0o755)
+	}
+	policyRC := filepath.Join(dir, "policy-rc.d")
+	if policy >= 0 {
+		os.WriteFile(policyRC, []byte("#!/bin/sh\nexit "+strconv.Itoa(policy)+"\n"), 0o755)
+	}
+
+	src, err := os.ReadFile(filepath.Join("scripts", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.NewReplacer(
+		"/run/systemd/system", runDir,
+		"/usr/sbin/policy-rc.d", policyRC,
+		"rm -rf /var/lib/clockwatch /run/clockwatch",
+		"rm -rf "+filepath.Join(dir, "var/lib/clockwatch")+" "+filepath.Join(dir, "run/clockwatch"),
+	).Replace(string(src))
+	for _, forbidden := range []string{" /var/", " /run/", " /etc/"} {
+		if strings.Contains(text, "rm -rf"+forbidden) {
+			t.Fatalf("%s removes a path under%s this test does not redirect", script, forbidden)
+		}
+	}
+	path := filepath.Join(dir, script)
+	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "log")
+	cmd := exec.Command("/bin/sh", append([]string{path}, args...)...)
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "LOG=" + log, "STATE=" + state}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %q: %v\n%s", script, args, err, out)
+	}
+	b, _ := os.ReadFile(log)
+	if script == "postremove.sh" && len(args) > 0 && args[0] == "purge" {
+		if _, err := os.Stat(filepath.Join(dir, "var/lib/clockwatch")); err == nil {
+			t.Errorf("postremove.sh purge left the state directory")
+		}
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// TestMaintainerScripts checks what each script does for each way dpkg and
+// rpm call it, with and without a running systemd: the systemd branch cannot
+// be exercised for real on a machine whose PID 1 is not systemd.
+func TestMaintainerScripts(t *testing.T) {
+	t.Parallel()
+	newUser := []string{
+		"groupadd --system clockwatch",
+		"useradd --system --gid clockwatch --home-dir /var/lib/clockwatch --no-create-home --shell /usr/sbin/nologin --comment clockwatch clock health daemon clockwatch",
+	}
+	for _, tc := range []struct {
+		name     string
+		script   string
+		args     []string
+		systemd  bool
+		policy   int // exit code of policy-rc.d, -1 for none
+		users    []string
+		groups   []string
+		memberOf string
+		want     []string
+	}{
+		{
+			name: "deb install with systemd", script: "postinstall.sh", args: []string{"configure", ""},
+			systemd: true, policy: -1, groups: []string{"_chrony"},
+			want: append(newUser, "usermod -a -G _chrony clockwatch", "systemctl daemon-reload", "systemctl enable clockwatch.service", "systemctl start clockwatch.service"),
+		},
+		{
+			name: "deb install without systemd", script: "postinstall.sh", args: []string{"configure", ""},
+			policy: -1, groups: []string{"_chrony"},
+			want: append(newUser, "usermod -a -G _chrony clockwatch"),
+		},
+		{
+			name: "deb install, policy-rc.d forbids starting", script: "postinstall.sh", args: []string{"configure", ""},
+			systemd: true, policy: 101,
+			want: append(newUser, "systemctl daemon-reload", "systemctl enable clockwatch.service"),
+		},
+		{
+			name: "deb upgrade, user exists and is in _chrony", script: "postinstall.sh", args: []string{"configure", "0.9.0"},
+			systemd: true, policy: 0, users: []string{"clockwatch"}, groups: []string{"clockwatch", "_chrony"}, memberOf: "clockwatch _chrony",
+			want: []string{"systemctl daemon-reload", "systemctl try-restart clockwatch.service"},
+		},
+		{
+			name: "deb upgrade, chrony installed since", script: "postinstall.sh", args: []string{"configure", "0.9.0"},
+			systemd: true, policy: -1, users: []string{"clockwatch"}, groups: []string{"clockwatch", "_chrony"}, memberOf: "clockwatch",
+			want: []string{"usermod -a -G _chrony clockwatch", "systemctl daemon-reload", "systemctl try-restart clockwatch.service"},
+		},
+		{
+			name: "deb abort-upgrade", script: "postinstall.sh", args: []string{"abort-upgrade", "1.0.0"},
+			systemd: true, policy: -1, want: []string{""},
+		},
+		{
+			name: "rpm install on RHEL with a chrony group", script: "postinstall.sh", args: []string{"1"},
+			systemd: true, policy: -1, groups: []string{"chrony"},
+			want: append(newUser, "usermod -a -G chrony clockwatch", "systemctl daemon-reload", "systemctl enable clockwatch.service", "systemctl start clockwatch.service"),
+		},
+		{
+			name: "rpm upgrade", script: "postinstall.sh", args: []string{"2"},
+			systemd: true, policy: -1, users: []string{"clockwatch"}, groups: []string{"clockwatch"},
+			want: []string{"systemctl daemon-reload", "systemctl try-restart clockwatch.service"},
+		},
+		{
+			name: "deb remove", script: "preremove.sh", args: []string{"remove"}, systemd: true, policy: -1,
+			want: []string{"systemctl disable --now clockwatch.service clockwatch.socket"},
+		},
+		{
+			name: "deb remove without systemd", script: "preremove.sh", args: []string{"remove"}, policy: -1,
+			want: []string{""},
+		},
+		{
+			name: "deb prerm upgrade", script: "preremove.sh", args: []string{"upgrade", "1.0.0"}, systemd: true, policy: -1,
+			want: []string{""},
+		},
+		{
+			name: "rpm erase", script: "preremove.sh", args: []string{"0"}, systemd: true, policy: -1,
+			want: []string{"systemctl disable --now clockwatch.service clockwatch.socket"},
+		},
+		{
+			name: "rpm preun upgrade", script: "preremove.sh", args: []string{"1"}, systemd: true, policy: -1,
+			want: []string{""},
+		},
+		{
+			name: "deb postrm remove", script: "postremove.sh", args: []string{"remove"}, systemd: true, policy: -1,
+			users: []string{"clockwatch"}, groups: []string{"clockwatch"},
+			want: []string{"systemctl daemon-reload"},
+		},
+		{
+			name: "deb purge", script: "postremove.sh", args: []string{"purge"}, systemd: true, policy: -1,
+			users: []string{"clockwatch"}, groups: []string{"clockwatch"},
+			want: []string{"systemctl daemon-reload", "userdel clockwatch", "groupdel clockwatch"},
+		},
+		{
+			name: "deb purge without systemd", script: "postremove.sh", args: []string{"purge"}, policy: -1,
+			users: []string{"clockwatch"}, groups: []string{"clockwatch"},
+			want: []string{"userdel clockwatch", "groupdel clockwatch"},
+		},
+		{
+			name: "deb postrm upgrade", script: "postremove.sh", args: []string{"upgrade", "1.0.0"}, systemd: true, policy: -1,
+			users: []string{"clockwatch"}, want: []string{""},
+		},
+		{
+			name: "rpm erase keeps the user", script: "postremove.sh", args: []string{"0"}, systemd: true, policy: -1,
+			users: []string{"clockwatch"}, groups: []string{"clockwatch"},
+			want: []string{"systemctl daemon-reload"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := runScript(t, tc.script, tc.args, tc.systemd, tc.policy, tc.users, tc.groups, tc.memberOf)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s %q ran (-want +got):\n%s", tc.script, tc.args, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,13 @@
+// Package systemdvm is the test of clockwatch's package under a real systemd:
+// a Debian 12 root (debootstrap, minbase plus systemd) booted under qemu with
+// systemd as PID 1, where the .deb is installed with dpkg the way a user
+// installs it. It proves what no test on a machine without systemd can: that
+// the postinst enables and starts the service, that the daemon comes up
+// (READY=1, STATUS) inside the unit's sandbox with its clock reads allowed, that
+// the watchdog keeps it alive, and that reload, socket activation, stop and
+// purge work.
+//
+// It downloads packages from the Debian archive once (the root is cached under
+// /var/cache/clockwatch-test) and boots a VM without KVM, so it is opt-in:
+// CLOCKWATCH_SYSTEMD_VM_TEST=1, as root.
+package systemdvm
