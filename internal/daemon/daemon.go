@@ -40,8 +40,6 @@ type Options struct {
 	// Clocks and Timex read the host; nil means the real system readers.
 	Clocks probe.ClockReader
 	Timex  probe.TimexReader
-	// Ready is called once every task has started (systemd READY=1).
-	Ready func()
 	// Notifier tells systemd about start-up, reloads, shutdown and the
 	// status line; nil does nothing.
 	Notifier *sdnotify.Notifier
@@ -127,15 +125,22 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
 		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval,
 		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
-	if d.opts.Ready != nil {
-		d.opts.Ready()
+	for _, task := range d.systemdTasks(steps) {
+		g.Go(func() error { return task(ctx) })
 	}
+	return g.Wait()
+}
+
+// systemdTasks tell systemd the daemon is ready (every task has started and
+// the sampler has its first sample), keep its status line on the current
+// verdict, ping its watchdog while the clock sampler keeps sampling, and
+// say when the daemon stops. With no NOTIFY_SOCKET they do nothing.
+func (d *Daemon) systemdTasks(steps *Steps) []func(context.Context) error {
 	n := d.opts.Notifier
-	status := func() string { return d.verdict(sources).Summary() }
+	status := func() string { return d.verdict(d.sources).Summary() }
 	if err := n.Ready(status()); err != nil {
 		d.logger.Warn("notifying systemd", "err", err)
 	}
-	// Alive means: the clock sampler is still taking samples.
 	last, changed := steps.Sampler.Gauges().Load().Samples, time.Now()
 	wd := &sdnotify.Watchdog{Pinger: n, Interval: d.opts.WatchdogInterval, Logger: d.logger, Healthy: func() error {
 		if s := steps.Sampler.Gauges().Load().Samples; s != last {
@@ -147,20 +152,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		return nil
 	}}
-	g.Go(func() error { return wd.Run(ctx) })
-	if n.Enabled() {
-		g.Go(func() error {
-			return (&sdnotify.StatusReporter{Statuser: n, Interval: 10 * time.Second, Status: status, Logger: d.logger}).Run(ctx)
-		})
+	tasks := []func(context.Context) error{
+		wd.Run,
+		func(ctx context.Context) error {
+			<-ctx.Done()
+			if err := n.Stopping(); err != nil {
+				d.logger.Warn("notifying systemd", "err", err)
+			}
+			return nil
+		},
 	}
-	g.Go(func() error {
-		<-ctx.Done()
-		if err := n.Stopping(); err != nil {
-			d.logger.Warn("notifying systemd", "err", err)
-		}
-		return nil
-	})
-	return g.Wait()
+	if n.Enabled() {
+		sr := &sdnotify.StatusReporter{Statuser: n, Interval: 10 * time.Second, Status: status, Logger: d.logger}
+		tasks = append(tasks, sr.Run)
+	}
+	return tasks
 }
 
 // listen opens the HTTP listeners up front, so that a port in use fails the
