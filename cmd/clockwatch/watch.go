@@ -16,6 +16,7 @@ func addWatchCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd.Flag("json", "Print each message as its JSON line.").BoolVar(&o.JSON)
 	cmd.Flag("heartbeats", "Print heartbeats too.").BoolVar(&o.Heartbeats)
 	cmd.Flag("exit-on-stepdown", "Exit with code 3 as soon as the state is stepdown.").BoolVar(&o.ExitOnStepdown)
+	cmd.Flag("no-ack", "Do not acknowledge stepdowns (by default watch acks each, so it is not counted as a lock holder failing to release).").BoolVar(&o.NoAck)
 	cmd.Flag("exit-on-unknown", "Exit with code 4 when the daemon cannot be reached or stops answering.").BoolVar(&o.ExitOnUnknown)
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		return tool.Watch(ctx, c.stdout, o)

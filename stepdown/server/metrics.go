@@ -92,6 +92,14 @@ func newMetrics(s *Server) *metrics {
 	for _, r := range []string{"started", "forbidden", "busy", "bad_request"} {
 		m.drills.WithLabelValues(r)
 	}
+	// Every real trigger's series exists from the start at 0, so that
+	// increase() in an alert sees its first event (drills stay lazy).
+	for _, r := range []stepdown.Reason{stepdown.ReasonStep, stepdown.ReasonOffset, stepdown.ReasonUnsynchronized,
+		stepdown.ReasonErrorBound, stepdown.ReasonProbeLost, stepdown.ReasonSuspend} {
+		m.events.WithLabelValues(stepdown.TypeStepdown, string(r), "false")
+		m.events.WithLabelValues(stepdown.TypeResume, string(r), "false")
+	}
+	m.events.WithLabelValues(stepdown.TypeResume, string(stepdown.ReasonStarting), "false")
 	return m
 }
 

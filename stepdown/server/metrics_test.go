@@ -36,7 +36,19 @@ clockwatch_stepdown_connections_total 1
 clockwatch_stepdown_epoch 5
 # HELP clockwatch_stepdown_events_total Stepdown and resume events announced, by type and reason (each is sent to every subscriber).
 # TYPE clockwatch_stepdown_events_total counter
+clockwatch_stepdown_events_total{drill="false",reason="error_bound",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="error_bound",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="offset",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="offset",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="probe_lost",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="probe_lost",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="starting",type="resume"} 1
+clockwatch_stepdown_events_total{drill="false",reason="step",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="step",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="suspend",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="suspend",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="unsynchronized",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="unsynchronized",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="true",reason="drill",type="resume"} 1
 clockwatch_stepdown_events_total{drill="true",reason="drill",type="stepdown"} 1
 # HELP clockwatch_stepdown_drills_total Drill requests, by result (started, forbidden, busy, bad_request).

@@ -32,6 +32,10 @@ type WatchOptions struct {
 	// ExitOnUnknown returns ExitUnknown when the connection is lost or
 	// cannot be made.
 	ExitOnUnknown bool
+	// NoAck leaves stepdowns unacknowledged. By default watch acks each
+	// one as it prints it, so that an operator's watch does not show up
+	// as a lock holder failing to release (ClockwatchStepdownUnacknowledged).
+	NoAck bool
 	// Now stamps human output; nil means time.Now.
 	Now func() time.Time
 }
@@ -51,6 +55,9 @@ func Watch(ctx context.Context, w io.Writer, o WatchOptions) int {
 			w.Write(e.Message.AppendLine(nil))
 		} else {
 			fmt.Fprintf(w, "%s %s\n", o.Now().UTC().Format(time.RFC3339Nano), e.Message)
+		}
+		if e.Type == stepdown.TypeStepdown && !o.NoAck {
+			_ = sub.Ack(e.Seq) // best effort: a lost connection is reported as its own event
 		}
 		if o.ExitOnStepdown && e.State == stepdown.StateStepdown {
 			return ExitStepdown
@@ -134,6 +141,12 @@ func Drill(ctx context.Context, w io.Writer, o DrillOptions) error {
 		case m.Type == stepdown.TypeStepdown && !started:
 			started = true
 			print(m)
+			// The drill's own connection is a subscriber too: ack like one,
+			// or every drill leaves an unacknowledged stepdown behind
+			// (clockwatch_stepdown_acks_total, ClockwatchStepdownUnacknowledged).
+			if err := c.Ack(m.Seq); err != nil {
+				return fmt.Errorf("acking the drill's stepdown: %w", err)
+			}
 		case m.Type == stepdown.TypeResume && started:
 			print(m)
 			return nil

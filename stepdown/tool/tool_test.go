@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown/tool"
@@ -34,6 +36,12 @@ func (s *syncBuffer) String() string {
 
 func startServer(t *testing.T) string {
 	t.Helper()
+	path, _ := startServerWith(t)
+	return path
+}
+
+func startServerWith(t *testing.T) (string, *server.Server) {
+	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	cfg.Heartbeat = 20 * time.Millisecond
@@ -47,12 +55,12 @@ func startServer(t *testing.T) string {
 	t.Cleanup(func() { cancel(); <-done })
 	<-s.Ready()
 	s.ProbeOK("test")
-	return cfg.Socket
+	return cfg.Socket, s
 }
 
 func TestDrillAndWatch(t *testing.T) {
 	t.Parallel()
-	path := startServer(t)
+	path, srv := startServerWith(t)
 	fixed := func() time.Time { return time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC) }
 	var watched syncBuffer
 	code := make(chan int, 1)
@@ -84,6 +92,38 @@ func TestDrillAndWatch(t *testing.T) {
 	if watched.String() != wantWatch {
 		t.Errorf("watch printed\n%s\nwant\n%s", watched.String(), wantWatch)
 	}
+	// Both the drill's own connection and watch acknowledged the stepdown.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if acks(t, srv) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("acks counted: %v, want 2", acks(t, srv))
+		}
+	}
+}
+
+func registry(t *testing.T, s *server.Server) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(s.Collector()); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func acks(t *testing.T, s *server.Server) float64 {
+	t.Helper()
+	mfs, err := registry(t, s).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == server.MetricAcks {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
 }
 
 func TestWatchJSONExitOnUnknown(t *testing.T) {
