@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync"
 	"time"
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metric names of the chrony probe. clockwatch_chrony_up comes from the
@@ -86,7 +88,35 @@ type ChronyProbe struct {
 	srcSamples, srcRuns, srcSpan, srcStdDev, srcEstOffset, srcEstOffErr, srcResidFreq, srcSkew *prometheus.Desc
 
 	auditOK, runtimeStep, stepThresh, stepLimit, maxSlew *prometheus.Desc
+
+	// mu guards the label pairs kept from one scrape to the next, so that
+	// a scrape builds them only for what changed.
+	mu         sync.Mutex
+	gen        uint64
+	sources    map[sourceKey]*sourceLabels
+	tracking   chrony.Tracking // what trackingLs was built from
+	trackingLs []*dto.LabelPair
+	connKey    [2]string
+	connLs     []*dto.LabelPair
 }
+
+// sourceKey identifies a source's series.
+type sourceKey struct{ address, name string }
+
+// sourceLabels are a source's label pairs: address and name, and those
+// with its mode and state for the info series.
+type sourceLabels struct {
+	gen         uint64 // the last scrape that saw the source
+	ls          []*dto.LabelPair
+	mode, state string
+	info        []*dto.LabelPair
+}
+
+// chronyMetricsPerSource is how many series a source has at most.
+const chronyMetricsPerSource = 16
+
+// chronyMetricsFixed is how many series there are besides the sources'.
+const chronyMetricsFixed = 32
 
 var _ Probe = (*ChronyProbe)(nil)
 
@@ -170,11 +200,15 @@ func (p *ChronyProbe) Describe(ch chan<- *prometheus.Desc) {
 // stale, while the poll counters, the data's age and the audit stay.
 func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 	s := p.src.Snapshot()
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := newMetricBatch(chronyMetricsFixed + chronyMetricsPerSource*len(s.Data.Sources))
+	gaugeL := func(d *prometheus.Desc, v float64, ls []*dto.LabelPair) {
+		ch <- b.next(d, prometheus.GaugeValue, v, ls)
 	}
-	ch <- prometheus.MustNewConstMetric(p.polls, prometheus.CounterValue, float64(s.Polls))
-	ch <- prometheus.MustNewConstMetric(p.failures, prometheus.CounterValue, float64(s.Failures))
+	gauge := func(d *prometheus.Desc, v float64) { gaugeL(d, v, nil) }
+	ch <- b.next(p.polls, prometheus.CounterValue, float64(s.Polls), nil)
+	ch <- b.next(p.failures, prometheus.CounterValue, float64(s.Failures), nil)
 	p.updateAudit(s, gauge)
 	if s.Polls == 0 {
 		return errChronyNotPolled
@@ -186,10 +220,17 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 	if !s.Up {
 		return fmt.Errorf("polling chronyd: %w", s.Err)
 	}
-	gauge(p.connection, 1, string(s.Transport), s.Address)
+	if k := [2]string{string(s.Transport), s.Address}; p.connLs == nil || k != p.connKey {
+		p.connKey, p.connLs = k, labelPairs([]string{"transport", "address"}, k[0], k[1])
+	}
+	gaugeL(p.connection, 1, p.connLs)
 
 	t := s.Data.Tracking
-	gauge(p.trackingInfo, 1, fmt.Sprintf("%08X", t.RefID), t.RefName, t.Address)
+	if p.trackingLs == nil || t.RefID != p.tracking.RefID || t.RefName != p.tracking.RefName || t.Address != p.tracking.Address {
+		p.tracking = t
+		p.trackingLs = labelPairs([]string{"ref_id", "ref_name", "ref_address"}, fmt.Sprintf("%08X", t.RefID), t.RefName, t.Address)
+	}
+	gaugeL(p.trackingInfo, 1, p.trackingLs)
 	gauge(p.stratum, float64(t.Stratum))
 	gauge(p.leap, float64(t.Leap))
 	gauge(p.synced, boolFloat(t.Synchronised()))
@@ -206,33 +247,62 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 	gauge(p.errorBound, t.ErrorBound())
 	gauge(p.selectable, float64(s.Data.SelectableSources()))
 
+	p.gen++
+	if p.sources == nil {
+		p.sources = make(map[sourceKey]*sourceLabels)
+	}
 	for _, src := range s.Data.Sources {
-		a, n := src.Address, src.Name
-		gauge(p.srcInfo, 1, a, n, src.Mode, src.State)
-		gauge(p.srcStratum, float64(src.Stratum), a, n)
-		gauge(p.srcPoll, src.Poll.Seconds(), a, n)
-		gauge(p.srcReach, float64(src.Reachability), a, n)
-		gauge(p.srcReachRatio, float64(bits.OnesCount8(src.Reachability))/8, a, n)
+		sl := p.sourceLabels(src)
+		gauge := func(d *prometheus.Desc, v float64) { gaugeL(d, v, sl.ls) }
+		gaugeL(p.srcInfo, 1, sl.info)
+		gauge(p.srcStratum, float64(src.Stratum))
+		gauge(p.srcPoll, src.Poll.Seconds())
+		gauge(p.srcReach, float64(src.Reachability))
+		gauge(p.srcReachRatio, float64(bits.OnesCount8(src.Reachability))/8)
 		if src.LastSampleAge >= 0 {
-			gauge(p.srcAge, src.LastSampleAge.Seconds(), a, n)
-			gauge(p.srcOffset, src.LastSampleOffset, a, n)
-			gauge(p.srcError, src.LastSampleError, a, n)
+			gauge(p.srcAge, src.LastSampleAge.Seconds())
+			gauge(p.srcOffset, src.LastSampleOffset)
+			gauge(p.srcError, src.LastSampleError)
 		}
 		if st := src.Stats; st != nil {
-			gauge(p.srcSamples, float64(st.Samples), a, n)
-			gauge(p.srcRuns, float64(st.Runs), a, n)
-			gauge(p.srcSpan, st.Span.Seconds(), a, n)
-			gauge(p.srcStdDev, st.StdDev, a, n)
-			gauge(p.srcEstOffset, st.EstimatedOffset, a, n)
-			gauge(p.srcEstOffErr, st.EstimatedOffsetError, a, n)
-			gauge(p.srcResidFreq, st.ResidualFrequency, a, n)
-			gauge(p.srcSkew, st.Skew, a, n)
+			gauge(p.srcSamples, float64(st.Samples))
+			gauge(p.srcRuns, float64(st.Runs))
+			gauge(p.srcSpan, st.Span.Seconds())
+			gauge(p.srcStdDev, st.StdDev)
+			gauge(p.srcEstOffset, st.EstimatedOffset)
+			gauge(p.srcEstOffErr, st.EstimatedOffsetError)
+			gauge(p.srcResidFreq, st.ResidualFrequency)
+			gauge(p.srcSkew, st.Skew)
+		}
+	}
+	if len(p.sources) > len(s.Data.Sources) {
+		for k, sl := range p.sources {
+			if sl.gen != p.gen {
+				delete(p.sources, k) // a source chronyd no longer has
+			}
 		}
 	}
 	return nil
 }
 
-func (p *ChronyProbe) updateAudit(s chrony.Snapshot, gauge func(*prometheus.Desc, float64, ...string)) {
+// sourceLabels returns src's label pairs, built when first seen (or when
+// its mode or state changed), and marks it seen by this scrape.
+func (p *ChronyProbe) sourceLabels(src chrony.Source) *sourceLabels {
+	k := sourceKey{src.Address, src.Name}
+	sl := p.sources[k]
+	if sl == nil {
+		sl = &sourceLabels{ls: labelPairs([]string{"address", "name"}, src.Address, src.Name)}
+		p.sources[k] = sl
+	}
+	if sl.info == nil || sl.mode != src.Mode || sl.state != src.State {
+		sl.mode, sl.state = src.Mode, src.State
+		sl.info = labelPairs([]string{"address", "name", "mode", "state"}, src.Address, src.Name, src.Mode, src.State)
+	}
+	sl.gen = p.gen
+	return sl
+}
+
+func (p *ChronyProbe) updateAudit(s chrony.Snapshot, gauge func(*prometheus.Desc, float64)) {
 	if s.Audit == nil && s.AuditErr == nil {
 		return // audit off, or not run yet
 	}

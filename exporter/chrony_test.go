@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 )
 
 type fixedSnapshot chrony.Snapshot
@@ -259,4 +261,50 @@ func chronyMetricNames() []string {
 		MetricChronySourceEstimatedOffset, MetricChronySourceEstimatedOffErr, MetricChronySourceResidualFrequency,
 		MetricChronySourceSkew, MetricChronyConfigAuditSuccess, MetricChronyConfigRuntimeStep, MetricChronyConfigStepThresh,
 		MetricChronyConfigStepLimit, MetricChronyConfigMaxSlewRate, "clockwatch_chrony_up"}
+}
+
+// switchingSnapshot gives whatever snapshot it holds now.
+type switchingSnapshot struct{ s chrony.Snapshot }
+
+func (f *switchingSnapshot) Snapshot() chrony.Snapshot { return f.s }
+
+// TestChronyProbeLabelsFollowChanges checks that the label pairs the probe
+// keeps between scrapes follow the sources, their states and the reference:
+// after each change a scrape must equal a fresh probe's.
+func TestChronyProbeLabelsFollowChanges(t *testing.T) {
+	t.Parallel()
+	first := chronySnapshot()
+	second := chronySnapshot()
+	second.Data.Sources = []chrony.Source{second.Data.Sources[1], second.Data.Sources[0]}
+	second.Data.Sources[0].State = "candidate"
+	second.Data.Sources[1].Address, second.Data.Sources[1].Name = "127.0.0.13", "ntp3.example"
+	second.Data.Tracking.RefID, second.Data.Tracking.RefName, second.Data.Tracking.Address = 0x7F00000C, "127.0.0.12", "127.0.0.12"
+	second.Transport, second.Address = chrony.TransportUDP, "127.0.0.1:323"
+	third := chronySnapshot()
+	third.Data.Sources = third.Data.Sources[:1]
+
+	now := func() time.Time { return chronyTestStart.Add(5 * time.Second) }
+	src := &switchingSnapshot{}
+	kept := NewChronyProbe(src)
+	kept.now = now
+	quiet := slog.New(slog.DiscardHandler)
+	for i, snap := range []chrony.Snapshot{first, second, third, first} {
+		src.s = snap
+		got, err := testutil.CollectAndFormat(NewScraper(quiet, kept), expfmt.TypeTextPlain, chronyMetricNames()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := NewChronyProbe(fixedSnapshot(snap))
+		fresh.now = now
+		want, err := testutil.CollectAndFormat(NewScraper(quiet, fresh), expfmt.TypeTextPlain, chronyMetricNames()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("scrape %d: (-want +got):\n%s", i, diff)
+		}
+		if got, want := len(kept.sources), len(snap.Data.Sources); got != want {
+			t.Errorf("scrape %d: label pairs kept for %d sources, want %d (those of the last scrape)", i, got, want)
+		}
+	}
 }

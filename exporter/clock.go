@@ -75,9 +75,8 @@ func (p *ClockProbe) Update(ch chan<- prometheus.Metric) error {
 	}
 	p.mu.Unlock()
 
-	gauge := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
-	}
+	b := newMetricBatch(6)
+	gauge := func(d *prometheus.Desc, v float64) { ch <- b.next(d, prometheus.GaugeValue, v, nil) }
 	gauge(p.realtime, float64(s.Real)/1e9)
 	gauge(p.gap, s.WallBootGap().Seconds())
 	gauge(p.suspended, s.Suspended().Seconds())

@@ -5,6 +5,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metric names of the kernel timex probe.
@@ -33,7 +34,13 @@ type KernelProbe struct {
 
 	offset, freq, maxerr, esterr, synced, status, tai, leap, state,
 	constant, tick, tolerance, precision, artifactsDesc *prometheus.Desc
+
+	// stateLabels are the label pairs of each clock state, built once.
+	stateLabels [probe.TimeError + 1][]*dto.LabelPair
 }
+
+// kernelMetrics is how many series the kernel probe sends.
+const kernelMetrics = 13 + int(probe.TimeError) + 1
 
 var _ Probe = (*KernelProbe)(nil)
 
@@ -42,7 +49,7 @@ func NewKernelProbe(timex probe.TimexReader) *KernelProbe {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
-	return &KernelProbe{
+	p := &KernelProbe{
 		timex:     timex,
 		offset:    d(MetricKernelOffset, "Phase offset the kernel PLL is still correcting (adjtimex offset)."),
 		freq:      d(MetricKernelFrequency, "Frequency adjustment the kernel applies, as a ratio (adjtimex freq)."),
@@ -60,6 +67,10 @@ func NewKernelProbe(timex probe.TimexReader) *KernelProbe {
 		artifactsDesc: d(MetricKernelOffsetArtifacts,
 			"Offsets read back larger than the kernel ever holds (such as the transient 2^32 ns seen on KVM), dropped rather than reported."),
 	}
+	for st := probe.TimeOK; st <= probe.TimeError; st++ {
+		p.stateLabels[st] = labelPairs([]string{"state"}, st.String())
+	}
+	return p
 }
 
 // Name implements Probe.
@@ -83,9 +94,8 @@ func (p *KernelProbe) Update(ch chan<- prometheus.Metric) error {
 	if tx.Artifact {
 		p.artifacts.Add(1)
 	}
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
+	b := newMetricBatch(kernelMetrics)
+	gauge := func(d *prometheus.Desc, v float64) { ch <- b.next(d, prometheus.GaugeValue, v, nil) }
 	if !tx.Artifact {
 		gauge(p.offset, tx.Offset.Seconds())
 	}
@@ -97,13 +107,13 @@ func (p *KernelProbe) Update(ch chan<- prometheus.Metric) error {
 	gauge(p.tai, tx.TAI.Seconds())
 	gauge(p.leap, float64(tx.LeapPending()))
 	for s := probe.TimeOK; s <= probe.TimeError; s++ {
-		gauge(p.state, boolFloat(s == tx.State), s.String())
+		ch <- b.next(p.state, prometheus.GaugeValue, boolFloat(s == tx.State), p.stateLabels[s])
 	}
 	gauge(p.constant, float64(tx.Constant))
 	gauge(p.tick, tx.Tick.Seconds())
 	gauge(p.tolerance, tx.Tolerance)
 	gauge(p.precision, tx.Precision.Seconds())
-	ch <- prometheus.MustNewConstMetric(p.artifactsDesc, prometheus.CounterValue, float64(p.artifacts.Load()))
+	ch <- b.next(p.artifactsDesc, prometheus.CounterValue, float64(p.artifacts.Load()), nil)
 	return nil
 }
 

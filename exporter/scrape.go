@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metric names of the scrape machinery.
@@ -30,6 +31,7 @@ type Probe interface {
 type Scraper struct {
 	probes   []Probe
 	up       []*prometheus.Desc
+	labels   [][]*dto.LabelPair // collector="<probe name>", built once
 	success  *prometheus.Desc
 	duration *prometheus.Desc
 	logger   *slog.Logger
@@ -51,6 +53,7 @@ func NewScraper(logger *slog.Logger, probes ...Probe) *Scraper {
 	for _, p := range probes {
 		s.up = append(s.up, prometheus.NewDesc("clockwatch_"+p.Name()+"_up",
 			"Whether the "+p.Name()+" probe could be read (1) or not (0).", nil, nil))
+		s.labels = append(s.labels, labelPairs([]string{"collector"}, p.Name()))
 	}
 	return s
 }
@@ -67,6 +70,7 @@ func (s *Scraper) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (s *Scraper) Collect(ch chan<- prometheus.Metric) {
+	b := newMetricBatch(3 * len(s.probes))
 	for i, p := range s.probes {
 		start := time.Now()
 		err := p.Update(ch)
@@ -75,8 +79,8 @@ func (s *Scraper) Collect(ch chan<- prometheus.Metric) {
 			ok = 0
 			s.logger.Debug("probe failed", "probe", p.Name(), "err", err)
 		}
-		ch <- prometheus.MustNewConstMetric(s.duration, prometheus.GaugeValue, time.Since(start).Seconds(), p.Name())
-		ch <- prometheus.MustNewConstMetric(s.success, prometheus.GaugeValue, ok, p.Name())
-		ch <- prometheus.MustNewConstMetric(s.up[i], prometheus.GaugeValue, ok)
+		ch <- b.next(s.duration, prometheus.GaugeValue, time.Since(start).Seconds(), s.labels[i])
+		ch <- b.next(s.success, prometheus.GaugeValue, ok, s.labels[i])
+		ch <- b.next(s.up[i], prometheus.GaugeValue, ok, nil)
 	}
 }
