@@ -261,11 +261,12 @@ stepdown:
 		chronyd.SetOffset(2 * time.Second)
 		a := s.wantAlert(t, "firing", "ClockwatchClockOffsetCritical", withChrony.Addr, nil)
 		lat.add("NTP server +2 s → chronyd → ClockwatchClockOffsetCritical firing", a.Received.Sub(start))
-		// chronyd's estimate moves to 2 s over a few samples; the page
-		// fires on the first evaluation above 500 ms.
+		// chronyd's estimate moves to 2 s over a few samples, overshooting
+		// by a few hundred ms while its regression settles (2.23 s seen
+		// once); the page fires on the first evaluation above 500 ms.
 		off, ok := strings.CutPrefix(a.Annotations["summary"], "Clock on "+withChrony.Addr+" is off by ")
-		if d, err := time.ParseDuration(off); !ok || err != nil || d <= 500*time.Millisecond || d > 2100*time.Millisecond {
-			t.Errorf("summary %q, want the clock off by 500ms to 2.1s", a.Annotations["summary"])
+		if d, err := time.ParseDuration(off); !ok || err != nil || d <= 500*time.Millisecond || d > 2500*time.Millisecond {
+			t.Errorf("summary %q, want the clock off by 500ms to 2.5s", a.Annotations["summary"])
 		}
 		a = s.wantAlert(t, "firing", "ClockwatchClockOffsetNtpCritical", withChrony.Addr, nil)
 		lat.add("NTP server +2 s → clockwatch's probe → ClockwatchClockOffsetNtpCritical firing", a.Received.Sub(start))

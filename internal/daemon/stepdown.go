@@ -50,12 +50,12 @@ type Stepdown struct {
 func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chrony func() server.ChronyReading,
 	poll time.Duration, logger *slog.Logger) (*Stepdown, error) {
 	cfg.Socket = socketPath(cfg, os.Getenv)
-	srv, err := server.New(cfg, server.Options{Logger: logger.With("component", "stepdown"), Epoch: steps.Journal.State().Epoch})
+	srv, err := server.New(cfg, server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
 	}
 	if err := srv.Listen(); err != nil {
-		return nil, fmt.Errorf("stepdown socket %s: %w (set stepdown.socket to a writable path, or stepdown.enabled: false)", cfg.Socket, err)
+		return nil, fmt.Errorf("%w; set stepdown.socket to a writable path (or RUNTIME_DIRECTORY), or stepdown.enabled: false", err)
 	}
 	if chrony == nil {
 		chrony = func() server.ChronyReading { return server.ChronyReading{} }
