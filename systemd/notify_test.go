@@ -1,12 +1,10 @@
 package systemd_test
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,24 +25,6 @@ func build(t *testing.T, pkg string) string {
 	return bin
 }
 
-// syncBuffer collects a child's stderr for the failure message.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // checkNotifyProtocol runs bin as systemd would run a Type=notify service
 // with WatchdogSec= set, against a fake notification socket, and follows the
 // protocol through start-up, watchdog pings, a SIGHUP reload and a SIGTERM
@@ -58,7 +38,7 @@ func checkNotifyProtocol(t *testing.T, bin string, env []string, args ...string)
 		"NOTIFY_SOCKET="+sock.Addr,
 		"WATCHDOG_USEC="+strings.TrimSuffix(watchdog.String(), "ms")+"000",
 	)
-	var stderr syncBuffer
+	var stderr testtool.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

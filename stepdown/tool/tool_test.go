@@ -5,34 +5,16 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown/tool"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func startServer(t *testing.T) string {
 	t.Helper()
@@ -62,7 +44,7 @@ func TestDrillAndWatch(t *testing.T) {
 	t.Parallel()
 	path, srv := startServerWith(t)
 	fixed := func() time.Time { return time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC) }
-	var watched syncBuffer
+	var watched testtool.SyncBuffer
 	code := make(chan int, 1)
 	go func() {
 		code <- tool.Watch(context.Background(), &watched, tool.WatchOptions{Path: path, ExitOnStepdown: true, Now: fixed})
