@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -405,5 +406,76 @@ func TestCLI(t *testing.T) {
 				t.Errorf("output lacks %q:\n%s", tt.wantOut, out)
 			}
 		})
+	}
+}
+
+// Under systemd socket activation with both sockets passed (HTTP and the
+// stepdown socket, FileDescriptorName=stepdown), each server takes its own:
+// HTTP answers on the TCP socket and the stepdown socket says hello.
+func TestSocketActivationOfBothSockets(t *testing.T) {
+	t.Parallel()
+	httpL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdPath := filepath.Join(t.TempDir(), "stepdown.sock")
+	sdL, err := net.Listen("unix", sdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpF, err := httpL.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdF, err := sdL.(*net.UnixListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := httpL.Addr().String()
+	httpL.Close()
+	sdL.(*net.UnixListener).SetUnlinkOnClose(false)
+	sdL.Close()
+
+	// systemd sets LISTEN_PID to the service's own pid: a shell that execs
+	// the daemon has it as $$.
+	cmd := exec.Command("/bin/sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=2 LISTEN_FDNAMES=http:stepdown exec "$0" "$@"`,
+		binary, "--web.systemd-socket", noChronyConfig(t))
+	cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+t.TempDir(), "RUNTIME_DIRECTORY="+t.TempDir())
+	cmd.ExtraFiles = []*os.File{httpF, sdF} // fds 3 and 4
+	var log testtool.SyncBuffer
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	httpF.Close()
+	sdF.Close()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("clockwatch exited with %v; log:\n%s", err, log.String())
+		}
+	})
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no HTTP on the activated socket: %v; log:\n%s", err, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c, err := net.Dial("unix", sdPath)
+	if err != nil {
+		t.Fatalf("stepdown socket: %v; log:\n%s", err, log.String())
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"type":"hello"`) {
+		t.Fatalf("stepdown socket said %q, %v; want a hello", line, err)
 	}
 }

@@ -171,11 +171,14 @@ func (d *Daemon) systemdTasks(steps *Steps) []func(context.Context) error {
 
 // listen opens the HTTP listeners up front, so that a port in use fails the
 // start (not a task later) and so that the log names the bound address even
-// for port 0. With --web.systemd-socket the toolkit takes systemd's sockets.
+// for port 0. With --web.systemd-socket they are the sockets systemd passed,
+// less the stepdown socket.
 func (d *Daemon) listen() ([]net.Listener, error) {
-	if d.opts.Web == nil || d.opts.Web.WebListenAddresses == nil ||
-		(d.opts.Web.WebSystemdSocket != nil && *d.opts.Web.WebSystemdSocket) {
+	if d.opts.Web == nil || d.opts.Web.WebListenAddresses == nil {
 		return nil, nil
+	}
+	if d.opts.Web.WebSystemdSocket != nil && *d.opts.Web.WebSystemdSocket {
+		return activatedWebListeners()
 	}
 	var ls []net.Listener
 	for _, addr := range *d.opts.Web.WebListenAddresses {
