@@ -10,7 +10,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	go.etcd.io/etcd/client/v3 v3.6.16
 	go.uber.org/zap v1.27.0
-	golang.org/x/sync v0.24.0
+	golang.org/x/sync v0.25.0
 )
 
 require (
