@@ -279,7 +279,9 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		restart, err := d.stepdown.Reload(cfg.Stepdown)
+		sd := cfg.Stepdown
+		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
+		restart, err := d.stepdown.Reload(sd)
 		if err != nil {
 			d.reloads.Record(false, time.Now())
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
