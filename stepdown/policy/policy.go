@@ -345,34 +345,12 @@ func (p *Policy) Drill(reason stepdown.Reason, stepSeconds *float64, hold, mono 
 func (p *Policy) Tick(mono time.Duration) []Event {
 	var out []Event
 	tr := p.cfg.Triggers
-	for _, src := range sortedKeys(p.unsyncSince) {
-		since := p.unsyncSince[src]
-		if !tr.Unsynchronized.Enabled || mono-since <= tr.Unsynchronized.Grace {
-			continue
-		}
-		p.bad(mono)
-		if !p.unsyncFired[src] {
-			p.unsyncFired[src] = true
-			e := p.stepdownEvent(stepdown.ReasonUnsynchronized, mono)
-			e.Source = src
-			e.Detail = fmt.Sprintf("%s has reported the clock unsynchronised for %s", src, mono-since)
-			out = append(out, e)
-		}
-	}
-	for _, name := range sortedKeys(p.probeFailSince) {
-		since := p.probeFailSince[name]
-		if !tr.ProbeLost.Enabled || mono-since <= tr.ProbeLost.Grace {
-			continue
-		}
-		p.bad(mono)
-		if !p.probeFired[name] {
-			p.probeFired[name] = true
-			e := p.stepdownEvent(stepdown.ReasonProbeLost, mono)
-			e.Source = name
-			e.Detail = fmt.Sprintf("probe %s has failed for %s", name, mono-since)
-			out = append(out, e)
-		}
-	}
+	out = p.expireGrace(out, mono, tr.Unsynchronized, p.unsyncSince, p.unsyncFired, stepdown.ReasonUnsynchronized,
+		func(src string, d time.Duration) string {
+			return fmt.Sprintf("%s has reported the clock unsynchronised for %s", src, d)
+		})
+	out = p.expireGrace(out, mono, tr.ProbeLost, p.probeFailSince, p.probeFired, stepdown.ReasonProbeLost,
+		func(name string, d time.Duration) string { return fmt.Sprintf("probe %s has failed for %s", name, d) })
 	if p.offsetBad || len(p.errorBad) > 0 {
 		p.bad(mono)
 	}
@@ -421,4 +399,26 @@ func sortedKeys(m map[string]time.Duration) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// expireGrace handles a trigger with a grace period, kept per source: a
+// source bad for longer than the grace holds the state down, and its first
+// such Tick announces a stepdown.
+func (p *Policy) expireGrace(out []Event, mono time.Duration, g Grace, since map[string]time.Duration,
+	fired map[string]bool, reason stepdown.Reason, detail func(src string, d time.Duration) string) []Event {
+	for _, src := range sortedKeys(since) {
+		d := mono - since[src]
+		if !g.Enabled || d <= g.Grace {
+			continue
+		}
+		p.bad(mono)
+		if !fired[src] {
+			fired[src] = true
+			e := p.stepdownEvent(reason, mono)
+			e.Source = src
+			e.Detail = detail(src, d)
+			out = append(out, e)
+		}
+	}
+	return out
 }
