@@ -1,0 +1,104 @@
+package timesource
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Role says what a source's readings may do.
+type Role int
+
+const (
+	// Authoritative sources discipline (or describe the discipline of) this
+	// clock: their readings may trigger a stepdown.
+	Authoritative Role = iota
+	// SecondOpinion sources (the SNTP probes) alert but step nobody down
+	// unless configured to.
+	SecondOpinion
+)
+
+func (r Role) String() string {
+	if r == SecondOpinion {
+		return "second_opinion"
+	}
+	return "authoritative"
+}
+
+// Leap is the leap-second status a source announces.
+type Leap int
+
+// The leap states, as NTP's leap indicator.
+const (
+	LeapNone Leap = iota
+	LeapInsert
+	LeapDelete
+	// LeapUnsynchronized is NTP's "alarm": the source has no time solution.
+	LeapUnsynchronized
+)
+
+func (l Leap) String() string {
+	switch l {
+	case LeapInsert:
+		return "insert"
+	case LeapDelete:
+		return "delete"
+	case LeapUnsynchronized:
+		return "unsynchronized"
+	}
+	return "none"
+}
+
+// Reading is one normalised poll of one source.
+type Reading struct {
+	// Source is the source's stable name ("chrony", "ntpd", "timesyncd",
+	// "ptp4l", "kernel", ...): the label in metrics, the source of stepdown
+	// events and of verdict findings.
+	Source string
+	// Role says whether the reading may trigger a stepdown.
+	Role Role
+	// Found is true once the source has answered at least once in this
+	// process: a source that was never found is absent and raises nothing.
+	Found bool
+	// Up is true when the last poll succeeded; Err says why it did not.
+	Up  bool
+	Err error
+	// HasData is true when the fields below describe a time solution (a
+	// daemon can answer before it has one).
+	HasData bool
+	// Synchronized is the source's own judgement that the clock is
+	// synchronised to true time.
+	Synchronized bool
+	// Offset is the local clock minus true time (positive: this clock is
+	// ahead), as the source estimates it.
+	Offset time.Duration
+	// ErrorBound bounds |local clock − true time| (for NTP daemons
+	// |offset| + root dispersion + root delay/2; for the kernel, maxerror).
+	ErrorBound time.Duration
+	// Leap is the leap second the source announces.
+	Leap Leap
+	// LastSuccess is when the last poll succeeded (zero: never).
+	LastSuccess time.Time
+	// Detail is a short human-readable state ("port UNCALIBRATED",
+	// "server 10.0.0.1"), for status lines; may be empty.
+	Detail string
+}
+
+// Set is the latest reading of each source, keyed by source name.
+type Set map[string]Reading
+
+// Sorted returns the readings ordered by source name, for stable output.
+func (s Set) Sorted() []Reading {
+	out := make([]Reading, 0, len(s))
+	for _, r := range s {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Reading) int { return cmp.Compare(a.Source, b.Source) })
+	return out
+}
+
+// Source is anything that produces readings. Reading must not block: pollers
+// return their last result.
+type Source interface {
+	Reading() Reading
+}
