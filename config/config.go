@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
@@ -36,6 +37,8 @@ type Config struct {
 	Chrony    chrony.Config `yaml:"chrony"`
 	Ntpd      ntpd.Config   `yaml:"ntpd"`
 	NTPProbes sntp.Config   `yaml:"ntp_probes"`
+	// ClockBound is the bounded-time segment applications read.
+	ClockBound clockbound.Config `yaml:"clockbound"`
 }
 
 // Clock configures the local clock sampling.
@@ -64,13 +67,14 @@ func Default() Config {
 	st := step.DefaultConfig()
 	st.Interval = 100 * time.Millisecond
 	return Config{
-		Step:      st,
-		Journal:   journal.DefaultConfig(),
-		Stepdown:  server.DefaultConfig(),
-		Chrony:    chrony.DefaultConfig(),
-		Ntpd:      ntpd.DefaultConfig(),
-		NTPProbes: sntp.DefaultConfig(),
-		Clock:     Clock{SampleInterval: st.Interval},
+		Step:       st,
+		Journal:    journal.DefaultConfig(),
+		Stepdown:   server.DefaultConfig(),
+		Chrony:     chrony.DefaultConfig(),
+		Ntpd:       ntpd.DefaultConfig(),
+		NTPProbes:  sntp.DefaultConfig(),
+		ClockBound: clockbound.DefaultConfig(),
+		Clock:      Clock{SampleInterval: st.Interval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
 			OffsetCritical:     500 * time.Millisecond,
@@ -109,7 +113,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.ClockBound} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -101,6 +101,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 		collectors = append(collectors, sd.Server.Collector())
 		tasks = append(tasks, sd.Tasks()...)
 	}
+	if cfg.ClockBound.Enabled {
+		cb, err := NewClockBound(cfg.ClockBound, sources, d.stepdown, d.logger)
+		if err != nil {
+			return err
+		}
+		collectors = append(collectors, cb.Collector())
+		tasks = append(tasks, cb.Run)
+	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
 		return fmt.Errorf("registering collectors: %w", err)
