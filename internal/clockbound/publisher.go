@@ -177,7 +177,7 @@ func (p *Publisher) Write() error {
 	p.mu.Unlock()
 	if prev.Writes > 0 && (prev.Status != v.Status || prev.Source != v.Source) {
 		p.log.Info("clockbound status changed", "status", v.Status, "was", prev.Status, "why", v.Why,
-			"bound", v.Bound, "source", v.Source)
+			"bound", v.Bound, "from", v.Source)
 	}
 	return nil
 }
