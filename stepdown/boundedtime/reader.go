@@ -165,7 +165,7 @@ func (r *Reader) Snapshot() (Snapshot, error) {
 			if s.Malformed() {
 				return Snapshot{}, ErrMalformed
 			}
-			if last := r.last.Load(); last == nil || *last != s {
+			if last := r.last.Load(); last == nil || last.Generation != gen {
 				c := s // a copy, so that only this branch allocates (once per write, not per read)
 				r.last.Store(&c)
 			}

@@ -95,9 +95,10 @@ func (s Snapshot) At(real time.Time, mono time.Duration) (earliest, latest time.
 	}
 	// The same float arithmetic as ClockBound, so both readers agree to
 	// the nanosecond.
+	growth := float64(elapsed) / 1e9 * float64(s.MaxDriftPPB)
 	bound := time.Duration(math.MaxInt64) // saturated: a sum past time.Duration's range would wrap
-	if grown := float64(s.Bound) + float64(elapsed)/1e9*float64(s.MaxDriftPPB); grown < float64(math.MaxInt64) {
-		bound = s.Bound + time.Duration(float64(elapsed)/1e9*float64(s.MaxDriftPPB))
+	if float64(s.Bound)+growth < float64(math.MaxInt64) {
+		bound = s.Bound + time.Duration(growth)
 	}
 	real = real.Round(0) // wall time only: a monotonic reading would make comparisons ignore the wall clock
 	return real.Add(-bound), real.Add(bound), status, nil
