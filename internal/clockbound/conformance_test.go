@@ -1,7 +1,6 @@
 package clockbound
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 	"github.com/clockwatch/clockwatch/timesource"
@@ -156,17 +156,7 @@ func clockBoundNowNow(t *testing.T, path string) (width time.Duration, status in
 func TestClockBoundConformance(t *testing.T) {
 	t.Parallel()
 	t.Logf("checks transcribed from aws/clock-bound %s", clockBoundCommit)
-	sdCfg := server.DefaultConfig()
-	sdCfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sdCfg.HoldDown = 50 * time.Millisecond
-	sd, err := server.New(sdCfg, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go sd.Run(ctx)
-	<-sd.Ready()
+	sd, _ := clockboundtest.Stepdown(t, 50*time.Millisecond)
 
 	path := filepath.Join(t.TempDir(), "clockbound", "shm0")
 	seg, err := Create(path, 0o644, -1)
@@ -193,12 +183,19 @@ func TestClockBoundConformance(t *testing.T) {
 			t.Errorf("%s: ClockBound reads width %v, status %d, err %v; want status %d and width %v", what, width, status, err, wantStatus, minWidth)
 		}
 	}
-	check("starting (no probe yet)", 0, 4*time.Millisecond)
-	sd.ProbeOK("test")
 	check("ok, chrony synchronised", 1, 4*time.Millisecond)
 	reading.Up = false
 	check("chrony lost", 2, 4*time.Millisecond)
 	reading.Up = true
+	sd.Offset(5) // a stepdown that is no disruption
+	check("offset stepdown", 0, 4*time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); sd.Status().State != stepdown.StateOK; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no resume after the offset stepdown")
+		}
+		sd.Offset(0)
+	}
+	check("resumed", 1, 4*time.Millisecond)
 	if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonStep, Hold: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 	"github.com/clockwatch/clockwatch/stepdown/server"
@@ -18,18 +19,9 @@ import (
 // interval, and the bound grows between time-source updates.
 func TestPublisherFollowsTheAnnouncement(t *testing.T) {
 	t.Parallel()
-	sdCfg := server.DefaultConfig()
-	sdCfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sdCfg.HoldDown = 10 * time.Millisecond
-	sd, err := server.New(sdCfg, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd, _ := clockboundtest.Stepdown(t, 10*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go sd.Run(ctx)
-	<-sd.Ready()
-	sd.ProbeOK("test")
 
 	path := filepath.Join(t.TempDir(), "shm0")
 	seg, err := Create(path, 0o644, -1)

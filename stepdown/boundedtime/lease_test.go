@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 	"github.com/clockwatch/clockwatch/stepdown/server"
@@ -43,18 +44,9 @@ func (s *store) Write(_ context.Context, v string) error {
 // real stepdown server and a real segment kept by the clockbound publisher.
 func TestLeaseExample(t *testing.T) {
 	t.Parallel()
-	sdCfg := server.DefaultConfig()
-	sdCfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sdCfg.Heartbeat = 50 * time.Millisecond
-	sd, err := server.New(sdCfg, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sd, socket := clockboundtest.Stepdown(t, 30*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go sd.Run(ctx)
-	<-sd.Ready()
-	sd.ProbeOK("test")
 	path := filepath.Join(t.TempDir(), "shm0")
 	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
@@ -79,7 +71,7 @@ func TestLeaseExample(t *testing.T) {
 		}
 	}
 	defer bt.Close()
-	sub := stepdown.Subscribe(ctx, stepdown.Options{Path: sdCfg.Socket})
+	sub := stepdown.Subscribe(ctx, stepdown.Options{Path: socket})
 	if err := sub.WaitOK(ctx); err != nil {
 		t.Fatal(err)
 	}
