@@ -150,57 +150,63 @@ func (r *Reader) checkHeader() error {
 // setting the segment up again (version or generation 0) it returns the
 // last snapshot, which ages into free running if the writer never finishes.
 func (r *Reader) Snapshot() (Snapshot, error) {
+	var s Snapshot
+	err := r.snapshot(&s)
+	return s, err
+}
+
+// snapshot fills s in place: Now's path copies nothing it need not.
+func (r *Reader) snapshot(s *Snapshot) error {
 	version, gen := r.versionGeneration()
 	if version != 0 && version != Version {
-		return Snapshot{}, ErrVersion
+		return ErrVersion
 	}
 	if version == 0 || gen == 0 || gen&1 == 1 {
-		return r.lastOr()
+		return r.lastOr(s)
 	}
 	for range maxRetries {
-		s := r.read()
+		r.read(s)
 		_, again := r.versionGeneration()
 		if again == gen {
 			s.Generation = gen
 			if s.Malformed() {
-				return Snapshot{}, ErrMalformed
+				return ErrMalformed
 			}
 			if last := r.last.Load(); last == nil || last.Generation != gen {
-				c := s // a copy, so that only this branch allocates (once per write, not per read)
+				c := *s // a copy, so that only this branch allocates (once per write, not per read)
 				r.last.Store(&c)
 			}
-			return s, nil
+			return nil
 		}
 		if again&1 == 0 {
 			gen = again
 		}
 	}
-	return Snapshot{}, ErrNotInitialized
+	return ErrNotInitialized
 }
 
-func (r *Reader) lastOr() (Snapshot, error) {
+func (r *Reader) lastOr(s *Snapshot) error {
 	if last := r.last.Load(); last != nil {
-		return *last, nil
+		*s = *last
+		return nil
 	}
-	return Snapshot{}, ErrNotInitialized
+	return ErrNotInitialized
 }
 
 // read loads the fields after the header, each with an atomic load so that
 // none is reordered past the generation's second read.
-func (r *Reader) read() Snapshot {
+func (r *Reader) read(s *Snapshot) {
 	flag := r.u32(OffDisruptionSupport)
 	if !r.little {
 		flag >>= 24
 	}
-	return Snapshot{
-		AsOf:              timespec(r.i64(OffAsOf), r.i64(OffAsOf+8)),
-		VoidAfter:         timespec(r.i64(OffVoidAfter), r.i64(OffVoidAfter+8)),
-		Bound:             time.Duration(r.i64(OffBound)),
-		DisruptionMarker:  uint64(r.i64(OffDisruptionMarker)),
-		MaxDriftPPB:       r.u32(OffMaxDrift),
-		Status:            Status(int32(r.u32(OffStatus))),
-		DisruptionSupport: flag&0xff != 0,
-	}
+	s.AsOf = timespec(r.i64(OffAsOf), r.i64(OffAsOf+8))
+	s.VoidAfter = timespec(r.i64(OffVoidAfter), r.i64(OffVoidAfter+8))
+	s.Bound = time.Duration(r.i64(OffBound))
+	s.DisruptionMarker = uint64(r.i64(OffDisruptionMarker))
+	s.MaxDriftPPB = r.u32(OffMaxDrift)
+	s.Status = Status(int32(r.u32(OffStatus)))
+	s.DisruptionSupport = flag&0xff != 0
 }
 
 // invalidTimespec marks a timestamp out of range; Malformed reports it.
@@ -226,8 +232,8 @@ func (s Snapshot) Malformed() bool {
 func (r *Reader) Now() (earliest, latest time.Time, status Status, err error) {
 	real := time.Now() // CLOCK_REALTIME, then CLOCK_MONOTONIC: ClockBound's order
 	mono := r.mono0 + real.Sub(r.t0)
-	s, err := r.Snapshot()
-	if err != nil {
+	var s Snapshot
+	if err := r.snapshot(&s); err != nil {
 		return time.Time{}, time.Time{}, StatusUnknown, err
 	}
 	return s.At(real, mono)
