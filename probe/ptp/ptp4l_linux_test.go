@@ -249,4 +249,3 @@ func stop(cmd *exec.Cmd) bool {
 	}
 	return true
 }
-
