@@ -39,8 +39,12 @@ func TestPtp4l(t *testing.T) {
 		testtool.Require(t, "nsenter")
 		testtool.Require(t, "ip")
 		t.Parallel()
-		cmd := exec.Command(unshare, "--user", "--map-root-user", "--net", "--",
-			os.Args[0], "-test.run=^TestPtp4l$", "-test.v", "-test.count=1")
+		args := []string{"--user", "--map-root-user", "--net", "--",
+			os.Args[0], "-test.run=^TestPtp4l$", "-test.v", "-test.count=1"}
+		if *capture {
+			args = append(args, "-capture")
+		}
+		cmd := exec.Command(unshare, args...)
 		cmd.Env = append(os.Environ(), nsEnv+"=1", "CLOCKWATCH_PTP4L_BIN="+ptp4l)
 		// Everything started inside dies with the namespace's first
 		// process: the kernel kills a PID namespace's members, and the
@@ -108,6 +112,14 @@ func TestPtp4l(t *testing.T) {
 	mr := Snapshot{Found: true, Up: true, HaveData: true, Data: m}.Reading()
 	if !mr.HasData || !mr.Synchronized || mr.Offset != 0 || mr.ErrorBound != 100*time.Nanosecond || mr.Leap != timesource.LeapNone {
 		t.Errorf("master's reading %+v: want synchronised (class 6), offset 0, error bound 100ns (accuracy 0x21)", mr)
+	}
+	if *capture {
+		if err := captureReplies(masterSock, "", "ptp4l-3.1-grandmaster.replies"); err != nil {
+			t.Fatal(err)
+		}
+		if err := captureReplies(slaveSock, dir, "ptp4l-3.1-slave-uncalibrated.replies"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if lines := strings.Join(StatusLines(s, time.Now()), "\n"); !strings.Contains(lines, "port UNCALIBRATED") || !strings.Contains(lines, m.ClockIdentity) {
 		t.Errorf("status lines:\n%s", lines)
