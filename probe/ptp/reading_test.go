@@ -36,7 +36,9 @@ func grandmaster(class uint8, traceable bool) Data {
 
 func TestReading(t *testing.T) {
 	t.Parallel()
-	snap := func(d Data) Snapshot { return Snapshot{Found: true, Up: true, HaveData: true, Data: d, LastSuccess: at} }
+	snap := func(d Data) Snapshot {
+		return Snapshot{Found: true, Up: true, HaveData: true, Data: d, LastSuccess: at}
+	}
 	base := timesource.Reading{Source: "ptp4l", Found: true, Up: true, LastSuccess: at}
 	with := func(f func(*timesource.Reading)) timesource.Reading { r := base; f(&r); return r }
 	leap := slave(protocol.PortStateSlave)
