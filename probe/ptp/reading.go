@@ -51,18 +51,8 @@ func (s Snapshot) Reading() timesource.Reading {
 		return r
 	}
 	d := s.Data
-	st := d.State()
-	switch {
-	case (st == protocol.PortStateMaster || st == protocol.PortStateGrandMaster) && d.Grandmaster():
-		r.HasData = true
-		r.Synchronized = d.Time.TimeTraceable || primaryClass(d.ClockClass)
-		r.ErrorBound = accuracy(d.ClockAccuracy)
-	case (st == protocol.PortStateSlave || st == protocol.PortStateUncalibrated) && d.GrandmasterPresent:
-		r.HasData = true
-		r.Synchronized = st == protocol.PortStateSlave
-		r.Offset = d.OffsetFromMaster
-		r.ErrorBound = d.OffsetFromMaster.Abs() + d.MeanPathDelay.Abs() + accuracy(d.GrandmasterClockAccuracy)
-	}
+	sol := d.Solution()
+	r.HasData, r.Synchronized, r.Offset, r.ErrorBound = sol.HasData, sol.Synchronized, sol.Offset, sol.ErrorBound
 	if r.Synchronized {
 		switch {
 		case d.Time.Leap61:
@@ -77,13 +67,39 @@ func (s Snapshot) Reading() timesource.Reading {
 	return r
 }
 
+// Solution is the time solution a reading of ptp4l describes, judged as
+// Snapshot.Reading says.
+type Solution struct {
+	HasData, Synchronized bool
+	Offset, ErrorBound    time.Duration
+}
+
+// Solution judges the data (see Snapshot.Reading); it does not allocate, so
+// the exporter calls it on every scrape.
+func (d Data) Solution() Solution {
+	var sol Solution
+	switch st := d.State(); {
+	case (st == protocol.PortStateMaster || st == protocol.PortStateGrandMaster) && d.Grandmaster():
+		sol.HasData = true
+		sol.Synchronized = d.Time.TimeTraceable || primaryClass(d.ClockClass)
+		sol.ErrorBound = Accuracy(d.ClockAccuracy)
+	case (st == protocol.PortStateSlave || st == protocol.PortStateUncalibrated) && d.GrandmasterPresent:
+		sol.HasData = true
+		sol.Synchronized = st == protocol.PortStateSlave
+		sol.Offset = d.OffsetFromMaster
+		sol.ErrorBound = d.OffsetFromMaster.Abs() + d.MeanPathDelay.Abs() + Accuracy(d.GrandmasterClockAccuracy)
+	}
+	return sol
+}
+
 // primaryClass reports whether a clock class means time from a primary
 // reference (IEEE 1588-2019 table 4: 6 and 13 locked, 7 and 14 holdover
 // within specification).
 func primaryClass(c uint8) bool { return c == 6 || c == 7 || c == 13 || c == 14 }
 
-// accuracy is the clockAccuracy enumeration's bound; 0 when unknown.
-func accuracy(a uint8) time.Duration {
+// Accuracy is the bound of a clockAccuracy value (IEEE 1588-2019 table 5);
+// 0 when it is unknown (0xFE) or reserved.
+func Accuracy(a uint8) time.Duration {
 	if a < 0x17 || a > 0x31 {
 		return 0
 	}
@@ -95,7 +111,7 @@ func accuracy(a uint8) time.Duration {
 func detail(d Data) string {
 	var b strings.Builder
 	b.WriteString("port ")
-	b.WriteString(stateName(d.State()))
+	b.WriteString(StateName(d.State()))
 	if d.Grandmaster() {
 		fmt.Fprintf(&b, ", grandmaster itself class %d", d.ClockClass)
 	} else {
@@ -112,8 +128,8 @@ func detail(d Data) string {
 	return b.String()
 }
 
-// stateName names a port state as ptp4l does, or by number.
-func stateName(s protocol.PortState) string {
+// StateName names a port state as ptp4l does, or by number.
+func StateName(s protocol.PortState) string {
 	if n := s.String(); n != "" {
 		return n
 	}

@@ -25,7 +25,7 @@ func StatusLines(s Snapshot, now time.Time) []string {
 	if r.Synchronized {
 		sync = "yes"
 	}
-	out = append(out, line("ptp4l", "port %s for %s, synchronised %s, domain %d", stateName(s.State), now.Sub(s.StateSince).Round(time.Second), sync, d.Domain))
+	out = append(out, line("ptp4l", "port %s for %s, synchronised %s, domain %d", StateName(s.State), now.Sub(s.StateSince).Round(time.Second), sync, d.Domain))
 	if !s.Up {
 		out = append(out, line("ptp4l error", "%v (figures below are %s old)", s.Err, now.Sub(s.LastSuccess).Round(time.Second)))
 	}
@@ -40,13 +40,13 @@ func StatusLines(s Snapshot, now time.Time) []string {
 	}
 	out = append(out, line("PTP time", "traceable %v, TAI−UTC %ds (valid %v), leap61 %v, leap59 %v", d.Time.TimeTraceable, d.Time.CurrentUTCOffset, d.Time.UTCOffsetValid, d.Time.Leap61, d.Time.Leap59))
 	for _, p := range d.Ports {
-		out = append(out, line("PTP port", "%d %s %s, %s timestamps", p.Number, p.Interface, stateName(p.State), p.Timestamping))
+		out = append(out, line("PTP port", "%d %s %s, %s timestamps", p.Number, p.Interface, StateName(p.State), p.Timestamping))
 	}
 	return out
 }
 
 func accuracyText(a uint8) string {
-	if d := accuracy(a); d > 0 {
+	if d := Accuracy(a); d > 0 {
 		return "within " + d.String()
 	}
 	return fmt.Sprintf("unknown (%#02x)", a)
