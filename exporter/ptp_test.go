@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/metricsdoc"
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/facebook/time/ptp/protocol"
 	"github.com/prometheus/client_golang/prometheus"
@@ -146,6 +147,52 @@ clockwatch_ptp4l_up 0
 				t.Errorf("pedantic registry: %v", err)
 			}
 		})
+	}
+}
+
+// TestPtp4lDocumented: every series the collector can export is in
+// docs/metrics.md's ptp4l section with its type, and nothing else is.
+func TestPtp4lDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := metricsdoc.Read("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewPtp4lCollector(fixedPtp4l(ptp4lSlave(time.Now()))))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]string{}
+	for _, mf := range mfs {
+		exported[mf.GetName()] = strings.ToLower(mf.GetType().String())
+	}
+	descs := make(chan *prometheus.Desc, 64)
+	NewPtp4lCollector(fixedPtp4l(ptp.Snapshot{})).Describe(descs)
+	close(descs)
+	n := 0
+	for range descs {
+		n++
+	}
+	if n != len(exported) {
+		t.Errorf("the slave fixture exports %d families, Describe lists %d: make the fixture export every one", len(exported), n)
+	}
+	for name, typ := range exported {
+		m, ok := doc[name]
+		switch {
+		case !ok:
+			t.Errorf("%s (%s) is exported but not in docs/metrics.md", name, typ)
+		case m.Type != typ || m.Section != "ptp4l":
+			t.Errorf("%s is a %s, docs/metrics.md says %s under %q", name, typ, m.Type, m.Section)
+		case !m.Conditional():
+			t.Errorf("%s: its meaning must start with \"Only when\": an absent ptp4l exports nothing", name)
+		}
+	}
+	for name, m := range doc {
+		if _, ok := exported[name]; m.Section == "ptp4l" && !ok {
+			t.Errorf("%s is in docs/metrics.md but the collector does not export it", name)
+		}
 	}
 }
 
