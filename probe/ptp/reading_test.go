@@ -186,7 +186,7 @@ func TestPollerAuto(t *testing.T) {
 
 func TestStatusLines(t *testing.T) {
 	t.Parallel()
-	s := Snapshot{Address: DefaultSocket, Found: true, Up: true, HaveData: true, Data: slave(protocol.PortStateSlave),
+	s := Snapshot{Address: DefaultSocket, Found: true, Up: true, HaveData: true, Data: slave(protocol.PortStateSlave), Polls: 100,
 		LastSuccess: at, State: protocol.PortStateSlave, StateSince: at.Add(-90 * time.Second), Grandmaster: "aaaaaa.fffe.000001",
 		GrandmasterChanges: 1, GrandmasterChangedAt: at.Add(-time.Hour), PreviousGrandmaster: "cccccc.fffe.000003"}
 	gm := Snapshot{Address: DefaultSocket, Found: true, HaveData: true, Data: grandmaster(6, true), LastSuccess: at.Add(-5 * time.Second),
@@ -209,6 +209,30 @@ func TestStatusLines(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), text); diff != "" {
 		t.Errorf("status lines differ from %s (-want +got):\n%s", golden, diff)
+	}
+}
+
+// TestStatusOnce: with "auto" and no ptp4l, `clockwatch status` says
+// nothing of it; pinned to a socket that is not there, it says why.
+func TestStatusOnce(t *testing.T) {
+	t.Parallel()
+	if DefaultConfig().SocketPath() != DefaultSocket {
+		t.Fatal("the default is not auto")
+	}
+	if _, err := os.Stat(DefaultSocket); err == nil {
+		t.Skip("a ptp4l runs here")
+	}
+	if got := StatusOnce(context.Background(), DefaultConfig(), at); got != nil {
+		t.Errorf("StatusOnce() without ptp4l = %q, want nothing", got)
+	}
+	c := DefaultConfig()
+	c.Address = filepath.Join(t.TempDir(), "ptp4l")
+	got := StatusOnce(context.Background(), c, at)
+	if len(got) != 1 || !strings.Contains(got[0], "does not exist: ptp4l is not running") {
+		t.Errorf("StatusOnce() pinned to a missing socket = %q", got)
+	}
+	if got := StatusOnce(context.Background(), Config{}, at); got != nil {
+		t.Errorf("StatusOnce() with ptp off = %q, want nothing", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ptp
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -25,7 +26,11 @@ func StatusLines(s Snapshot, now time.Time) []string {
 	if r.Synchronized {
 		sync = "yes"
 	}
-	out = append(out, line("ptp4l", "port %s for %s, synchronised %s, domain %d", StateName(s.State), now.Sub(s.StateSince).Round(time.Second), sync, d.Domain))
+	since := "" // a single poll (clockwatch status) cannot say for how long
+	if s.Polls > 1 {
+		since = " for " + now.Sub(s.StateSince).Round(time.Second).String()
+	}
+	out = append(out, line("ptp4l", "port %s%s, synchronised %s, domain %d", StateName(s.State), since, sync, d.Domain))
 	if !s.Up {
 		out = append(out, line("ptp4l error", "%v (figures below are %s old)", s.Err, now.Sub(s.LastSuccess).Round(time.Second)))
 	}
@@ -43,6 +48,21 @@ func StatusLines(s Snapshot, now time.Time) []string {
 		out = append(out, line("PTP port", "%d %s %s, %s timestamps", p.Number, p.Interface, StateName(p.State), p.Timestamping))
 	}
 	return out
+}
+
+// StatusOnce polls ptp4l once, as `clockwatch status` does for chronyd,
+// and returns its status lines: none when ptp4l is off, or absent under
+// "auto".
+func StatusOnce(ctx context.Context, cfg Config, now time.Time) []string {
+	if !cfg.Enabled {
+		return nil
+	}
+	p := NewPoller(cfg, nil)
+	defer p.client.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
+	defer cancel()
+	p.Poll(ctx)
+	return StatusLines(p.Snapshot(), now)
 }
 
 func accuracyText(a uint8) string {
