@@ -71,7 +71,7 @@ func encodeReplies(rs [][]byte) []byte {
 	return out
 }
 
-func decodeReplies(t *testing.T, b []byte) [][]byte {
+func decodeReplies(t testing.TB, b []byte) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for len(b) >= 2 {
@@ -220,5 +220,25 @@ func TestClientErrors(t *testing.T) {
 				t.Error("the connection was not closed after the error")
 			}
 		})
+	}
+}
+
+// BenchmarkPollReplay is the client's own cost of a poll (encoding six
+// requests, decoding the captured replies), without ptp4l's.
+func BenchmarkPollReplay(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "ptp4l-3.1-slave-uncalibrated.replies"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	replies := decodeReplies(b, raw)
+	c := NewClient("/run/ptp4l-test", 0, "", time.Second)
+	rc := &replayConn{}
+	c.dial = replayDialer{rc}
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.replies = replies
+		if _, err := c.Poll(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
