@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,8 +64,10 @@ func TestPtp4l(t *testing.T) {
 	// Announce every 250 ms, sync every 125 ms: the slave follows within
 	// about a second, and loses the master 750 ms after it stops.
 	common := "[global]\nfree_running 1\nlogAnnounceInterval -2\nlogSyncInterval -3\nlogMinDelayReqInterval -3\n"
-	master := ns.ptp4l(t, "master", "", "cwpa", common+"priority1 10\nclockClass 6\nclockAccuracy 0x21\nuds_address "+masterSock+"\n")
-	ns.ptp4l(t, "slave", ns.holder, "cwpb", common+"slaveOnly 1\nuds_address "+slaveSock+"\n")
+	// The master has a second port, on a veth pair of its own: a boundary
+	// of two ports answers port data sets once per port.
+	master := ns.ptp4l(t, "master", "", []string{"cwpa", "cwpc"}, common+"priority1 10\nclockClass 6\nclockAccuracy 0x21\nuds_address "+masterSock+"\n")
+	ns.ptp4l(t, "slave", ns.holder, []string{"cwpb"}, common+"slaveOnly 1\nuds_address "+slaveSock+"\n")
 
 	// The master runs in this test's network namespace: an abstract reply
 	// socket (the default) reaches it. The slave runs in the other one,
@@ -85,9 +88,11 @@ func TestPtp4l(t *testing.T) {
 	t.Logf("master %+v", m)
 	t.Logf("slave %+v", s.Data)
 
+	wantPorts := []Port{{Number: 1, Interface: "cwpa", State: protocol.PortStateMaster, Timestamping: "SOFTWARE"},
+		{Number: 2, Interface: "cwpc", State: protocol.PortStateMaster, Timestamping: "SOFTWARE"}}
 	if !m.Grandmaster() || m.GrandmasterPresent || m.ClockClass != 6 || m.ClockAccuracy != 0x21 || !m.SoftwareTimestamping() ||
-		len(m.Ports) != 1 || m.Ports[0].Interface != "cwpa" || m.StepsRemoved != 0 {
-		t.Errorf("master %+v: want its own grandmaster, class 6, accuracy 0x21, one software-timestamped MASTER port cwpa", m)
+		!slices.Equal(m.Ports, wantPorts) || m.StepsRemoved != 0 {
+		t.Errorf("master %+v: want its own grandmaster, class 6, accuracy 0x21, two software-timestamped MASTER ports cwpa and cwpc", m)
 	}
 	d := s.Data
 	if d.GrandmasterIdentity != m.ClockIdentity || d.GrandmasterClockClass != 6 || d.StepsRemoved != 1 || !d.SlaveOnly ||
@@ -204,6 +209,10 @@ func newNamespaces(t *testing.T, dir string) *namespaces {
 	run(t, "ip", "link", "set", "cwpb", "netns", pid)
 	run(t, "ip", "addr", "add", "10.201.0.1/24", "dev", "cwpa")
 	run(t, "ip", "link", "set", "cwpa", "up")
+	run(t, "ip", "link", "add", "cwpc", "type", "veth", "peer", "name", "cwpd")
+	run(t, "ip", "addr", "add", "10.201.1.1/24", "dev", "cwpc")
+	run(t, "ip", "link", "set", "cwpc", "up")
+	run(t, "ip", "link", "set", "cwpd", "up")
 	in := []string{"nsenter", "--target", pid, "--net", "--"}
 	run(t, append(in, "ip", "link", "set", "lo", "up")...)
 	run(t, append(in, "ip", "addr", "add", "10.201.0.2/24", "dev", "cwpb")...)
@@ -224,15 +233,18 @@ type daemon struct {
 	log *bytes.Buffer
 }
 
-// ptp4l starts ptp4l -S on iface with conf, in the holder's namespace when
-// holder is set; it is stopped at the end of the test.
-func (n *namespaces) ptp4l(t *testing.T, name, holder, iface, conf string) *daemon {
+// ptp4l starts ptp4l -S on the interfaces with conf, in the holder's
+// namespace when holder is set; it is stopped at the end of the test.
+func (n *namespaces) ptp4l(t *testing.T, name, holder string, ifaces []string, conf string) *daemon {
 	t.Helper()
 	path := filepath.Join(n.dir, name+".conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{os.Getenv("CLOCKWATCH_PTP4L_BIN"), "-S", "-m", "-i", iface, "-f", path}
+	args := []string{os.Getenv("CLOCKWATCH_PTP4L_BIN"), "-S", "-m", "-f", path}
+	for _, i := range ifaces {
+		args = append(args, "-i", i)
+	}
 	if holder != "" {
 		args = append([]string{"nsenter", "--target", holder, "--net", "--"}, args...)
 	}
