@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -30,7 +31,7 @@ func captureReplies(path, replyDir, name string) error {
 	if _, err := c.Poll(context.Background()); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join("testdata", name), encodeReplies(rec.conn.replies), 0o644)
+	return os.WriteFile(filepath.Join("testdata", name), testtool.EncodeDatagrams(rec.conn.replies), 0o644)
 }
 
 type recordingDialer struct {
@@ -61,28 +62,13 @@ func (r *recordingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// encodeReplies stores datagrams as 2-byte big-endian length + bytes.
-func encodeReplies(rs [][]byte) []byte {
-	var out []byte
-	for _, r := range rs {
-		out = binary.BigEndian.AppendUint16(out, uint16(len(r)))
-		out = append(out, r...)
-	}
-	return out
-}
-
 func decodeReplies(t testing.TB, b []byte) [][]byte {
 	t.Helper()
-	var out [][]byte
-	for len(b) >= 2 {
-		n := int(binary.BigEndian.Uint16(b))
-		if len(b) < 2+n {
-			t.Fatalf("truncated replies file")
-		}
-		out = append(out, b[2:2+n])
-		b = b[2+n:]
+	ds, err := testtool.DecodeDatagrams(b)
+	if err != nil {
+		t.Fatalf("captured replies: %v", err)
 	}
-	return out
+	return ds
 }
 
 // replayConn answers each request with the next captured reply, its
