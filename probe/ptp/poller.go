@@ -3,6 +3,7 @@ package ptp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -24,7 +25,8 @@ type Snapshot struct {
 	// was one.
 	Data     Data
 	HaveData bool
-	// Up reports whether the last poll succeeded; Err is why it failed.
+	// Up reports whether the last poll succeeded; Err is why it failed, or
+	// (Found false) that "auto" looked and found no socket.
 	Up  bool
 	Err error
 	// LastSuccess is when the data was read (monotonic reading included).
@@ -135,6 +137,12 @@ func (p *Poller) Run(ctx context.Context) error {
 func (p *Poller) Poll(ctx context.Context) {
 	if p.cfg.Address == AddressAuto && !p.Snapshot().Found {
 		if _, err := p.stat(p.client.path); errors.Is(err, os.ErrNotExist) {
+			// Absent: not a poll, no metrics. The error makes the reading
+			// "looked, not there" rather than "not looked yet", which a
+			// policy waiting for every source's first poll must tell apart.
+			p.mu.Lock()
+			p.snap.Err = fmt.Errorf("ptp4l is absent: %w", err)
+			p.mu.Unlock()
 			return
 		}
 	}

@@ -145,11 +145,13 @@ func TestPollerAuto(t *testing.T) {
 	rc := &replayConn{}
 	p.client.dial = replayDialer{rc}
 	p.Poll(context.Background())
-	if s := p.Snapshot(); s.Found || s.Polls != 0 || s.Err != nil || rc.writes != 0 || s.Address != "/var/run/ptp4l" {
-		t.Errorf("without a socket: %+v, %d requests: want absent, nothing sent, nothing counted", s, rc.writes)
+	if s := p.Snapshot(); s.Found || s.Polls != 0 || !errors.Is(s.Err, os.ErrNotExist) || rc.writes != 0 || s.Address != "/var/run/ptp4l" {
+		t.Errorf("without a socket: %+v, %d requests: want absent (looked: the error says so), nothing sent, nothing counted", s, rc.writes)
 	}
-	if r := p.Reading(); r.Found || r.Err != nil {
-		t.Errorf("absent reading %+v: want not found, no error", r)
+	// Not found, not up, with the error: absent, and distinct from a source
+	// not polled yet (no error).
+	if r := p.Reading(); r.Found || r.Up || r.Err == nil {
+		t.Errorf("absent reading %+v: want not found, not up, the error", r)
 	}
 
 	// ptp4l appears, follows A, loses it, follows A again, then B.
