@@ -17,11 +17,12 @@ func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 	asJSON := cmd.Flag("json", "Print JSON lines, as stored in the journal.").Bool()
 	dir := cmd.Flag("journal.dir", "State directory holding the journal; by default the configured journal.dir.").PlaceHolder("DIR").String()
 	return subcommand{clause: cmd, run: func(context.Context) int {
-		jcfg, err := journalConfig(c)
+		cfg, err := c.config()
 		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: %v\n", err)
 			return 2
 		}
+		jcfg := cfg.Journal
 		if *dir != "" {
 			jcfg.Dir = *dir
 		}

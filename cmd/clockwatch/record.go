@@ -20,11 +20,12 @@ func addRecordCommand(app *kingpin.Application, c *cli) subcommand {
 	out := cmd.Flag("out", "Write the trace to this file instead of standard output.").PlaceHolder("FILE").String()
 	interval := cmd.Flag("interval", "Sampling interval; by default the configured step.interval.").Duration()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
-		cfg, err := stepConfig(c)
+		full, err := c.config()
 		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: %v\n", err)
 			return 2
 		}
+		cfg := full.Step
 		if *interval == 0 {
 			*interval = cfg.Interval
 		}

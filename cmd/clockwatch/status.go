@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
@@ -20,7 +18,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
 	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
-		cfg, err := config.Load(c.configFile)
+		cfg, err := c.config()
 		if err != nil {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)
@@ -32,7 +30,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 				f.ChronyAudit = chrony.AuditFindings(cfg.Chrony.ConfPath)
 			}
 		}
-		f.RecentSteps = recentSteps(cfg.Journal.Resolve(os.Getenv).Dir, *recent, time.Now())
+		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
 		if err := health.Write(c.stdout, f, v); err != nil {
 			fmt.Fprintln(c.stderr, err)

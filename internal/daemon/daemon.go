@@ -279,8 +279,7 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		sd := cfg.Stepdown
-		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
+		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
 		restart, err := d.stepdown.Reload(sd)
 		if err != nil {
 			d.reloads.Record(false, time.Now())
