@@ -32,6 +32,11 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
+		if w := health.UndisciplinedWarning(cfg.Stepdown); w != "" && health.NobodyDisciplines(f.Chrony != nil, f.Kernel) {
+			// The line the daemon logs at start: this host's stepdown is for good.
+			v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
+			v.Level = max(v.Level, health.Warning)
+		}
 		if err := health.Write(c.stdout, f, v); err != nil {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)

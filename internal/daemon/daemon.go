@@ -100,6 +100,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.stepdown = sd.Server
 		collectors = append(collectors, sd.Server.Collector())
 		tasks = append(tasks, sd.Tasks()...)
+		tasks = append(tasks, func(ctx context.Context) error {
+			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
+		})
 	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
