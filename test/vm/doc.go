@@ -35,5 +35,7 @@
 // TestRunKillsAtTimeout, TestTimerfdSeesEachStep) and issue 3's real-kernel
 // test of the daemon (TestClockwatchDetectsStepsInVM), and the incident
 // itself: chronyd stepping the clock under clockwatch
-// (TestChronydStepSeenByClockwatch).
+// (TestChronydStepSeenByClockwatch), and suspend to RAM under clockwatch
+// (TestSuspendIsOneResumeInVM: qemu's S3 with Options.QemuArgs "-global
+// PIIX4_PM.disable_s3=0", woken by the RTC alarm).
 package vm
