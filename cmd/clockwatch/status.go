@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -17,6 +19,7 @@ import (
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
 	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
+	verbose := cmd.Flag("verbose", "Also print the figures a bug report needs (the wall−boot gap step detection watches).").Short('v').Bool()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		cfg, err := c.config()
 		if err != nil {
@@ -26,9 +29,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
 		if cfg.Chrony.Enabled {
 			pollChrony(ctx, cfg.Chrony, &f)
-			if cfg.Chrony.ConfPath != "" {
-				f.ChronyAudit = chrony.AuditFindings(cfg.Chrony.ConfPath)
-			}
+			f.ChronyAudit = auditRunningChrony(os.DirFS("/proc"), cfg.Chrony.ConfPath)
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
@@ -37,12 +38,34 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
 			v.Level = max(v.Level, health.Warning)
 		}
-		if err := health.Write(c.stdout, f, v); err != nil {
+		write := health.Write
+		if *verbose {
+			write = health.WriteVerbose
+		}
+		if err := write(c.stdout, f, v); err != nil {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)
 		}
 		return int(v.Level)
 	}}
+}
+
+// auditRunningChrony audits the chrony.conf the running chronyd reads (its
+// -f, else confPath, the configured default), and nothing when no chronyd
+// runs or the audit is off (confPath ""): a file nobody runs says nothing
+// about this clock.
+func auditRunningChrony(proc fs.FS, confPath string) []chrony.Finding {
+	if confPath == "" {
+		return nil
+	}
+	path, running, err := chrony.RunningConf(proc, chrony.DefaultPIDFile, confPath)
+	if err != nil {
+		return []chrony.Finding{{Warning: true, Text: "Cannot tell which chrony.conf chronyd runs: " + err.Error() + "."}}
+	}
+	if !running {
+		return nil
+	}
+	return chrony.AuditFindings(path)
 }
 
 // pollChrony asks chronyd once, as the daemon's poller would.
