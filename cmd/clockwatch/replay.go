@@ -34,10 +34,12 @@ func addReplayCommand(app *kingpin.Application, c *cli) subcommand {
 			defer f.Close()
 			r = f
 		}
-		if err := trace.Replay(r, cfg, c.stdout); err != nil {
+		n, err := trace.Replay(r, cfg, c.stdout)
+		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: replay %s: %v\n", *file, err)
 			return 1
 		}
+		fmt.Fprintf(c.stderr, "clockwatch replay: %s and %s, %s\n", count(n.Samples, "sample"), count(n.Marks, "clock-set mark"), count(n.Events, "event"))
 		return 0
 	}}
 }
