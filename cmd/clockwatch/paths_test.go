@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,21 +20,52 @@ func cliWith(env map[string]string, defaultConfigFile string) (*cli, *bytes.Buff
 	return &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }, defaultConfigFile: defaultConfigFile}, &out, &errOut
 }
 
-// reachesDaemon runs watch and drill as c and fails unless both reached the
+// runner runs a clockwatch command line for at most timeout (a watch
+// runs until then) and returns its exit code and output.
+type runner func(t *testing.T, timeout time.Duration, args ...string) (code int, stdout, stderr string)
+
+// inProcess runs command lines as c's environment and default configuration
+// file say.
+func inProcess(env map[string]string, defaultConfigFile string) runner {
+	return func(t *testing.T, timeout time.Duration, args ...string) (int, string, string) {
+		c, out, errOut := cliWith(env, defaultConfigFile)
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		defer cancel()
+		code := c.run(ctx, args)
+		return code, out.String(), errOut.String()
+	}
+}
+
+// asBinary runs command lines with the built binary and env (NAME=value)
+// added to this process's environment.
+func asBinary(env ...string) runner {
+	return func(t *testing.T, timeout time.Duration, args ...string) (int, string, string) {
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binary, args...)
+		cmd.Env = append(os.Environ(), env...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return code, out.String(), errOut.String()
+	}
+}
+
+// reachesDaemon runs watch and drill and fails unless both reached the
 // daemon: watch printed its hello, drill ran or was refused by the daemon for
 // the state it is in (which depends on this host's time daemon).
-func reachesDaemon(t *testing.T, mk func() (*cli, *bytes.Buffer, *bytes.Buffer), args ...string) {
+func reachesDaemon(t *testing.T, run runner, args ...string) {
 	t.Helper()
-	c, out, errOut := mk()
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
-	defer cancel()
-	c.run(ctx, append([]string{"watch", "--json"}, args...))
-	if !strings.Contains(out.String(), `"type":"hello"`) {
+	_, out, errOut := run(t, 3*time.Second, append([]string{"watch", "--json"}, args...)...)
+	if !strings.Contains(out, `"type":"hello"`) {
 		t.Errorf("watch %q printed no hello; stdout %q, stderr %q", args, out, errOut)
 	}
-	c, out, errOut = mk()
-	code := c.run(t.Context(), append([]string{"drill", "--hold=100ms"}, args...))
-	if code != 0 && !strings.Contains(errOut.String(), "no drill: the state is") {
+	code, out, errOut := run(t, 30*time.Second, append([]string{"drill", "--hold=100ms"}, args...)...)
+	if code != 0 && !strings.Contains(errOut, "no drill: the state is") {
 		t.Errorf("drill %q: exit %d, stdout %q, stderr %q; want it to reach the daemon", args, code, out, errOut)
 	}
 }
@@ -46,8 +78,7 @@ func TestSubcommandsFindTheDaemonsSocket(t *testing.T) {
 	t.Run("RUNTIME_DIRECTORY", func(t *testing.T) {
 		t.Parallel()
 		d := daemontest.Start(t, binary, daemontest.Options{Args: []string{noChronyConfig(t)}})
-		env := map[string]string{"RUNTIME_DIRECTORY": d.RuntimeDir, "STATE_DIRECTORY": d.StateDir}
-		reachesDaemon(t, func() (*cli, *bytes.Buffer, *bytes.Buffer) { return cliWith(env, "") })
+		reachesDaemon(t, asBinary("RUNTIME_DIRECTORY="+d.RuntimeDir, "STATE_DIRECTORY="+d.StateDir))
 	})
 
 	dir := t.TempDir()
@@ -60,15 +91,14 @@ func TestSubcommandsFindTheDaemonsSocket(t *testing.T) {
 	d := daemontest.Start(t, binary, daemontest.Options{Args: []string{"--config.file=" + conf}})
 	// RUNTIME_DIRECTORY does not move a configured socket, for the daemon
 	// or for the subcommands.
-	env := map[string]string{"RUNTIME_DIRECTORY": d.RuntimeDir}
 	if _, err := os.Stat(socket); err != nil {
 		t.Fatalf("the daemon did not open stepdown.socket %s: %v", socket, err)
 	}
 	t.Run("--config.file", func(t *testing.T) {
-		reachesDaemon(t, func() (*cli, *bytes.Buffer, *bytes.Buffer) { return cliWith(env, "") }, "--config.file="+conf)
+		reachesDaemon(t, asBinary("RUNTIME_DIRECTORY="+d.RuntimeDir), "--config.file="+conf)
 	})
 	t.Run("default config file", func(t *testing.T) {
-		reachesDaemon(t, func() (*cli, *bytes.Buffer, *bytes.Buffer) { return cliWith(env, conf) })
+		reachesDaemon(t, inProcess(map[string]string{"RUNTIME_DIRECTORY": d.RuntimeDir}, conf))
 	})
 }
 
