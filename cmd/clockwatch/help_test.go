@@ -14,29 +14,39 @@ import (
 // commands are every subcommand of the binary.
 var commands = []string{"run", "status", "version", "events", "record", "replay", "watch", "drill", "help"}
 
-// runBinary runs the built binary with state and runtime directories of the
-// test's own, and returns its exit code and output; a run that outlives
-// the timeout is killed and fails the test.
+// runBinary runs the built binary with env (NAME=value) added to this
+// process's environment and returns its exit code and output; a run that
+// outlives 15 s is killed and fails the test.
 func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	code, stdout, stderr, timedOut := execBinary(t, 15*time.Second, env, args...)
+	if timedOut {
+		t.Fatalf("clockwatch %s did not return within 15 s; stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout, stderr)
+	}
+	return code, stdout, stderr
+}
+
+// execBinary runs the built binary for at most timeout (then kills it) and
+// returns its exit code, output and whether it was killed.
+func execBinary(t *testing.T, timeout time.Duration, env []string, args ...string) (code int, stdout, stderr string, timedOut bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("clockwatch %s did not return within 15 s; stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out.String(), errOut.String())
-	}
 	var ee *exec.ExitError
 	switch {
+	case ctx.Err() != nil:
+		timedOut = true
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
 		t.Fatal(err)
 	}
-	return code, out.String(), errOut.String()
+	return code, out.String(), errOut.String(), timedOut
 }
 
 // TestHelpTouchesNothing: --help of the binary and of every subcommand, and

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,18 +39,8 @@ func inProcess(env map[string]string, defaultConfigFile string) runner {
 // added to this process's environment.
 func asBinary(env ...string) runner {
 	return func(t *testing.T, timeout time.Duration, args ...string) (int, string, string) {
-		ctx, cancel := context.WithTimeout(t.Context(), timeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, binary, args...)
-		cmd.Env = append(os.Environ(), env...)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		return code, out.String(), errOut.String()
+		code, stdout, stderr, _ := execBinary(t, timeout, env, args...)
+		return code, stdout, stderr
 	}
 }
 
