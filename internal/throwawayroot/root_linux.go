@@ -39,7 +39,7 @@ func Enter(scratch string) error {
 		return err
 	}
 	if err := unix.Mount("clockwatch-throwaway", scratch, "tmpfs", 0, "mode=0755"); err != nil {
-		return fmt.Errorf("throwaway root: mounting a tmpfs on %s: %w", scratch, err)
+		return fmt.Errorf("throwaway root: mounting a tmpfs on %s: %w (it takes root with CAP_SYS_ADMIN: a privileged container or a VM)", scratch, err)
 	}
 	upper, work, root := filepath.Join(scratch, "upper"), filepath.Join(scratch, "work"), filepath.Join(scratch, "root")
 	for _, d := range []string{upper, work, root} {
