@@ -14,6 +14,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
@@ -33,11 +34,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
-		if w := health.UndisciplinedWarning(cfg.Stepdown); w != "" && health.NobodyDisciplines(f.Chrony != nil, f.Kernel) {
-			// The line the daemon logs at start: this host's stepdown is for good.
-			v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
-			v.Level = max(v.Level, health.Warning)
-		}
+		v = withUndisciplined(v, f, cfg.Stepdown)
 		write := health.Write
 		if *verbose {
 			write = health.WriteVerbose
@@ -48,6 +45,16 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		return int(v.Level)
 	}}
+}
+
+// withUndisciplined adds to v, on a host nobody disciplines, the line the
+// daemon logs at start: its stepdown socket stays in stepdown for good.
+func withUndisciplined(v health.Verdict, f health.Facts, sd server.Config) health.Verdict {
+	if w := health.UndisciplinedWarning(sd); w != "" && health.NobodyDisciplines(f.Chrony != nil, f.Kernel) {
+		v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
+		v.Level = max(v.Level, health.Warning)
+	}
+	return v
 }
 
 // auditRunningChrony audits the chrony.conf the running chronyd reads (its

@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
 // status audits the chrony.conf chronyd runs, and none when chronyd does not
@@ -31,5 +36,32 @@ func TestAuditRunningChrony(t *testing.T) {
 	}
 	if got := auditRunningChrony(running, ""); got != nil {
 		t.Errorf("audit off (conf_path \"\"): findings %v, want none", got)
+	}
+}
+
+// On a host nobody disciplines, status carries the daemon's start WARN, as a
+// WARNING; with a time daemon answering, or the triggers off, it does not.
+func TestStatusSaysUndisciplined(t *testing.T) {
+	t.Parallel()
+	undisciplined := &probe.Timex{State: probe.TimeError, Status: probe.StatusUnsync, MaxError: probe.MaxErrorSaturated}
+	sd := server.DefaultConfig()
+	off := sd
+	off.Triggers.Unsynchronized.Enabled, off.Triggers.ErrorBound.Enabled = false, false
+	for _, tc := range []struct {
+		name string
+		f    health.Facts
+		sd   server.Config
+		want bool
+	}{
+		{"no time daemon", health.Facts{Kernel: undisciplined}, sd, true},
+		{"chronyd answers", health.Facts{Kernel: undisciplined, Chrony: &chrony.Data{}}, sd, false},
+		{"triggers off", health.Facts{Kernel: undisciplined}, off, false},
+	} {
+		v := withUndisciplined(health.Verdict{}, tc.f, tc.sd)
+		want := health.UndisciplinedWarning(tc.sd)
+		got := len(v.Findings) == 1 && v.Findings[0].Reason == want && v.Level == health.Warning
+		if got != tc.want || (!tc.want && len(v.Findings) != 0) {
+			t.Errorf("%s: verdict %+v, want the warning: %v", tc.name, v, tc.want)
+		}
 	}
 }
