@@ -101,6 +101,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.stepdown = sd.Server
 		collectors = append(collectors, sd.Server.Collector())
 		tasks = append(tasks, sd.Tasks()...)
+		tasks = append(tasks, func(ctx context.Context) error {
+			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
+		})
 	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
@@ -280,8 +283,7 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		sd := cfg.Stepdown
-		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
+		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
 		restart, err := d.stepdown.Reload(sd)
 		if err != nil {
 			d.reloads.Record(false, time.Now())
