@@ -198,6 +198,13 @@ sed 's/^/CW-PTP4L-SLAVE /' /tmp/ptp4l-slave.log
 		}
 	}
 
+	// What the daemons told the kernel (for the kernel's role as a
+	// fallback source): logged, not judged.
+	for tag, mfs := range map[string]map[string]*dto.MetricFamily{"ntpd synchronised": ntp, "ptp4l SLAVE": slave} {
+		t.Logf("kernel with %s: synchronized %v, maxerror %v s", tag,
+			value(t, mfs, exporter.MetricKernelSynchronized), value(t, mfs, exporter.MetricKernelMaxError))
+	}
+
 	lost := metrics(t, res, "ptp4l-lost")
 	if _, err := vm.Value(lost, exporter.MetricPtp4lPortInfo, "interface", "cp0", "state", "SLAVE"); err == nil {
 		t.Error("the slave's port is still SLAVE after the grandmaster stopped")
