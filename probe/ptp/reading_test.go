@@ -184,6 +184,45 @@ func TestPollerAuto(t *testing.T) {
 	if s := p.Snapshot(); !s.Found || s.Up || s.Err == nil || s.Polls != 1 || s.Failures != 1 {
 		t.Errorf("after the socket vanished: %+v: want found, down with the error", s)
 	}
+	p.Poll(context.Background())
+	if n := strings.Count(logs.String(), "cannot read ptp4l"); n != 1 {
+		t.Errorf("a lasting failure logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// TestPollerRun: Run polls at once and on its interval, and returns nil
+// when cancelled, with the connection closed.
+func TestPollerRun(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("testdata", "ptp4l-3.1-slave-uncalibrated.replies"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := decodeReplies(t, b)
+	cfg := DefaultConfig()
+	cfg.Address, cfg.PollInterval, cfg.Timeout = "/run/ptp4l-test", 10*time.Millisecond, 10*time.Millisecond
+	p := NewPoller(cfg, nil)
+	rc := &replayConn{}
+	for range 3 {
+		rc.replies = append(rc.replies, replies...)
+	}
+	p.client.dial = replayDialer{rc}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	for deadline := time.Now().Add(5 * time.Second); p.Snapshot().Polls < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("3 polls did not happen: %+v", p.Snapshot())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run() = %v, want nil on cancellation", err)
+	}
+	if s := p.Snapshot(); !s.HaveData || s.Failures > s.Polls-3 || !rc.closed {
+		t.Errorf("after Run: %+v, closed %v: want data from three good polls, the connection closed", s, rc.closed)
+	}
 }
 
 func TestStatusLines(t *testing.T) {
