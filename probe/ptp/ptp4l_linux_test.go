@@ -46,10 +46,11 @@ func TestPtp4l(t *testing.T) {
 			args = append(args, "-capture")
 		}
 		cmd := exec.Command(unshare, args...)
+		cmd.SysProcAttr = orphanKill()
 		cmd.Env = append(os.Environ(), nsEnv+"=1", "CLOCKWATCH_PTP4L_BIN="+ptp4l)
-		// Everything started inside dies with the namespace's first
-		// process: the kernel kills a PID namespace's members, and the
-		// inner test kills its ptp4l and holder by PID on the way out.
+		// The inner test stops its ptp4l and the namespace holder by PID
+		// on the way out (the namespaces go with them), and the kernel
+		// kills each of them should the test die first (orphanKill).
 		out, err := cmd.CombinedOutput()
 		t.Logf("inside the namespace:\n%s", out)
 		if err != nil {
@@ -188,6 +189,7 @@ func newNamespaces(t *testing.T, dir string) *namespaces {
 	t.Helper()
 	run(t, "ip", "link", "set", "lo", "up")
 	hold := exec.Command("unshare", "--net", "--", "sleep", "600")
+	hold.SysProcAttr = orphanKill()
 	if err := hold.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +252,7 @@ func (n *namespaces) ptp4l(t *testing.T, name, holder string, ifaces []string, c
 	}
 	d := &daemon{cmd: exec.Command(args[0], args[1:]...), log: &bytes.Buffer{}}
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	d.cmd.SysProcAttr = orphanKill()
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +269,11 @@ func (d *daemon) stop(t *testing.T) {
 	stop(d.cmd)
 	t.Logf("ptp4l's log:\n%s", d.log)
 }
+
+// orphanKill makes the kernel kill a process the test started if the test
+// dies before its cleanup runs: nothing outlives it (unshare and nsenter
+// exec their command, which keeps the setting).
+func orphanKill() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
 
 // stop ends a process the test started, by its PID; false when it had
 // stopped already.
