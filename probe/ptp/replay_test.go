@@ -184,11 +184,24 @@ func TestClientErrors(t *testing.T) {
 	refused[offAction] = 2
 	binary.BigEndian.PutUint16(refused[offTLVType:], tlvError)
 	binary.BigEndian.PutUint16(refused[offMgmtID:], 0x0002) // NO_SUCH_ID
+	wrongID := make([]byte, offData+2)
+	wrongID[0] = 0x0d
+	wrongID[offAction] = 2
+	binary.BigEndian.PutUint16(wrongID[offTLVType:], 0x0001)
+	binary.BigEndian.PutUint16(wrongID[offMgmtID:], 0x2001) // CURRENT_DATA_SET
+	notAResponse := append([]byte(nil), wrongID...)
+	notAResponse[offAction] = 0 // a GET: another client's request, say
+	many := make([][]byte, 16)
+	for i := range many {
+		many[i] = notAResponse
+	}
 	for _, tc := range []struct {
 		name    string
 		replies [][]byte
 		want    string
 	}{
+		{"wrong management ID", [][]byte{wrongID}, "ptp4l at /run/ptp4l-test answered DEFAULT_DATA_SET with management ID 0x2001"},
+		{"no answer among 16", many, "ptp4l at /run/ptp4l-test: 16 replies in a row that do not answer the DEFAULT_DATA_SET request"},
 		{"refused", [][]byte{refused}, "ptp4l at /run/ptp4l-test refused DEFAULT_DATA_SET: "},
 		{"short", [][]byte{{0x0d, 2, 0, 4}}, "ptp4l at /run/ptp4l-test answered DEFAULT_DATA_SET with 4 bytes that are not a management message"},
 		{"silent", nil, "ptp4l did not answer DEFAULT_DATA_SET within 1s on /run/ptp4l-test: is ptp.domain (0) ptp4l's domainNumber?"},
