@@ -81,6 +81,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	sources.EnablePTP(cfg.PTP, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),
@@ -100,6 +101,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.stepdown = sd.Server
 		collectors = append(collectors, sd.Server.Collector())
 		tasks = append(tasks, sd.Tasks()...)
+		tasks = append(tasks, func(ctx context.Context) error {
+			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
+		})
 	}
 	if cfg.ClockBound.Enabled {
 		cb, err := NewClockBound(cfg.ClockBound, sources, d.stepdown, d.logger)
@@ -287,8 +291,7 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		sd := cfg.Stepdown
-		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
+		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
 		restart, err := d.stepdown.Reload(sd)
 		if err != nil {
 			d.reloads.Record(false, time.Now())
