@@ -186,6 +186,11 @@ func TestConcurrentReadersSeeNoTornValue(t *testing.T) {
 			}
 			s.Write(record(k))
 			atomic.StoreInt64(&writes, k)
+			// Back to back, the writer would keep every read of a slow
+			// (-race) reader dirty until it gave up: wait for one read to
+			// finish, so writes and reads interleave as fast as both go.
+			for seen := reads.Load(); reads.Load() == seen && reads.Load() <= target; {
+			}
 		}
 	}()
 	wg.Wait()
