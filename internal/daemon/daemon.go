@@ -21,6 +21,7 @@ import (
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
@@ -58,6 +59,9 @@ type Daemon struct {
 	// and the systemd status line read them.
 	stepdown *server.Server
 	sources  *timesources.Sources
+	// clockbound is the clockbound section as started, which a reload
+	// cannot change.
+	clockbound clockbound.Config
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -113,6 +117,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		collectors = append(collectors, cb.Collector())
 		tasks = append(tasks, cb.Run)
 	}
+	d.clockbound = cfg.ClockBound
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
 		return fmt.Errorf("registering collectors: %w", err)
@@ -301,6 +306,9 @@ func (d *Daemon) Reload() bool {
 		if restart {
 			d.logger.Warn("some stepdown settings (socket, mode, group, limits) take effect at the next restart")
 		}
+	}
+	if cfg.ClockBound != d.clockbound {
+		d.logger.Warn("clockbound settings take effect at the next restart")
 	}
 	d.cfg.Store(cfg)
 	d.reloads.Record(true, time.Now())
