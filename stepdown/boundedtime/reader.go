@@ -25,6 +25,9 @@ const maxRetries = 1_000_000
 type Reader struct {
 	path string
 	mem  []byte
+	// base is &mem[0]: field reads skip the slice's bounds checks (mem is
+	// checked to hold Size bytes once, in newReader).
+	base unsafe.Pointer
 	// unmap releases mem; nil for memory the Reader does not own (tests).
 	unmap func([]byte) error
 	// t0 and mono0 tie time.Now's monotonic reading (relative to process
@@ -85,7 +88,10 @@ func Open(path string) (*Reader, error) {
 // and takes a first snapshot.
 func newReader(path string, mem []byte, t0 time.Time, mono0 time.Duration) (*Reader, error) {
 	var one uint16 = 1
-	r := &Reader{path: path, mem: mem, t0: t0, mono0: mono0, little: *(*byte)(unsafe.Pointer(&one)) == 1}
+	if len(mem) < Size {
+		return nil, fmt.Errorf("bounded-time segment %s: %d bytes mapped, want %d: %w", path, len(mem), Size, ErrNotInitialized)
+	}
+	r := &Reader{path: path, mem: mem, base: unsafe.Pointer(&mem[0]), t0: t0, mono0: mono0, little: *(*byte)(unsafe.Pointer(&one)) == 1}
 	if err := r.checkHeader(); err != nil {
 		return nil, fmt.Errorf("bounded-time segment %s: %w", path, err)
 	}
@@ -104,14 +110,14 @@ func (r *Reader) Close() error {
 		return nil
 	}
 	err := r.unmap(r.mem)
-	r.mem = nil
+	r.mem, r.base = nil, nil
 	return err
 }
 
-func (r *Reader) u32(off int) uint32 {
-	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.mem[off])))
+func (r *Reader) u32(off uintptr) uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Add(r.base, off)))
 }
-func (r *Reader) i64(off int) int64 { return atomic.LoadInt64((*int64)(unsafe.Pointer(&r.mem[off]))) }
+func (r *Reader) i64(off uintptr) int64 { return atomic.LoadInt64((*int64)(unsafe.Add(r.base, off))) }
 
 // versionGeneration reads the version and the generation in one atomic load
 // (sync/atomic has no 16-bit load; they share an aligned 32-bit word).

