@@ -84,7 +84,7 @@ func TestBaselineGap(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	j := Open(cfg(dir), Options{BootID: bootID("a")})
-	j.SaveBaseline(probe.Sample{Mono: 5e9, Boot: 6e9, Real: 1_790_000_000e9})
+	j.SaveBaseline(probe.Sample{Mono: 5e9, Boot: 6e9, Real: 1_790_000_000e9}, step.State{})
 	j.Close()
 	j = Open(cfg(dir), Options{BootID: bootID("a")})
 	if got, want := j.State(), (step.State{Gap: 1_790_000_000e9 - 6e9, GapBoot: 6e9}); got != want {
@@ -295,7 +295,7 @@ func TestRunAppendsUntilClosed(t *testing.T) {
 	ch <- event(1, 1, time.Second)
 	ch <- event(2, 2, time.Second)
 	close(ch)
-	if err := j.Run(t.Context(), ch); err != nil {
+	if err := j.Run(t.Context(), ch, nil); err != nil {
 		t.Fatal(err)
 	}
 	recs, _, _ := Read(dir, time.Time{})

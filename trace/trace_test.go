@@ -98,7 +98,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	want := []Line{
 		{Sample: probe.Sample{Mono: 1, Boot: 2, Real: 1_790_000_000_000_000_000, Raw: 4, TAI: 5, Window: 6}},
 		{Sample: probe.Sample{Mono: 7}, ClockSet: true},
-		{Sample: probe.Sample{Mono: 8, Boot: 9, Real: -10}},
+		{Sample: probe.Sample{Mono: 8, Boot: 9, Real: 10}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)

@@ -60,7 +60,7 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chron
 	if chrony == nil {
 		chrony = func() server.ChronyReading { return server.ChronyReading{} }
 	}
-	return &Stepdown{Server: srv, sub: steps.Bus.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
+	return &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
 		steps: steps, poll: poll, log: logger}, nil
 }
 
@@ -85,8 +85,13 @@ func (s *Stepdown) Tasks() []func(context.Context) error {
 	}
 }
 
-// apply turns one detector event into a stepdown input.
+// apply turns one detector event into a stepdown input. Events arrive once
+// the journal has written them; when it could not, the journal probe fails
+// first, so the epoch is not announced as if it were durable.
 func (s *Stepdown) apply(e step.Event) {
+	if err := s.steps.Journal.Err(); err != nil {
+		s.journalProbe() // the good news waits for the next poll
+	}
 	switch e.Type {
 	case step.TypeStep:
 		s.Server.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
@@ -96,10 +101,23 @@ func (s *Stepdown) apply(e step.Event) {
 	}
 }
 
+// journalProbe tells the policy whether the epoch is being persisted: while
+// it is not, a restart could announce an older epoch (or the same one for a
+// new step), so clockwatch cannot vouch for fencing tokens and the journal
+// counts as a lost probe (reason probe_lost, source journal).
+func (s *Stepdown) journalProbe() {
+	if err := s.steps.Journal.Err(); err != nil {
+		s.Server.ProbeFailed("journal", fmt.Errorf("the clock epoch is not durable: %w", err))
+		return
+	}
+	s.Server.ProbeOK("journal")
+}
+
 // read feeds the kernel's state and returns the time daemon's, once a poll.
 func (s *Stepdown) read() server.ChronyReading {
 	raw, err := s.timex.ReadTimex()
 	tx := probe.Decode(raw)
 	s.Server.Kernel(tx.Synchronized(), tx.MaxError, err)
+	s.journalProbe()
 	return s.chrony()
 }
