@@ -112,25 +112,35 @@ type persisted struct {
 	GapBoot int64  `json:"gap_boot_ns,omitempty"`
 }
 
-// check refuses values no run of clockwatch writes: an epoch or sequence past
-// step.MaxEpoch, or a baseline that puts the wall clock before 1970 or past
-// 2262 (where int64 nanoseconds end).
-func (p persisted) check() error {
-	switch {
-	case p.Epoch > step.MaxEpoch:
-		return fmt.Errorf("epoch %d is past %d (2^53): no clock steps that often, the file is corrupt", p.Epoch, uint64(step.MaxEpoch))
-	case p.Seq > step.MaxEpoch:
-		return fmt.Errorf("seq %d is past %d (2^53): the file is corrupt", p.Seq, uint64(step.MaxEpoch))
-	case p.GapBoot < 0:
-		return fmt.Errorf("gap_boot_ns %d is negative: BOOTTIME never is", p.GapBoot)
-	case p.GapBoot == 0 && p.Gap != 0:
-		return fmt.Errorf("gap_ns %d without gap_boot_ns", p.Gap)
-	case p.GapBoot > 0 && p.Gap < -p.GapBoot:
-		return fmt.Errorf("gap_ns %d with gap_boot_ns %d puts the wall clock before 1970", p.Gap, p.GapBoot)
-	case p.GapBoot > 0 && p.Gap > math.MaxInt64-p.GapBoot:
-		return fmt.Errorf("gap_ns %d with gap_boot_ns %d puts the wall clock past 2262", p.Gap, p.GapBoot)
+// sanitize refuses, field by field, values no run of clockwatch writes: an
+// epoch or sequence past step.MaxEpoch (recovered from the journal instead),
+// or a baseline that puts the wall clock before 1970 or past 2262, or a
+// negative BOOTTIME (dropped: the next start cannot see a step made while it
+// was down, and says so). It returns what was refused.
+func (p *persisted) sanitize() []string {
+	var bad []string
+	if p.Epoch > step.MaxEpoch {
+		bad = append(bad, fmt.Sprintf("epoch %d is past 2^53: no clock steps that often", p.Epoch))
+		p.Epoch = 0
 	}
-	return nil
+	if p.Seq > step.MaxEpoch {
+		bad = append(bad, fmt.Sprintf("seq %d is past 2^53", p.Seq))
+		p.Seq = 0
+	}
+	switch {
+	case p.GapBoot < 0:
+		bad = append(bad, fmt.Sprintf("gap_boot_ns %d is negative: BOOTTIME never is", p.GapBoot))
+	case p.GapBoot == 0 && p.Gap != 0:
+		bad = append(bad, fmt.Sprintf("gap_ns %d without gap_boot_ns", p.Gap))
+	case p.GapBoot > 0 && p.Gap < -p.GapBoot:
+		bad = append(bad, fmt.Sprintf("gap_ns %d with gap_boot_ns %d puts the wall clock before 1970", p.Gap, p.GapBoot))
+	case p.GapBoot > 0 && p.Gap > math.MaxInt64-p.GapBoot:
+		bad = append(bad, fmt.Sprintf("gap_ns %d with gap_boot_ns %d puts the wall clock past 2262", p.Gap, p.GapBoot))
+	default:
+		return bad
+	}
+	p.Gap, p.GapBoot = 0, 0
+	return bad
 }
 
 // Journal appends events and persists the state. Its methods are safe for
@@ -228,8 +238,8 @@ func ReadBootID() (string, error) {
 }
 
 // load reads state.json and the journal, and keeps the larger epoch and seq.
-// A value no run writes (an epoch past 2^53, a baseline before 1970) makes
-// state.json count as corrupt: the state is recovered from the journal.
+// A value no run writes (an epoch past 2^53, a baseline before 1970) is
+// refused, logged with the file and the value.
 func (j *Journal) load() persisted {
 	var st persisted
 	path := filepath.Join(j.cfg.Dir, StateFile)
@@ -241,9 +251,9 @@ func (j *Journal) load() persisted {
 		if err := json.Unmarshal(b, &st); err != nil {
 			j.log.Warn("Persisted clock epoch is corrupt; recovering it from the journal", "path", path, "err", err)
 			st = persisted{}
-		} else if err := st.check(); err != nil {
-			j.log.Error("Persisted clock epoch is corrupt; recovering it from the journal", "path", path, "err", err)
-			st = persisted{}
+		} else if bad := st.sanitize(); len(bad) > 0 {
+			j.log.Error("Persisted state has values no run writes; refused them (the epoch comes from the journal, a refused baseline is dropped)",
+				"path", path, "refused", strings.Join(bad, "; "))
 		}
 	}
 	var last line
