@@ -308,10 +308,10 @@ func (s *Server) admit(conn *net.UnixConn) {
 		s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down")
 		return
 	}
-	if len(s.clients) >= s.cfg.MaxClients {
+	if ok, why := s.admitLocked(cr, credErr); !ok {
 		s.mu.Unlock()
-		s.log.Warn("stepdown client refused: stepdown.max_clients reached", "pid", cr.PID, "uid", cr.UID, "max_clients", s.cfg.MaxClients)
-		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, "too many clients (stepdown.max_clients)")
+		s.log.Warn("stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
 		return
 	}
 	s.clients[c] = struct{}{}
@@ -568,7 +568,13 @@ func (s *Server) drillFrom(c *client, m stepdown.Message) {
 		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, suspend, drill", m.Reason))
 		return
 	}
-	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: time.Duration(m.HoldSeconds * float64(time.Second))}
+	hold, err := drillHold(m.HoldSeconds, s.cfg.MaxDrillHold)
+	if err != nil {
+		s.met.drills.WithLabelValues("bad_request").Inc()
+		c.sendError(stepdown.CodeBadRequest, err.Error())
+		return
+	}
+	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: hold}
 	if err := s.Drill(r); err != nil {
 		code, result := stepdown.CodeBadRequest, "bad_request"
 		if errors.Is(err, ErrBusy) {
