@@ -49,6 +49,10 @@ type Config struct {
 	MaxBytes int64 `yaml:"max_bytes"`
 }
 
+// MaxMaxBytes bounds journal.max_bytes: the journal (twice this) is read
+// whole at every start.
+const MaxMaxBytes = 256 << 20
+
 // DefaultConfig returns the state directory left to Resolve and 1 MiB
 // (about 3,000 events per file).
 func DefaultConfig() Config { return Config{MaxBytes: 1 << 20} }
@@ -70,8 +74,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir != "" && !filepath.IsAbs(c.Dir):
 		return fmt.Errorf("%s.dir: must be an absolute path, got %q", ConfigKey, c.Dir)
-	case c.MaxBytes < 4096:
-		return fmt.Errorf("%s.max_bytes: must be at least 4096, got %d", ConfigKey, c.MaxBytes)
+	case c.MaxBytes < 4096 || c.MaxBytes > MaxMaxBytes:
+		return fmt.Errorf("%s.max_bytes: must be between 4096 and %d (256 MiB; the journal is read whole at start), got %d", ConfigKey, MaxMaxBytes, c.MaxBytes)
 	}
 	return nil
 }
