@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -53,6 +54,9 @@ type Daemon struct {
 	opts    Options
 	logger  *slog.Logger
 	cfg     atomic.Pointer[config.Config]
+	// started is the configuration the daemon started with: what a reload
+	// cannot change stays as it says.
+	started *config.Config
 	reloads *exporter.ReloadMetrics
 	// stepdown and sources are set by Run before any task starts; reloads
 	// and the systemd status line read them.
@@ -71,7 +75,7 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 	if opts.MetricsPath == "" {
 		opts.MetricsPath = "/metrics"
 	}
-	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now())}
+	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now()), started: cfg}
 	d.cfg.Store(cfg)
 	return d
 }
@@ -281,15 +285,21 @@ func (d *Daemon) Reload() bool {
 	if d.stepdown != nil {
 		sd := cfg.Stepdown
 		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
-		restart, err := d.stepdown.Reload(sd)
-		if err != nil {
+		if _, err := d.stepdown.Reload(sd); err != nil {
 			d.reloads.Record(false, time.Now())
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
 			return false
 		}
-		if restart {
-			d.logger.Warn("some stepdown settings (socket, mode, group, limits) take effect at the next restart")
+	}
+	var later []string
+	for _, key := range config.Changed(d.started, cfg) {
+		if !config.Reloadable(key) {
+			later = append(later, key)
 		}
+	}
+	if len(later) > 0 {
+		d.logger.Warn("configuration reloaded, but these settings take effect only at the next restart",
+			"settings", strings.Join(later, ", "), "file", d.opts.ConfigFile)
 	}
 	d.cfg.Store(cfg)
 	d.reloads.Record(true, time.Now())
