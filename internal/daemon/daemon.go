@@ -47,6 +47,8 @@ type Options struct {
 	// WatchdogInterval is systemd's watchdog timeout
 	// (sdnotify.WatchdogInterval); zero turns the watchdog off.
 	WatchdogInterval time.Duration
+	// MaxHTTPConns caps the HTTP connections; zero is 256.
+	MaxHTTPConns int
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -105,13 +107,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 		collectors = append(collectors, sd.Server.Collector())
 		tasks = append(tasks, sd.Tasks()...)
 	}
+	// A start that fails from here on (a port in use) gives the stepdown
+	// socket back: no socket file or lock file is left behind.
+	fail := func(err error) error {
+		if d.stepdown != nil {
+			d.stepdown.Close()
+		}
+		return err
+	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
-		return fmt.Errorf("registering collectors: %w", err)
+		return fail(fmt.Errorf("registering collectors: %w", err))
 	}
 	listeners, err := d.listen()
 	if err != nil {
-		return err
+		return fail(err)
 	}
 
 	g, ctx := errgroup.WithContext(ctx)
@@ -209,10 +219,14 @@ func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "clockwatch",
 			Description: "Watches this machine's clocks: steps, offset, time daemons, and the stepdown socket for lock holders.",
-			Version:     version.Info(),
+			Version:     buildVersion(),
+			// No pprof links: pprof is not served. A 60 s CPU profile on
+			// the metrics port is a cost anyone who reaches it could
+			// impose, and it would need a write timeout of minutes.
+			Profiling: "false",
 			Links: []web.LandingLinks{
 				{Address: d.opts.MetricsPath, Text: "Metrics"},
-				{Address: "/healthz", Text: "Health"},
+				{Address: "/healthz", Text: "Liveness (the process answers; the clock's health is in the metrics and clockwatch status)"},
 			},
 		})
 		if err == nil {
@@ -222,12 +236,23 @@ func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
 	return mux
 }
 
+func (d *Daemon) maxHTTPConns() int {
+	if d.opts.MaxHTTPConns > 0 {
+		return d.opts.MaxHTTPConns
+	}
+	return maxHTTPConns
+}
+
 func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http.Handler) error {
 	if d.opts.Web == nil {
 		<-ctx.Done()
 		return nil
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	limit := newConnLimiter(d.maxHTTPConns())
+	srv := newHTTPServer(h, limit)
+	for i, l := range listeners {
+		listeners[i] = limit.wrap(l)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if listeners == nil {
