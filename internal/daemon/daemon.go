@@ -53,9 +53,9 @@ type Options struct {
 
 // Daemon is a configured clockwatch ready to run.
 type Daemon struct {
-	opts    Options
-	logger  *slog.Logger
-	cfg     atomic.Pointer[config.Config]
+	opts   Options
+	logger *slog.Logger
+	cfg    atomic.Pointer[config.Config]
 	// started is the configuration the daemon started with: what a reload
 	// cannot change stays as it says.
 	started *config.Config
