@@ -359,7 +359,7 @@ func TestValidate(t *testing.T) {
 		{DefaultConfig(), ""},
 		{Config{MaxBytes: 1 << 20}, ""},
 		{Config{Dir: "var/lib", MaxBytes: 1 << 20}, `journal.dir: must be an absolute path, got "var/lib"`},
-		{Config{Dir: "/x", MaxBytes: 10}, "journal.max_bytes: must be at least 4096, got 10"},
+		{Config{Dir: "/x", MaxBytes: 10}, "journal.max_bytes: must be between 4096 and 268435456 (256 MiB; the journal is read whole at start), got 10"},
 	} {
 		err := tc.c.Validate()
 		got := ""

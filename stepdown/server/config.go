@@ -122,7 +122,7 @@ func (c Config) Validate() error {
 			add("stepdown.%s: must be between %d and %d%s, got %d", key, lo, hi, why, n)
 		}
 	}
-	durBetween("heartbeat", c.Heartbeat, MinHeartbeat, time.Minute, " (each beat is a write to every client)")
+	durBetween("heartbeat", c.Heartbeat, MinHeartbeat, time.Hour, " (each beat is a write to every client)")
 	durBetween("hold_down", c.HoldDown, 0, 24*time.Hour, "")
 	intBetween("max_clients", c.MaxClients, 1, MaxClientsLimit, " (each is a file descriptor)")
 	intBetween("max_clients_per_uid", c.MaxClientsPerUID, 1, MaxClientsLimit, "")
