@@ -80,24 +80,23 @@ func TestHTTPConnectionCap(t *testing.T) {
 		tr.CloseIdleConnections()
 	}
 
-	// 8 connections that never send a request hold the cap.
+	// 8 connections that send nothing hold the cap for a moment, then give
+	// way to a client that talks.
 	var silent []net.Conn
 	for range 8 {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer c.Close()
 		silent = append(silent, c)
 	}
 	time.Sleep(100 * time.Millisecond) // let the server accept them
 	if err := get(addr, 300*time.Millisecond, false); err == nil {
-		t.Errorf("a 9th connection was served while 8 silent ones held the cap of 8")
-	}
-	for _, c := range silent {
-		c.Close()
+		t.Errorf("a 9th connection was served at once while 8 silent ones held the cap of 8")
 	}
 	if err := get(addr, 5*time.Second, false); err != nil {
-		t.Errorf("after the silent connections closed: %v", err)
+		t.Errorf("a 9th connection not served after the silent ones' grace: %v", err)
 	}
 }
 
@@ -188,4 +187,62 @@ func TestFailedStartLeavesNoSocket(t *testing.T) {
 			t.Errorf("%s left behind by a failed start (%v)", p, err)
 		}
 	}
+}
+
+// faults reports whether the slow fault suite runs (make test-faults).
+func faults() bool { return os.Getenv("CLOCKWATCH_FAULTS") != "" }
+
+// With the default cap, many idle keep-alive connections (the 1,100
+// in the slow suite) never hold more than the cap of descriptors, and a new
+// scrape is served at once; in the slow suite, a connection that sends
+// nothing is closed by the read-header timeout.
+func TestHTTPLimitsAtScale(t *testing.T) {
+	t.Parallel()
+	n := 300
+	if faults() {
+		n = 1100
+	}
+	d := New(nil, Options{Web: webConfig("127.0.0.1:0")}, slog.New(slog.DiscardHandler))
+	addr := serve(t, d, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }))
+	var raws []net.Conn
+	defer func() {
+		for _, c := range raws {
+			c.Close()
+		}
+	}()
+	req := []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	buf := make([]byte, 512)
+	for i := range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		raws = append(raws, c)
+		// Each is served (taking an idle one's place past the cap), then
+		// left idle.
+		c.Write(req)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(buf); err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+	}
+	began := time.Now()
+	if err := get(addr, 5*time.Second, false); err != nil {
+		t.Fatalf("a scrape with %d idle connections held: %v", n, err)
+	}
+	t.Logf("%d idle keep-alive connections (cap %d): a new scrape served in %s", n, maxHTTPConns, time.Since(began).Round(time.Millisecond))
+	if !faults() {
+		return
+	}
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	silent.SetReadDeadline(time.Now().Add(httpReadHeaderTimeout + 5*time.Second))
+	began = time.Now()
+	if _, err := silent.Read(buf); err == nil || strings.Contains(err.Error(), "timeout") {
+		t.Errorf("a silent connection was not closed by the server within %s: %v", httpReadHeaderTimeout+5*time.Second, err)
+	}
+	t.Logf("a silent connection closed after %s", time.Since(began).Round(time.Millisecond))
 }

@@ -21,10 +21,12 @@ const (
 	// than the usual 15 s scrape interval so that a scraper keeps its one.
 	httpIdleTimeout = 2 * time.Minute
 	// maxHTTPConns caps the HTTP connections open at once. At the cap, a
-	// new connection first takes the place of an idle keep-alive one
-	// (which its client reopens), else waits in the kernel's backlog
-	// without a file descriptor.
-	maxHTTPConns = 256
+	// new connection takes the place of an idle keep-alive one (which its
+	// client reopens), else of one that has sent nothing for
+	// httpSilentGrace, else waits in the kernel's backlog without a file
+	// descriptor.
+	maxHTTPConns    = 256
+	httpSilentGrace = time.Second
 )
 
 // connLimiter caps the connections accepted on its listeners together.
@@ -34,11 +36,12 @@ type connLimiter struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	open int
-	idle map[net.Conn]time.Time // as the http.Server's ConnState reports them
+	idle  map[net.Conn]time.Time // as the http.Server's ConnState reports them
+	fresh map[net.Conn]time.Time // accepted, no request yet
 }
 
 func newConnLimiter(max int) *connLimiter {
-	l := &connLimiter{max: max, idle: map[net.Conn]time.Time{}}
+	l := &connLimiter{max: max, idle: map[net.Conn]time.Time{}, fresh: map[net.Conn]time.Time{}}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -48,36 +51,55 @@ func newConnLimiter(max int) *connLimiter {
 func (l *connLimiter) connState(c net.Conn, st http.ConnState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if st == http.StateIdle {
+	delete(l.idle, c)
+	delete(l.fresh, c)
+	switch st {
+	case http.StateIdle:
 		l.idle[c] = time.Now()
-	} else {
-		delete(l.idle, c)
+	case http.StateNew:
+		l.fresh[c] = time.Now()
 	}
 }
 
-// acquire takes a slot, closing the longest idle connection when at the cap
-// and waiting when none is idle.
+// acquire takes a slot. At the cap it closes the longest idle connection,
+// else the oldest one silent for httpSilentGrace, else waits.
 func (l *connLimiter) acquire() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.open >= l.max {
-		var oldest net.Conn
-		var since time.Time
-		for c, t := range l.idle {
-			if oldest == nil || t.Before(since) {
-				oldest, since = c, t
-			}
+		victim, from := oldest(l.idle, time.Now()), l.idle
+		if victim == nil {
+			victim, from = oldest(l.fresh, time.Now().Add(-httpSilentGrace)), l.fresh
 		}
-		if oldest != nil {
-			delete(l.idle, oldest)
+		if victim != nil {
+			delete(from, victim)
 			l.mu.Unlock()
-			oldest.Close() // releases its slot
+			victim.Close() // releases its slot
+			l.mu.Lock()
+			continue
+		}
+		if len(l.fresh) > 0 {
+			// One may fall silent long enough: look again soon.
+			l.mu.Unlock()
+			time.Sleep(httpSilentGrace / 10)
 			l.mu.Lock()
 			continue
 		}
 		l.cond.Wait()
 	}
 	l.open++
+}
+
+// oldest returns the connection with the earliest time not after before.
+func oldest(m map[net.Conn]time.Time, before time.Time) net.Conn {
+	var c net.Conn
+	var at time.Time
+	for k, t := range m {
+		if !t.After(before) && (c == nil || t.Before(at)) {
+			c, at = k, t
+		}
+	}
+	return c
 }
 
 func (l *connLimiter) release() {
