@@ -33,9 +33,9 @@ const (
 type connLimiter struct {
 	max int
 
-	mu   sync.Mutex
-	cond *sync.Cond
-	open int
+	mu    sync.Mutex
+	cond  *sync.Cond
+	open  int
 	idle  map[net.Conn]time.Time // as the http.Server's ConnState reports them
 	fresh map[net.Conn]time.Time // accepted, no request yet
 }
