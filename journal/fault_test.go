@@ -166,15 +166,18 @@ func runScenario(t *testing.T, dir string, fault *FaultFS) []announcement {
 			}
 			evs := append([]step.Event(nil), det.Observe(smp)...)
 			for _, e := range evs {
-				_ = j.Append(e)
+				// The daemon forwards an event to the stepdown server as
+				// soon as its line is durable (AppendThen), before
+				// state.json; a process that crashed before announces
+				// nothing.
+				_ = j.AppendThen(e, func(e step.Event) {
+					if e.Type == step.TypeStep && !(fault.Crashed() && !crashed) {
+						out = append(out, announcement{epoch: e.Epoch, step: true, where: fmt.Sprintf("action %d: step %s seen=%s", i, e.Step, e.Seen)})
+					}
+				})
 				if fault.Crashed() && !crashed {
 					j, det = nil, nil
 					break
-				}
-				if e.Type == step.TypeStep {
-					// The daemon forwards an event to the stepdown
-					// server once Append returns.
-					out = append(out, announcement{epoch: e.Epoch, step: true, where: fmt.Sprintf("action %d: step %s seen=%s", i, e.Step, e.Seen)})
 				}
 			}
 			if j != nil && first {

@@ -89,7 +89,7 @@ func (s *Stepdown) Tasks() []func(context.Context) error {
 // the journal has written them; when it could not, the journal probe fails
 // first, so the epoch is not announced as if it were durable.
 func (s *Stepdown) apply(e step.Event) {
-	if err := s.steps.Journal.Err(); err != nil {
+	if !s.steps.Journal.Persistent() { // an atomic: the journal may still hold its lock
 		s.journalProbe() // the good news waits for the next poll
 	}
 	switch e.Type {

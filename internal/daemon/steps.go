@@ -108,8 +108,7 @@ func (s *Steps) drainQueued() {
 			if !ok {
 				return
 			}
-			_ = s.Journal.Append(e)
-			s.Durable.Publish(e)
+			_ = s.Journal.AppendThen(e, s.Durable.Publish)
 		default:
 			return
 		}
