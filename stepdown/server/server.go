@@ -301,7 +301,6 @@ func (s *Server) admit(conn *net.UnixConn) {
 		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
 		return
 	}
-	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -314,6 +313,8 @@ func (s *Server) admit(conn *net.UnixConn) {
 		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
 		return
 	}
+	// The queue is allocated only for a client admitted.
+	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
 	s.clients[c] = struct{}{}
 	c.raw, _ = conn.SyscallConn()
 	c.directWrite = c.writeDirect
