@@ -87,6 +87,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	sources.EnablePTP(cfg.PTP, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),
@@ -106,6 +107,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.stepdown = sd.Server
 		collectors = append(collectors, sd.Server.Collector())
 		tasks = append(tasks, sd.Tasks()...)
+		tasks = append(tasks, func(ctx context.Context) error {
+			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
+		})
 	}
 	// A start that fails from here on (a port in use) gives the stepdown
 	// socket back: no socket file or lock file is left behind.
@@ -308,8 +312,7 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		sd := cfg.Stepdown
-		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
+		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
 		if _, err := d.stepdown.Reload(sd); err != nil {
 			d.reloads.Record(false, time.Now())
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
