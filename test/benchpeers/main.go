@@ -31,24 +31,24 @@ type target struct {
 	cmd  *exec.Cmd
 	url  string
 
-	idleCPU            time.Duration
-	rssStart, rssEnd   int64 // kB
-	rssMax             int64
-	perScrape          []time.Duration // server CPU per scrape, one per block
-	chronydPerScrape   []time.Duration
-	lat                []time.Duration
-	bytes              int
-	concSeq, concPar   time.Duration // CPU per scrape, sequential and 2 concurrent
-	refused, scrapes   int
-	seriesOwn, series  int
+	idleCPU           time.Duration
+	rssStart, rssEnd  int64 // kB
+	rssMax            int64
+	perScrape         []time.Duration // server CPU per scrape, one per block
+	chronydPerScrape  []time.Duration
+	lat               []time.Duration
+	bytes             int
+	concSeq, concPar  time.Duration // CPU per scrape, sequential and 2 concurrent
+	refused, scrapes  int
+	seriesOwn, series int
 }
 
 type options struct {
 	clockwatch, clockwatchBefore, nodeExporter, chronyExporter string
-	sources, block, rounds                                      int
-	idle                                                        time.Duration
-	ntpPoll                                                     string
-	keep                                                        bool
+	sources, block, rounds                                     int
+	idle                                                       time.Duration
+	ntpPoll                                                    string
+	keep                                                       bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
