@@ -22,7 +22,7 @@ func NewClockSetWatcher() *ClockSetWatcher {
 		open:  openTimerFD,
 		now:   monotonicNow,
 		marks: make(chan Mark, 64),
-		ready: make(chan struct{}),
+		ready: make(chan struct{}), done: make(chan struct{}),
 	}
 }
 

@@ -79,7 +79,13 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 // Run runs every task until ctx is cancelled or one of them fails.
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
-	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
+	stepCfg := cfg.Step
+	if wd := d.opts.WatchdogInterval; wd > 0 {
+		// The watchdog counts samples (systemdTasks): sample well within
+		// half its interval even when idle.
+		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
+	}
+	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
@@ -123,7 +129,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
-		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval,
+		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval, "idle_sample_interval", stepCfg.IdleInterval,
 		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
 	for _, task := range d.systemdTasks(steps) {
 		g.Go(func() error { return task(ctx) })
