@@ -158,7 +158,7 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 		srcPoll:       s(MetricChronySourcePollInterval, "Interval at which chronyd polls the source."),
 		srcReach:      s(MetricChronySourceReachRegister, "Reach register: one bit for each of the last 8 polls, set when it was answered (0-255)."),
 		srcReachRatio: s(MetricChronySourceReachability, "Share of the last 8 polls the source answered."),
-		srcAge:        s(MetricChronySourceLastSampleAge, "Time since the source's last sample; absent when it never gave one."),
+		srcAge:        s(MetricChronySourceLastSampleAge, "Time since the source's last sample, at the scrape (the poll's figure plus the time since the poll); absent when it never gave one."),
 		srcOffset:     s(MetricChronySourceLastSampleOffset, "Offset of the last sample, local clock minus source (positive: local ahead), adjusted for slews since."),
 		srcError:      s(MetricChronySourceLastSampleError, "Margin of error of the last sample."),
 		srcSamples:    s(MetricChronySourceSamples, "Sample points chronyd keeps for the source (sourcestats NP)."),
@@ -247,6 +247,9 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 	gauge(p.errorBound, t.ErrorBound())
 	gauge(p.selectable, float64(s.Data.SelectableSources()))
 
+	// Ages run on between polls (the poller follows chronyd's updates, so
+	// seconds apart): say how old each sample is now, not at the poll.
+	sincePoll := p.now().Sub(s.LastSuccess)
 	p.gen++
 	if p.sources == nil {
 		p.sources = make(map[sourceKey]*sourceLabels)
@@ -260,7 +263,7 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 		gauge(p.srcReach, float64(src.Reachability))
 		gauge(p.srcReachRatio, float64(bits.OnesCount8(src.Reachability))/8)
 		if src.LastSampleAge >= 0 {
-			gauge(p.srcAge, src.LastSampleAge.Seconds())
+			gauge(p.srcAge, (src.LastSampleAge + sincePoll).Seconds())
 			gauge(p.srcOffset, src.LastSampleOffset)
 			gauge(p.srcError, src.LastSampleError)
 		}

@@ -130,9 +130,9 @@ clockwatch_chrony_source_estimated_offset_seconds{address="127.0.0.11",name="ntp
 # TYPE clockwatch_chrony_source_info gauge
 clockwatch_chrony_source_info{address="127.0.0.11",mode="client",name="ntp1.example",state="sync"} 1
 clockwatch_chrony_source_info{address="127.0.0.12",mode="client",name="127.0.0.12",state="unreach"} 1
-# HELP clockwatch_chrony_source_last_sample_age_seconds Time since the source's last sample; absent when it never gave one.
+# HELP clockwatch_chrony_source_last_sample_age_seconds Time since the source's last sample, at the scrape (the poll's figure plus the time since the poll); absent when it never gave one.
 # TYPE clockwatch_chrony_source_last_sample_age_seconds gauge
-clockwatch_chrony_source_last_sample_age_seconds{address="127.0.0.11",name="ntp1.example"} 10
+clockwatch_chrony_source_last_sample_age_seconds{address="127.0.0.11",name="ntp1.example"} 15
 # HELP clockwatch_chrony_source_last_sample_error_seconds Margin of error of the last sample.
 # TYPE clockwatch_chrony_source_last_sample_error_seconds gauge
 clockwatch_chrony_source_last_sample_error_seconds{address="127.0.0.11",name="ntp1.example"} 0.0005

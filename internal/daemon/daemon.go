@@ -98,6 +98,22 @@ func (d *Daemon) Run(ctx context.Context) error {
 		steps.Collector,
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Run)
+	if sources.Chrony != nil {
+		// A clock set changes chronyd's figures at once (and chronyd may be
+		// what set the clock): poll it now rather than at its cadence.
+		sub := steps.Bus.Subscribe(16)
+		tasks = append(tasks, func(ctx context.Context) error {
+			defer sub.Close()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-sub.C():
+					sources.Chrony.Wake()
+				}
+			}
+		})
+	}
 	if cfg.Stepdown.Enabled {
 		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.ChronyReading, cfg.Chrony.PollInterval, d.logger)
 		if err != nil {

@@ -36,8 +36,13 @@ type Config struct {
 	// /run/clockwatch. chronyd must be able to write there: not a private
 	// /tmp.
 	ReplySocketDir string `yaml:"reply_socket_dir"`
-	// PollInterval is how often chronyd is polled.
+	// PollInterval is the shortest time between two polls of chronyd.
 	PollInterval time.Duration `yaml:"poll_interval"`
+	// MaxPollInterval is the longest: between the two, the poller follows
+	// chronyd's own clock updates (polling just after the next one is due),
+	// backs off while chronyd does not answer, and polls at once after a
+	// clock set. At most PollInterval means every PollInterval.
+	MaxPollInterval time.Duration `yaml:"max_poll_interval"`
 	// Timeout bounds each request to chronyd.
 	Timeout time.Duration `yaml:"timeout"`
 	// ConfPath is the chrony.conf audited for runtime clock steps; empty
@@ -52,11 +57,12 @@ type Config struct {
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
 	return Config{
-		Enabled:      true,
-		Address:      AddressAuto,
-		PollInterval: time.Second,
-		Timeout:      500 * time.Millisecond,
-		ConfPath:     "/etc/chrony/chrony.conf",
+		Enabled:         true,
+		Address:         AddressAuto,
+		PollInterval:    time.Second,
+		MaxPollInterval: 8 * time.Second,
+		Timeout:         500 * time.Millisecond,
+		ConfPath:        "/etc/chrony/chrony.conf",
 	}
 }
 
@@ -75,6 +81,9 @@ func (c Config) Validate() error {
 	}
 	if c.PollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("chrony.poll_interval: must be positive, got %s", c.PollInterval))
+	}
+	if c.MaxPollInterval < 0 || c.MaxPollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("chrony.max_poll_interval: must be between 0 (poll every chrony.poll_interval) and 1h, got %s", c.MaxPollInterval))
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("chrony.timeout: must be positive, got %s", c.Timeout))
