@@ -41,6 +41,9 @@ type target struct {
 	concSeq, concPar  time.Duration // CPU per scrape, sequential and 2 concurrent
 	refused, scrapes  int
 	seriesOwn, series int
+	// clockwatch_chrony_polls_total and clockwatch_step_samples_total over
+	// the idle window.
+	idlePolls [2]float64
 }
 
 type options struct {
@@ -149,6 +152,22 @@ func bench(o options, stdout, stderr io.Writer) error {
 	start := time.Now()
 	fmt.Fprintf(stderr, "idle window %s (load %s)\n", o.idle, load0)
 	time.Sleep(5 * time.Second) // let the warm-up's garbage be collected
+	counters := func(t *target) [2]float64 {
+		body, _, _ := t.scrape(client)
+		var v [2]float64
+		for _, l := range strings.Split(string(body), "\n") {
+			for i, name := range []string{"clockwatch_chrony_polls_total ", "clockwatch_step_samples_total "} {
+				if strings.HasPrefix(l, name) {
+					v[i], _ = strconv.ParseFloat(strings.TrimPrefix(l, name), 64)
+				}
+			}
+		}
+		return v
+	}
+	for _, t := range targets {
+		t.idlePolls = counters(t)
+	}
+	time.Sleep(time.Second)
 	cpu0 := make([]time.Duration, len(targets))
 	for i, t := range targets {
 		cpu0[i] = procCPU(t.pid())
@@ -164,6 +183,8 @@ func bench(o options, stdout, stderr io.Writer) error {
 	for i, t := range targets {
 		t.idleCPU = procCPU(t.pid()) - cpu0[i]
 		t.rssEnd = rss(t.pid())
+		c := counters(t)
+		t.idlePolls = [2]float64{c[0] - t.idlePolls[0], c[1] - t.idlePolls[1]}
 	}
 	load1 := loadavg()
 	fmt.Fprintf(stderr, "scrapes: %d rounds of %d per exporter (load %s)\n", o.rounds, o.block, load1)
@@ -244,6 +265,12 @@ func report(w io.Writer, o options, ts []*target, start time.Time, load0, load1,
 	pct := func(d time.Duration) float64 { return float64(d) / float64(o.idle) * 100 }
 	row(fmt.Sprintf("idle CPU, %s", o.idle), func(t *target) string {
 		return fmt.Sprintf("%.3f %% of a core", pct(t.idleCPU))
+	})
+	row("chrony polls / clock samples while idle", func(t *target) string {
+		if !strings.HasPrefix(t.name, "clockwatch") {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f / %.0f", t.idlePolls[0], t.idlePolls[1])
 	})
 	row("server CPU per scrape (blocks)", func(t *target) string {
 		return fmt.Sprintf("%s (×%.2f)", durRange(t.perScrape), median(t.perScrape).Seconds()/median(ref.perScrape).Seconds())
