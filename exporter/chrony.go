@@ -73,11 +73,21 @@ var _ ChronySnapshotter = (*chrony.Poller)(nil)
 // errChronyNotPolled is the probe's error before the poller's first poll.
 var errChronyNotPolled = errors.New("chronyd has not been polled yet")
 
+// SourceDetailer says whether every per-source figure is wanted
+// (chrony.source_details); *chrony.Poller fits. A ChronySnapshotter that
+// does not implement it gets every figure.
+type SourceDetailer interface {
+	SourceDetails() bool
+}
+
+var _ SourceDetailer = (*chrony.Poller)(nil)
+
 // ChronyProbe exports the chrony poller's last snapshot. A scrape never
 // waits on chronyd: it reads what the poller keeps.
 type ChronyProbe struct {
-	src ChronySnapshotter
-	now func() time.Time
+	src     ChronySnapshotter
+	now     func() time.Time
+	details bool
 
 	pollAge, pollDuration, polls, failures, connection *prometheus.Desc
 
@@ -126,9 +136,14 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	s := func(name, help string) *prometheus.Desc { return d(name, help, "address", "name") }
+	details := true
+	if sd, ok := src.(SourceDetailer); ok {
+		details = sd.SourceDetails()
+	}
 	return &ChronyProbe{
-		src: src,
-		now: time.Now,
+		src:     src,
+		now:     time.Now,
+		details: details,
 
 		pollAge:      d(MetricChronyPollAge, "Time since the last successful poll of chronyd; the chrony figures are this old."),
 		pollDuration: d(MetricChronyPollDuration, "How long the last poll of chronyd took (tracking, sources and sourcestats)."),
@@ -260,7 +275,6 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 		gaugeL(p.srcInfo, 1, sl.info)
 		gauge(p.srcStratum, float64(src.Stratum))
 		gauge(p.srcPoll, src.Poll.Seconds())
-		gauge(p.srcReach, float64(src.Reachability))
 		gauge(p.srcReachRatio, float64(bits.OnesCount8(src.Reachability))/8)
 		if src.LastSampleAge >= 0 {
 			gauge(p.srcAge, (src.LastSampleAge + sincePoll).Seconds())
@@ -268,11 +282,17 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 			gauge(p.srcError, src.LastSampleError)
 		}
 		if st := src.Stats; st != nil {
+			gauge(p.srcEstOffset, st.EstimatedOffset)
+		}
+		if !p.details {
+			continue
+		}
+		gauge(p.srcReach, float64(src.Reachability))
+		if st := src.Stats; st != nil {
 			gauge(p.srcSamples, float64(st.Samples))
 			gauge(p.srcRuns, float64(st.Runs))
 			gauge(p.srcSpan, st.Span.Seconds())
 			gauge(p.srcStdDev, st.StdDev)
-			gauge(p.srcEstOffset, st.EstimatedOffset)
 			gauge(p.srcEstOffErr, st.EstimatedOffsetError)
 			gauge(p.srcResidFreq, st.ResidualFrequency)
 			gauge(p.srcSkew, st.Skew)

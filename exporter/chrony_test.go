@@ -9,6 +9,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 )
@@ -305,6 +306,49 @@ func TestChronyProbeLabelsFollowChanges(t *testing.T) {
 		}
 		if got, want := len(kept.sources), len(snap.Data.Sources); got != want {
 			t.Errorf("scrape %d: label pairs kept for %d sources, want %d (those of the last scrape)", i, got, want)
+		}
+	}
+}
+
+// noDetails is a snapshot source with chrony.source_details off.
+type noDetails struct{ fixedSnapshot }
+
+func (noDetails) SourceDetails() bool { return false }
+
+// TestChronyProbeSourceDetails: without chrony.source_details a source has
+// the eight series dashboards and alerts use, and none of the others.
+func TestChronyProbeSourceDetails(t *testing.T) {
+	t.Parallel()
+	count := func(src ChronySnapshotter) map[string]int {
+		t.Helper()
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(NewScraper(quiet, NewChronyProbe(src)))
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, mf := range mfs {
+			if strings.HasPrefix(mf.GetName(), "clockwatch_chrony_source_") {
+				m[mf.GetName()] = len(mf.GetMetric())
+			}
+		}
+		return m
+	}
+	snap := chronySnapshot()
+	all, some := count(fixedSnapshot(snap)), count(noDetails{fixedSnapshot(snap)})
+	want := []string{MetricChronySourceInfo, MetricChronySourceStratum, MetricChronySourcePollInterval,
+		MetricChronySourceReachability, MetricChronySourceLastSampleAge, MetricChronySourceLastSampleOffset,
+		MetricChronySourceLastSampleError, MetricChronySourceEstimatedOffset}
+	if len(all) != chronyMetricsPerSource {
+		t.Errorf("with details: %d per-source families, want %d", len(all), chronyMetricsPerSource)
+	}
+	if len(some) != len(want) {
+		t.Errorf("without details: families %v, want %v", some, want)
+	}
+	for _, name := range want {
+		if some[name] != all[name] || some[name] == 0 {
+			t.Errorf("without details: %d series of %s, want %d as with details", some[name], name, all[name])
 		}
 	}
 }

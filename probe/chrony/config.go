@@ -52,6 +52,13 @@ type Config struct {
 	// default: names then come from chronyd itself (the names in its
 	// configuration) or stay addresses.
 	DNSLookups bool `yaml:"dns_lookups"`
+	// SourceDetails exports every per-source figure: besides the eight that
+	// dashboards and alerts use (state, stratum, poll interval,
+	// reachability, the last sample's age, offset and error, the estimated
+	// offset), the reach register and the sourcestats regression's samples,
+	// runs, span, standard deviation, offset error, residual frequency and
+	// skew. Off by default: they were half of the per-source series.
+	SourceDetails bool `yaml:"source_details"`
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.

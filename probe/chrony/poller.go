@@ -154,6 +154,10 @@ func (p *Poller) Snapshot() Snapshot {
 // Status returns what the stepdown triggers need, from the last result.
 func (p *Poller) Status() Status { return p.Snapshot().Status() }
 
+// SourceDetails reports whether chrony.source_details asks for every
+// per-source figure (the exporter reads it).
+func (p *Poller) SourceDetails() bool { return p.cfg.SourceDetails }
+
 // Wake makes Run poll now (the clock was set: chronyd's figures change at
 // once). It never blocks.
 func (p *Poller) Wake() {
