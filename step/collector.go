@@ -23,11 +23,16 @@ const (
 	MetricJournalPersistence = "clockwatch_journal_persistence_ok"
 	MetricBusDroppedTotal    = "clockwatch_bus_events_dropped_total"
 	MetricWatcherUp          = "clockwatch_clock_set_watcher_up"
+	MetricPublishDelay       = "clockwatch_clock_event_publish_delay_seconds"
 )
 
 // DelayBuckets are the detection-delay histogram's upper bounds, in seconds:
 // from 10 µs (a mark on an idle machine) to 1 s (sampling at a slow interval).
-var DelayBuckets = []float64{1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
+var DelayBuckets = delayBuckets[:]
+
+// delayBuckets is DelayBuckets as an array, so Histogram can size its
+// counters at compile time.
+var delayBuckets = [...]float64{1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
 
 // PersistenceReporter tells whether events and the epoch are being
 // persisted (the journal implements it).
@@ -51,6 +56,7 @@ type Collector struct {
 
 	steps, lastStep, lastStepTime, largest, epoch, delay, slew             *prometheus.Desc
 	clockSets, resumes, samples, sampleErrs, journalOK, dropped, watcherUp *prometheus.Desc
+	publishDelay                                                           *prometheus.Desc
 
 	mu                 sync.Mutex
 	backward, forward  uint64
@@ -87,6 +93,7 @@ func NewCollector(g *Gauges, journal PersistenceReporter, bus DropCounter, watch
 		journalOK:    d(MetricJournalPersistence, "1 when step events and the clock epoch are persisted under the state directory, 0 when clockwatch runs without persistence."),
 		dropped:      d(MetricBusDroppedTotal, "Events dropped for in-process subscribers whose buffer was full."),
 		watcherUp:    d(MetricWatcherUp, "1 while the kernel's clock-set notifications (a CANCEL_ON_SET timerfd) are watched; 0 means steps are seen by sampling only, up to one interval late and only above the slew allowance."),
+		publishDelay: d(MetricPublishDelay, "Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read as it woke) to the event being on the in-process bus, for every event a notification revealed (steps, clock sets, resumes): clockwatch's own part of the detection latency."),
 		delayCounts:  make([]uint64, len(DelayBuckets)+1),
 	}
 }
@@ -127,7 +134,7 @@ func (c *Collector) Record(e Event) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.steps, c.lastStep, c.lastStepTime, c.largest, c.epoch, c.delay, c.slew,
-		c.clockSets, c.resumes, c.samples, c.sampleErrs, c.journalOK, c.dropped, c.watcherUp,
+		c.clockSets, c.resumes, c.samples, c.sampleErrs, c.journalOK, c.dropped, c.watcherUp, c.publishDelay,
 	} {
 		ch <- d
 	}
@@ -161,6 +168,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- m(c.largest, prometheus.GaugeValue, largest)
 	ch <- m(c.epoch, prometheus.GaugeValue, float64(snap.State.Epoch))
 	ch <- prometheus.MustNewConstHistogram(c.delay, count, sum, buckets)
+	pc, ps, pb := c.gauges.Published().Snapshot()
+	ch <- prometheus.MustNewConstHistogram(c.publishDelay, pc, ps, pb)
 	ch <- m(c.slew, prometheus.GaugeValue, snap.Slew.Rate)
 	ch <- m(c.clockSets, prometheus.CounterValue, float64(clockSets))
 	ch <- m(c.resumes, prometheus.CounterValue, float64(resumes))

@@ -33,7 +33,8 @@ type Sampler struct {
 	watcher    Watcher
 	burstC     chan struct{}
 	burstUntil time.Time
-	fast       bool // the interval chosen for the next sample, for tests
+	fast       bool         // the interval chosen for the next sample, for tests
+	now        func() int64 // CLOCK_MONOTONIC in ns
 
 	gauges     Gauges
 	ready      chan struct{}
@@ -47,7 +48,7 @@ type Sampler struct {
 func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
-		ready: make(chan struct{}), burstC: make(chan struct{}, 1),
+		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: probe.MonotonicNow,
 	}
 }
 
@@ -160,6 +161,10 @@ func (s *Sampler) tick() {
 		return
 	}
 	for _, e := range s.det.Observe(s.sample) {
+		if (e.Seen == SeenClockSet || e.Seen == SeenBoth) && e.Delay > 0 {
+			// Delay is the detecting sample's end minus the mark.
+			e.MarkMono = s.sample.Mono + s.sample.Window - int64(e.Delay)
+		}
 		if e.Type == TypeResume || e.Type == TypeStep {
 			// What follows a resume or a step is often another change.
 			s.burstUntil = time.Now().Add(s.BurstDuration())
@@ -168,6 +173,10 @@ func (s *Sampler) tick() {
 		// can come a few microseconds later.
 		for _, sink := range s.sinks {
 			sink(e)
+		}
+		if e.MarkMono != 0 {
+			// The bus is the last sink: the event is with its subscribers.
+			s.gauges.published.Observe(time.Duration(s.now() - e.MarkMono))
 		}
 		s.logEvent(e)
 	}
@@ -211,6 +220,48 @@ type Gauges struct {
 	slewBits                               atomic.Uint64
 	slewValid                              atomic.Bool
 	epoch, evSeq, samples, marks, readErrs atomic.Uint64
+
+	// published is the latency from a clock-set mark to its event having
+	// gone through every sink (the bus last).
+	published Histogram
+}
+
+// Published returns the histogram of the latency from a clock-set mark
+// (the watcher's CLOCK_MONOTONIC read) to its event having been handed to
+// every sink, the bus included.
+func (g *Gauges) Published() *Histogram { return &g.published }
+
+// Histogram counts durations in DelayBuckets, safe for one writer and any
+// number of readers (each bucket is an atomic counter; a reader may see a
+// count a moment before the sum that goes with it).
+type Histogram struct {
+	counts  [len(delayBuckets) + 1]atomic.Uint64 // per bucket, the last +Inf
+	count   atomic.Uint64
+	sumNano atomic.Int64
+}
+
+// Observe adds d.
+func (h *Histogram) Observe(d time.Duration) {
+	secs := d.Seconds()
+	i := 0
+	for i < len(delayBuckets) && secs > delayBuckets[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sumNano.Add(int64(d))
+	h.count.Add(1)
+}
+
+// Snapshot returns the count, the sum in seconds and the cumulative bucket
+// counts, as prometheus.MustNewConstHistogram takes them.
+func (h *Histogram) Snapshot() (count uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, len(delayBuckets))
+	var cum uint64
+	for i, ub := range delayBuckets {
+		cum += h.counts[i].Load()
+		buckets[ub] = cum
+	}
+	return h.count.Load(), time.Duration(h.sumNano.Load()).Seconds(), buckets
 }
 
 func (g *Gauges) store(d *Detector, readErrors uint64) {

@@ -303,3 +303,40 @@ func TestSamplerBurst(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerMeasuresMarkToBus: an event revealed by a mark carries the
+// mark's time, and its latency to the last sink is counted.
+func TestSamplerMeasuresMarkToBus(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Interval = time.Hour
+	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	marks := make(chan probe.Mark)
+	events := make(chan Event, 4)
+	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger(), func(e Event) { events <- e })
+	s.now = clocks.mono
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go s.Run(ctx)
+	<-s.Ready()
+	clocks.step(time.Second)
+	mark := clocks.mono() + 500_000 // between the last sample and the next read
+	marks <- probe.Mark{Mono: mark}
+	e := <-events
+	if e.MarkMono != mark {
+		t.Errorf("MarkMono = %d, want the mark's %d", e.MarkMono, mark)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n, sum, buckets := s.Gauges().Published().Snapshot()
+		if n == 1 {
+			// The fake clock's next read is 0.5 ms after the mark.
+			if sum != 0.0005 || buckets[0.0005] != 1 || buckets[0.00025] != 0 {
+				t.Errorf("published: sum %v, buckets %v; want 0.5 ms", sum, buckets)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("published count %d 10s after the event, want 1", n)
+		}
+	}
+}

@@ -120,7 +120,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return err
 		}
 		d.stepdown = sd.Server
-		collectors = append(collectors, sd.Server.Collector())
+		collectors = append(collectors, sd.Server.Collector(), sd.WriteDelay)
 		tasks = append(tasks, sd.Tasks()...)
 	}
 	reg, err := exporter.NewRegistry(collectors...)
