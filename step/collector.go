@@ -28,11 +28,7 @@ const (
 
 // DelayBuckets are the detection-delay histogram's upper bounds, in seconds:
 // from 10 µs (a mark on an idle machine) to 1 s (sampling at a slow interval).
-var DelayBuckets = delayBuckets[:]
-
-// delayBuckets is DelayBuckets as an array, so Histogram can size its
-// counters at compile time.
-var delayBuckets = [...]float64{1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
+var DelayBuckets = []float64{1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
 
 // PersistenceReporter tells whether events and the epoch are being
 // persisted (the journal implements it).

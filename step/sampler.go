@@ -231,11 +231,18 @@ type Gauges struct {
 // every sink, the bus included.
 func (g *Gauges) Published() *Histogram { return &g.published }
 
-// Histogram counts durations in DelayBuckets, safe for one writer and any
-// number of readers (each bucket is an atomic counter; a reader may see a
+// LatencyBuckets are the upper bounds, in seconds, of the latency
+// histograms (Histogram): one per decade from 10 µs to 1 s, 9 series a
+// histogram where DelayBuckets' 16 would make 19.
+var LatencyBuckets = latencyBuckets[:]
+
+var latencyBuckets = [...]float64{1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1}
+
+// Histogram counts durations in LatencyBuckets, safe for any number of
+// writers and readers (each bucket is an atomic counter; a reader may see a
 // count a moment before the sum that goes with it).
 type Histogram struct {
-	counts  [len(delayBuckets) + 1]atomic.Uint64 // per bucket, the last +Inf
+	counts  [len(latencyBuckets) + 1]atomic.Uint64 // per bucket, the last +Inf
 	count   atomic.Uint64
 	sumNano atomic.Int64
 }
@@ -244,7 +251,7 @@ type Histogram struct {
 func (h *Histogram) Observe(d time.Duration) {
 	secs := d.Seconds()
 	i := 0
-	for i < len(delayBuckets) && secs > delayBuckets[i] {
+	for i < len(latencyBuckets) && secs > latencyBuckets[i] {
 		i++
 	}
 	h.counts[i].Add(1)
@@ -255,9 +262,9 @@ func (h *Histogram) Observe(d time.Duration) {
 // Snapshot returns the count, the sum in seconds and the cumulative bucket
 // counts, as prometheus.MustNewConstHistogram takes them.
 func (h *Histogram) Snapshot() (count uint64, sum float64, buckets map[float64]uint64) {
-	buckets = make(map[float64]uint64, len(delayBuckets))
+	buckets = make(map[float64]uint64, len(latencyBuckets))
 	var cum uint64
-	for i, ub := range delayBuckets {
+	for i, ub := range latencyBuckets {
 		cum += h.counts[i].Load()
 		buckets[ub] = cum
 	}

@@ -330,7 +330,7 @@ func TestSamplerMeasuresMarkToBus(t *testing.T) {
 		n, sum, buckets := s.Gauges().Published().Snapshot()
 		if n == 1 {
 			// The fake clock's next read is 0.5 ms after the mark.
-			if sum != 0.0005 || buckets[0.0005] != 1 || buckets[0.00025] != 0 {
+			if sum != 0.0005 || buckets[0.001] != 1 || buckets[0.0001] != 0 {
 				t.Errorf("published: sum %v, buckets %v; want 0.5 ms", sum, buckets)
 			}
 			break
