@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
@@ -88,6 +89,9 @@ type ChronyProbe struct {
 	src     ChronySnapshotter
 	now     func() time.Time
 	details bool
+	// split is set once Gatherer has been called: the figures then come
+	// from that Gatherer, and Update only reports whether chronyd answers.
+	split atomic.Bool
 
 	pollAge, pollDuration, polls, failures, connection *prometheus.Desc
 
@@ -212,25 +216,51 @@ func (p *ChronyProbe) Describe(ch chan<- *prometheus.Desc) {
 
 // Update implements Probe. It fails (clockwatch_chrony_up 0) when the last
 // poll failed; chronyd's figures are then left out rather than exported
-// stale, while the poll counters, the data's age and the audit stay.
+// stale, while the poll counters, the data's age and the audit stay. Once
+// Gatherer has been called it sends nothing: the Gatherer sends the
+// figures.
 func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 	s := p.src.Snapshot()
+	if p.split.Load() {
+		switch {
+		case s.Polls == 0:
+			return errChronyNotPolled
+		case !s.Up:
+			return fmt.Errorf("polling chronyd: %w", s.Err)
+		}
+		return nil
+	}
+	return p.update(ch, s, true, true)
+}
+
+// update sends the snapshot's metrics: those that change only with the
+// snapshot (static), and the ages, which grow between polls (dynamic).
+func (p *ChronyProbe) update(ch chan<- prometheus.Metric, s chrony.Snapshot, static, dynamic bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := newMetricBatch(chronyMetricsFixed + chronyMetricsPerSource*len(s.Data.Sources))
 	gaugeL := func(d *prometheus.Desc, v float64, ls []*dto.LabelPair) {
-		ch <- b.next(d, prometheus.GaugeValue, v, ls)
+		if static {
+			ch <- b.next(d, prometheus.GaugeValue, v, ls)
+		}
 	}
 	gauge := func(d *prometheus.Desc, v float64) { gaugeL(d, v, nil) }
-	ch <- b.next(p.polls, prometheus.CounterValue, float64(s.Polls), nil)
-	ch <- b.next(p.failures, prometheus.CounterValue, float64(s.Failures), nil)
+	age := func(d *prometheus.Desc, v float64, ls []*dto.LabelPair) {
+		if dynamic {
+			ch <- b.next(d, prometheus.GaugeValue, v, ls)
+		}
+	}
+	if static {
+		ch <- b.next(p.polls, prometheus.CounterValue, float64(s.Polls), nil)
+		ch <- b.next(p.failures, prometheus.CounterValue, float64(s.Failures), nil)
+	}
 	p.updateAudit(s, gauge)
 	if s.Polls == 0 {
 		return errChronyNotPolled
 	}
 	gauge(p.pollDuration, s.PollDuration.Seconds())
 	if s.HaveData {
-		gauge(p.pollAge, p.now().Sub(s.LastSuccess).Seconds())
+		age(p.pollAge, p.now().Sub(s.LastSuccess).Seconds(), nil)
 	}
 	if !s.Up {
 		return fmt.Errorf("polling chronyd: %w", s.Err)
@@ -277,7 +307,7 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 		gauge(p.srcPoll, src.Poll.Seconds())
 		gauge(p.srcReachRatio, float64(bits.OnesCount8(src.Reachability))/8)
 		if src.LastSampleAge >= 0 {
-			gauge(p.srcAge, (src.LastSampleAge + sincePoll).Seconds())
+			age(p.srcAge, (src.LastSampleAge + sincePoll).Seconds(), sl.ls)
 			gauge(p.srcOffset, src.LastSampleOffset)
 			gauge(p.srcError, src.LastSampleError)
 		}
@@ -341,3 +371,84 @@ func (p *ChronyProbe) updateAudit(s chrony.Snapshot, gauge func(*prometheus.Desc
 	}
 	gauge(p.maxSlew, a.MaxSlewRate)
 }
+
+// Gatherer returns the probe's figures as a Gatherer that gathers them
+// again only when the poller has a new snapshot: between polls (seconds
+// apart) a scrape reuses the families gathered at the first scrape after
+// the poll, with the ages (which grow) moved on by the time since. Merge it
+// with the registry (MergeGatherers); from the first call on, Update sends
+// nothing (the Scraper still exports clockwatch_chrony_up from its error).
+func (p *ChronyProbe) Gatherer() prometheus.Gatherer {
+	p.split.Store(true)
+	g := &chronyGatherer{p: p, reg: prometheus.NewRegistry()}
+	g.reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { p.update(ch, g.snap, true, true) }))
+	return g
+}
+
+// chronyGatherer is ChronyProbe.Gatherer's result.
+type chronyGatherer struct {
+	p   *ChronyProbe
+	reg *prometheus.Registry
+
+	mu     sync.Mutex
+	snap   chrony.Snapshot // the snapshot being gathered, under mu
+	key    snapshotKey
+	at     time.Time           // when cached was gathered (p.now)
+	cached []*dto.MetricFamily // never modified once gathered: scrapes share them
+}
+
+// snapshotKey tells snapshots apart: every poll and every audit makes a
+// new one.
+type snapshotKey struct {
+	polls    uint64
+	audit    *chrony.Audit
+	auditErr error
+}
+
+// Gather implements prometheus.Gatherer.
+func (g *chronyGatherer) Gather() ([]*dto.MetricFamily, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.p.src.Snapshot()
+	k := snapshotKey{s.Polls, s.Audit, s.AuditErr}
+	if g.cached == nil || k != g.key {
+		g.snap, g.at = s, g.p.now()
+		mfs, err := g.reg.Gather()
+		if err != nil {
+			g.cached = nil // gather again next time
+			return mfs, err
+		}
+		g.cached, g.key = mfs, k
+	}
+	elapsed := g.p.now().Sub(g.at).Seconds()
+	out := make([]*dto.MetricFamily, len(g.cached))
+	for i, mf := range g.cached {
+		out[i] = mf
+		if n := mf.GetName(); elapsed != 0 && (n == MetricChronyPollAge || n == MetricChronySourceLastSampleAge) {
+			out[i] = aged(mf, elapsed)
+		}
+	}
+	return out, nil
+}
+
+// aged returns a copy of a family of gauges with every value plus d (the
+// label pairs are shared: they are never modified).
+func aged(mf *dto.MetricFamily, d float64) *dto.MetricFamily {
+	c := &dto.MetricFamily{Name: mf.Name, Help: mf.Help, Type: mf.Type, Metric: make([]*dto.Metric, len(mf.Metric))}
+	ms := make([]dto.Metric, len(mf.Metric))
+	gs := make([]dto.Gauge, len(mf.Metric))
+	vs := make([]float64, len(mf.Metric))
+	for i, m := range mf.Metric {
+		vs[i] = m.GetGauge().GetValue() + d
+		gs[i].Value = &vs[i]
+		ms[i].Label, ms[i].Gauge = m.Label, &gs[i]
+		c.Metric[i] = &ms[i]
+	}
+	return c
+}
+
+// collectorFunc is an unchecked collector (no Describe) calling f.
+type collectorFunc func(ch chan<- prometheus.Metric)
+
+func (f collectorFunc) Describe(chan<- *prometheus.Desc)    {}
+func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }

@@ -127,13 +127,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("registering collectors: %w", err)
 	}
+	// chronyd's figures change only when the poller polls, seconds apart:
+	// gather them once per poll, not once per scrape.
+	var gatherer prometheus.Gatherer = reg
+	for _, p := range probes {
+		if cp, ok := p.(*exporter.ChronyProbe); ok {
+			gatherer = exporter.MergeGatherers(gatherer, cp.Gatherer())
+		}
+	}
 	listeners, err := d.listen()
 	if err != nil {
 		return err
 	}
 
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
+	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(gatherer)) })
 	g.Go(func() error { return d.reloadOnHUP(ctx) })
 	for _, task := range tasks {
 		g.Go(func() error { return task(ctx) })
@@ -216,7 +224,7 @@ func (d *Daemon) listen() ([]net.Listener, error) {
 	return ls, nil
 }
 
-func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
+func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(d.opts.MetricsPath, exporter.MetricsHandler(reg, slog.NewLogLogger(d.logger.Handler(), slog.LevelError)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
