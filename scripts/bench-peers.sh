@@ -6,6 +6,7 @@
 #
 #   IDLE=120s BLOCK=500 ROUNDS=3 SOURCES=8 ./scripts/bench-peers.sh
 #   BEFORE=path/to/older/clockwatch ./scripts/bench-peers.sh   # also measure an older build
+#   NO_STEPDOWN=1 ./scripts/bench-peers.sh   # also clockwatch with stepdown.enabled: false
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/clockwatch-bench
@@ -32,5 +33,6 @@ go build -o "$tmp/benchpeers" ./test/benchpeers
 exec_args=(-clockwatch "$tmp/clockwatch" -node-exporter "$ne" -idle "${IDLE:-120s}" -block "${BLOCK:-500}"
 	-rounds "${ROUNDS:-3}" -sources "${SOURCES:-8}")
 [ -n "${BEFORE:-}" ] && exec_args+=(-clockwatch-before "$BEFORE")
+[ -n "${NO_STEPDOWN:-}" ] && exec_args+=(-no-stepdown)
 [ -n "$ce" ] && exec_args+=(-chrony-exporter "$ce")
 "$tmp/benchpeers" "${exec_args[@]}"

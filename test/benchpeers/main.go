@@ -52,6 +52,7 @@ type options struct {
 	idle                                                       time.Duration
 	ntpPoll                                                    string
 	keep                                                       bool
+	noStepdown                                                 bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -68,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.DurationVar(&o.idle, "idle", 120*time.Second, "idle window")
 	fl.StringVar(&o.ntpPoll, "ntp-poll", "iburst", "options of each chrony.conf server line (chrony's defaults: minpoll 6, maxpoll 10)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
+	fl.BoolVar(&o.noStepdown, "no-stepdown", false, "also run the clockwatch binary with stepdown.enabled: false (what the stepdown server costs idle)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -114,6 +116,13 @@ func bench(o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	add("clockwatch", []string{o.clockwatch, "--config.file=" + cwConf, "--log.level=warn"})
+	if o.noStepdown {
+		off := filepath.Join(dir, "clockwatch-no-stepdown.yml")
+		if err := os.WriteFile(off, []byte(conf+"stepdown:\n  enabled: false\n"), 0o600); err != nil {
+			return err
+		}
+		add("clockwatch (stepdown off)", []string{o.clockwatch, "--config.file=" + off, "--log.level=warn"})
+	}
 	if o.clockwatchBefore != "" {
 		add("clockwatch@before", []string{o.clockwatchBefore, "--config.file=" + cwConf, "--log.level=warn"})
 	}
@@ -325,7 +334,7 @@ func (t *target) start(dir string, i int, stderr io.Writer) error {
 	t.url = fmt.Sprintf("http://127.0.0.1:%d/metrics", t.port)
 	args := append(slices.Clone(t.args), fmt.Sprintf("--web.listen-address=127.0.0.1:%d", t.port))
 	t.cmd = exec.Command(args[0], args[1:]...)
-	sub := filepath.Join(dir, fmt.Sprintf("%d-%s", i, strings.ReplaceAll(t.name, "@", "-")))
+	sub := filepath.Join(dir, fmt.Sprintf("%d-%s", i, strings.NewReplacer("@", "-", " ", "-", "(", "", ")", "").Replace(t.name)))
 	for _, d := range []string{sub + "/state", sub + "/run"} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
