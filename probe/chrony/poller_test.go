@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -17,15 +18,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestPollerStates(t *testing.T) {
-	t.Parallel()
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+// untimedLogger logs text to w without the time, for comparing.
+func untimedLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {
 			return slog.Attr{}
 		}
 		return a
 	}}))
+}
+
+func TestPollerStates(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	logger := untimedLogger(&logs)
 	d := &replayDialer{dir: "testdata/unix-synced"}
 	cfg := DefaultConfig()
 	p := newPoller(cfg, newClient(d, time.Second, nil), logger)
@@ -105,12 +111,7 @@ func TestPollerRun(t *testing.T) {
 func TestPollerLogsAReasonOnce(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}}))
+	logger := untimedLogger(&logs)
 	d := &replayDialer{dir: "testdata/unix-synced"}
 	p := newPoller(DefaultConfig(), newClient(d, time.Second, nil), logger)
 	refused := func(addr string) error {

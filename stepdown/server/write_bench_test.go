@@ -66,22 +66,7 @@ func BenchmarkUnixWrite200(b *testing.B) {
 				}
 			}
 		}()
-		var spent time.Duration
-		for b.Loop() {
-			for !waiting.Load() {
-				runtime.Gosched()
-			}
-			waiting.Store(false)
-			// Let the reader enter read(2) and sleep there.
-			for t := time.Now(); time.Since(t) < 50*time.Microsecond; {
-			}
-			t0 := time.Now()
-			if _, err := unix.Write(w, msg); err != nil {
-				b.Fatal(err)
-			}
-			spent += time.Since(t0)
-		}
-		b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "write-ns/op")
+		writeToSleeper(b, w, msg, &waiting)
 		unix.Shutdown(w, unix.SHUT_WR)
 		<-done
 	})
@@ -104,22 +89,29 @@ func BenchmarkUnixWrite200(b *testing.B) {
 				}
 			}
 		}()
-		var spent time.Duration
-		for b.Loop() {
-			for !waiting.Load() {
-				runtime.Gosched()
-			}
-			waiting.Store(false)
-			for t := time.Now(); time.Since(t) < 50*time.Microsecond; {
-			}
-			t0 := time.Now()
-			if _, err := unix.Write(w, msg); err != nil {
-				b.Fatal(err)
-			}
-			spent += time.Since(t0)
-		}
-		b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "write-ns/op")
+		writeToSleeper(b, w, msg, &waiting)
 		unix.Shutdown(w, unix.SHUT_WR)
 		<-done
 	})
+}
+
+// writeToSleeper times one write of msg per iteration, each made once the
+// reader has said it is about to read and has had 50 µs to fall asleep in
+// it.
+func writeToSleeper(b *testing.B, w int, msg []byte, waiting *atomic.Bool) {
+	var spent time.Duration
+	for b.Loop() {
+		for !waiting.Load() {
+			runtime.Gosched()
+		}
+		waiting.Store(false)
+		for t := time.Now(); time.Since(t) < 50*time.Microsecond; {
+		}
+		t0 := time.Now()
+		if _, err := unix.Write(w, msg); err != nil {
+			b.Fatal(err)
+		}
+		spent += time.Since(t0)
+	}
+	b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "write-ns/op")
 }
