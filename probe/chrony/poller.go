@@ -110,6 +110,7 @@ type Poller struct {
 	logger *slog.Logger
 	audit  func(path string) (*Audit, error)
 	wake   chan struct{}
+	polled chan struct{}
 
 	mu   sync.RWMutex
 	snap Snapshot
@@ -141,7 +142,7 @@ func newPoller(cfg Config, c *Client, logger *slog.Logger) *Poller {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile, wake: make(chan struct{}, 1)}
+	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile, wake: make(chan struct{}, 1), polled: make(chan struct{}, 1)}
 }
 
 // Snapshot returns the last result. It never waits on chronyd.
@@ -157,6 +158,12 @@ func (p *Poller) Status() Status { return p.Snapshot().Status() }
 // SourceDetails reports whether chrony.source_details asks for every
 // per-source figure (the exporter reads it).
 func (p *Poller) SourceDetails() bool { return p.cfg.SourceDetails }
+
+// Polled receives a value after each poll has published its snapshot (at
+// most one is kept waiting): a consumer that reads Status when it fires,
+// rather than on a ticker of its own, sees every new figure at once and
+// wakes only as often as chronyd's data changes.
+func (p *Poller) Polled() <-chan struct{} { return p.polled }
 
 // Wake makes Run poll now (the clock was set: chronyd's figures change at
 // once). It never blocks.
@@ -262,6 +269,10 @@ func (p *Poller) Poll(ctx context.Context) {
 	}
 	p.snap = s
 	p.mu.Unlock()
+	select {
+	case p.polled <- struct{}{}:
+	default:
+	}
 
 	// One line when the state changes, and one more for every reason not
 	// yet logged while the failure (or the limit) lasts.

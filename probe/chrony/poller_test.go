@@ -214,6 +214,11 @@ func TestPollerWake(t *testing.T) {
 			t.Fatal("no first poll")
 		}
 	}
+	select {
+	case <-p.Polled():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Polled() did not fire after the first poll")
+	}
 	p.Wake()
 	for deadline := time.Now().Add(10 * time.Second); p.Snapshot().Polls < 2; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
