@@ -22,8 +22,10 @@ test: test-deps
 	$(GO) test -race -count=1 -timeout 25m ./...
 	./scripts/test-examples.sh
 
-# The package test installs, upgrades and purges the .deb on this machine
-# (packaging/install_test.go): make test opts in, a plain go test does not.
+# The package test builds the packages and installs, upgrades and purges the
+# .deb in a throwaway root (an overlay of / in a private mount namespace), never
+# on this machine itself (packaging/install_test.go): it is slow, so make test
+# opts in and a plain go test does not.
 test: export CLOCKWATCH_PACKAGE_TEST := 1
 
 test-deps:

@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown/server"
@@ -36,6 +37,8 @@ type Config struct {
 	Chrony    chrony.Config `yaml:"chrony"`
 	Ntpd      ntpd.Config   `yaml:"ntpd"`
 	NTPProbes sntp.Config   `yaml:"ntp_probes"`
+	// PTP is linuxptp's ptp4l, read over its management socket.
+	PTP ptp.Config `yaml:"ptp"`
 }
 
 // Clock configures the local clock sampling.
@@ -76,6 +79,7 @@ func Default() Config {
 		Chrony:    chrony.DefaultConfig(),
 		Ntpd:      ntpd.DefaultConfig(),
 		NTPProbes: sntp.DefaultConfig(),
+		PTP:       ptp.DefaultConfig(),
 		Clock:     Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
@@ -118,7 +122,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

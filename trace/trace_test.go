@@ -149,7 +149,7 @@ func TestRecord(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	clocks := &countingClocks{n: 4, cancel: cancel, marks: make(chan probe.Mark, 1)}
 	var buf bytes.Buffer
-	if err := Record(ctx, clocks, clocks.marks, time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, clocks, clocks.marks, time.Millisecond, &buf); err != nil {
 		t.Fatalf("Record() = %v", err)
 	}
 	got, err := readAll(t, &buf)
@@ -178,7 +178,7 @@ func TestRecordRealClocks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	var buf bytes.Buffer
-	if err := Record(ctx, probe.SysClocks{}, nil, 5*time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, probe.SysClocks{}, nil, 5*time.Millisecond, &buf); err != nil {
 		t.Fatal(err)
 	}
 	lines, err := readAll(t, &buf)

@@ -87,6 +87,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	sources.EnablePTP(cfg.PTP, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),
@@ -122,6 +123,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.stepdown = sd.Server
 		collectors = append(collectors, sd.Server.Collector(), sd.WriteDelay)
 		tasks = append(tasks, sd.Tasks()...)
+		tasks = append(tasks, func(ctx context.Context) error {
+			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
+		})
 	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
@@ -309,8 +313,7 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		sd := cfg.Stepdown
-		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
+		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
 		restart, err := d.stepdown.Reload(sd)
 		if err != nil {
 			d.reloads.Record(false, time.Now())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,18 +17,6 @@ import (
 
 // stepEventBuffer is how many step events the stepdown feed may fall behind.
 const stepEventBuffer = 1024
-
-// socketPath chooses the stepdown socket: the configured path, except that
-// the default follows systemd's RuntimeDirectory= when set.
-func socketPath(cfg server.Config, getenv func(string) string) string {
-	if cfg.Socket != server.DefaultSocket {
-		return cfg.Socket
-	}
-	if dir := getenv("RUNTIME_DIRECTORY"); dir != "" {
-		return filepath.Join(dir, filepath.Base(server.DefaultSocket))
-	}
-	return cfg.Socket
-}
 
 // Stepdown is the stepdown server with its inputs wired: step events from
 // the bus, the kernel's synchronisation state, and the time daemon reading.
@@ -72,7 +59,7 @@ func (w *WriteDelay) Collect(ch chan<- prometheus.Metric) {
 // chrony may be nil when no time daemon is polled.
 func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chrony func() server.ChronyReading,
 	poll time.Duration, logger *slog.Logger) (*Stepdown, error) {
-	cfg.Socket = socketPath(cfg, os.Getenv)
+	cfg = cfg.Resolve(os.Getenv)
 	srv, err := server.New(cfg, server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)

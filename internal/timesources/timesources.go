@@ -7,6 +7,7 @@ import (
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,16 @@ type Sources struct {
 	Ntpd *ntpd.Poller
 	// NTPProbes is the independent SNTP prober (nil without servers).
 	NTPProbes *sntp.Prober
+	// PTP is the ptp4l poller (see EnablePTP).
+	PTP *ptp.Poller
+}
+
+// EnablePTP adds the ptp4l poller when cfg enables it. With the address
+// "auto" and no ptp4l it costs one stat a poll and exports nothing.
+func (s *Sources) EnablePTP(cfg ptp.Config, logger *slog.Logger) {
+	if cfg.Enabled {
+		s.PTP = ptp.NewPoller(cfg, logger.With("probe", ptp.SourceName))
+	}
 }
 
 // New builds the enabled pollers. The configurations must be valid.
@@ -54,10 +65,14 @@ func (s *Sources) Probes() []exporter.Probe {
 
 // Collectors returns the collectors to register beside the Scraper.
 func (s *Sources) Collectors() []prometheus.Collector {
-	if s.NTPProbes == nil {
-		return nil
+	var cs []prometheus.Collector
+	if s.NTPProbes != nil {
+		cs = append(cs, exporter.NewNTPProbeCollector(s.NTPProbes))
 	}
-	return []prometheus.Collector{exporter.NewNTPProbeCollector(s.NTPProbes)}
+	if s.PTP != nil {
+		cs = append(cs, exporter.NewPtp4lCollector(s.PTP))
+	}
+	return cs
 }
 
 // ChronyReading is the chrony poller's last result for the stepdown
@@ -84,6 +99,9 @@ func (s *Sources) Run(ctx context.Context) error {
 	}
 	if s.NTPProbes != nil {
 		g.Go(func() error { return s.NTPProbes.Run(ctx) })
+	}
+	if s.PTP != nil {
+		g.Go(func() error { return s.PTP.Run(ctx) })
 	}
 	return g.Wait()
 }

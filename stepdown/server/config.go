@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown/policy"
@@ -66,6 +67,20 @@ func DefaultConfig() Config {
 		MaxDrillHold: 5 * time.Minute,
 		Triggers:     policy.DefaultTriggers(),
 	}
+}
+
+// Resolve returns c with the socket where the daemon opens it: the
+// configured path, except that the default follows systemd's
+// RuntimeDirectory= (the first path of RUNTIME_DIRECTORY) when set. Every
+// subcommand that dials the socket resolves it the same way.
+func (c Config) Resolve(getenv func(string) string) Config {
+	if c.Socket != DefaultSocket {
+		return c
+	}
+	if dir, _, _ := strings.Cut(getenv("RUNTIME_DIRECTORY"), ":"); dir != "" {
+		c.Socket = filepath.Join(dir, filepath.Base(DefaultSocket))
+	}
+	return c
 }
 
 // Validate checks the configuration; each error names its field by YAML path.

@@ -89,3 +89,29 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveSocket(t *testing.T) {
+	t.Parallel()
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "RUNTIME_DIRECTORY" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		name, socket, runtimeDir, want string
+	}{
+		{"default without systemd", server.DefaultSocket, "", server.DefaultSocket},
+		{"default under RuntimeDirectory=", server.DefaultSocket, "/run/cw", "/run/cw/stepdown.sock"},
+		{"first of several runtime directories", server.DefaultSocket, "/run/a:/run/b", "/run/a/stepdown.sock"},
+		{"configured path stays", "/srv/s.sock", "/run/cw", "/srv/s.sock"},
+	} {
+		c := server.DefaultConfig()
+		c.Socket = tc.socket
+		if got := c.Resolve(env(tc.runtimeDir)).Socket; got != tc.want {
+			t.Errorf("%s: Resolve gives %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
