@@ -85,7 +85,13 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 // Run runs every task until ctx is cancelled or one of them fails.
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
-	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
+	stepCfg := cfg.Step
+	if wd := d.opts.WatchdogInterval; wd > 0 {
+		// The watchdog counts samples (systemdTasks): sample well within
+		// half its interval even when idle.
+		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
+	}
+	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
 	sources.EnablePTP(cfg.PTP, d.logger)
 	d.sources = sources
@@ -99,13 +105,29 @@ func (d *Daemon) Run(ctx context.Context) error {
 		steps.Collector,
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Run)
+	if sources.Chrony != nil {
+		// A clock set changes chronyd's figures at once (and chronyd may be
+		// what set the clock): poll it now rather than at its cadence.
+		sub := steps.Bus.Subscribe(16)
+		tasks = append(tasks, func(ctx context.Context) error {
+			defer sub.Close()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-sub.C():
+					sources.Chrony.Wake()
+				}
+			}
+		})
+	}
 	if cfg.Stepdown.Enabled {
 		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.ChronyReading, cfg.Chrony.PollInterval, d.logger)
 		if err != nil {
 			return err
 		}
 		d.stepdown = sd.Server
-		collectors = append(collectors, sd.Server.Collector())
+		collectors = append(collectors, sd.Server.Collector(), sd.WriteDelay)
 		tasks = append(tasks, sd.Tasks()...)
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
@@ -123,13 +145,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("registering collectors: %w", err))
 	}
+	// chronyd's figures change only when the poller polls, seconds apart:
+	// gather them once per poll, not once per scrape.
+	var gatherer prometheus.Gatherer = reg
+	for _, p := range probes {
+		if cp, ok := p.(*exporter.ChronyProbe); ok {
+			gatherer = exporter.MergeGatherers(gatherer, cp.Gatherer())
+		}
+	}
 	listeners, err := d.listen()
 	if err != nil {
 		return fail(err)
 	}
 
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
+	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(gatherer)) })
 	g.Go(func() error { return d.reloadOnHUP(ctx) })
 	for _, task := range tasks {
 		g.Go(func() error { return task(ctx) })
@@ -141,7 +171,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
-		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval,
+		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval, "idle_sample_interval", stepCfg.IdleInterval,
 		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
 	for _, task := range d.systemdTasks(steps) {
 		g.Go(func() error { return task(ctx) })
@@ -212,7 +242,7 @@ func (d *Daemon) listen() ([]net.Listener, error) {
 	return ls, nil
 }
 
-func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
+func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(d.opts.MetricsPath, exporter.MetricsHandler(reg, slog.NewLogLogger(d.logger.Handler(), slog.LevelError)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
