@@ -9,6 +9,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 )
@@ -130,9 +131,9 @@ clockwatch_chrony_source_estimated_offset_seconds{address="127.0.0.11",name="ntp
 # TYPE clockwatch_chrony_source_info gauge
 clockwatch_chrony_source_info{address="127.0.0.11",mode="client",name="ntp1.example",state="sync"} 1
 clockwatch_chrony_source_info{address="127.0.0.12",mode="client",name="127.0.0.12",state="unreach"} 1
-# HELP clockwatch_chrony_source_last_sample_age_seconds Time since the source's last sample; absent when it never gave one.
+# HELP clockwatch_chrony_source_last_sample_age_seconds Time since the source's last sample, at the scrape (the poll's figure plus the time since the poll); absent when it never gave one.
 # TYPE clockwatch_chrony_source_last_sample_age_seconds gauge
-clockwatch_chrony_source_last_sample_age_seconds{address="127.0.0.11",name="ntp1.example"} 10
+clockwatch_chrony_source_last_sample_age_seconds{address="127.0.0.11",name="ntp1.example"} 15
 # HELP clockwatch_chrony_source_last_sample_error_seconds Margin of error of the last sample.
 # TYPE clockwatch_chrony_source_last_sample_error_seconds gauge
 clockwatch_chrony_source_last_sample_error_seconds{address="127.0.0.11",name="ntp1.example"} 0.0005
@@ -305,6 +306,49 @@ func TestChronyProbeLabelsFollowChanges(t *testing.T) {
 		}
 		if got, want := len(kept.sources), len(snap.Data.Sources); got != want {
 			t.Errorf("scrape %d: label pairs kept for %d sources, want %d (those of the last scrape)", i, got, want)
+		}
+	}
+}
+
+// noDetails is a snapshot source with chrony.source_details off.
+type noDetails struct{ fixedSnapshot }
+
+func (noDetails) SourceDetails() bool { return false }
+
+// TestChronyProbeSourceDetails: without chrony.source_details a source has
+// the eight series dashboards and alerts use, and none of the others.
+func TestChronyProbeSourceDetails(t *testing.T) {
+	t.Parallel()
+	count := func(src ChronySnapshotter) map[string]int {
+		t.Helper()
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(NewScraper(quiet, NewChronyProbe(src)))
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, mf := range mfs {
+			if strings.HasPrefix(mf.GetName(), "clockwatch_chrony_source_") {
+				m[mf.GetName()] = len(mf.GetMetric())
+			}
+		}
+		return m
+	}
+	snap := chronySnapshot()
+	all, some := count(fixedSnapshot(snap)), count(noDetails{fixedSnapshot(snap)})
+	want := []string{MetricChronySourceInfo, MetricChronySourceStratum, MetricChronySourcePollInterval,
+		MetricChronySourceReachability, MetricChronySourceLastSampleAge, MetricChronySourceLastSampleOffset,
+		MetricChronySourceLastSampleError, MetricChronySourceEstimatedOffset}
+	if len(all) != chronyMetricsPerSource {
+		t.Errorf("with details: %d per-source families, want %d", len(all), chronyMetricsPerSource)
+	}
+	if len(some) != len(want) {
+		t.Errorf("without details: families %v, want %v", some, want)
+	}
+	for _, name := range want {
+		if some[name] != all[name] || some[name] == 0 {
+			t.Errorf("without details: %d series of %s, want %d as with details", some[name], name, all[name])
 		}
 	}
 }

@@ -202,7 +202,7 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 	switch {
 	case isStep:
 		d.stats.Steps++
-		d.state.Epoch++
+		d.state.Epoch = nextEpoch(d.state.Epoch)
 		d.state.Seq++
 		e := d.newEvent(TypeStep, prev, cur, marked, sampled, markMono)
 		e.Step = time.Duration(size)
@@ -266,7 +266,7 @@ func (d *Detector) sinceLastRun(cur probe.Sample) []Event {
 		return nil
 	}
 	d.stats.Steps++
-	d.state.Epoch++
+	d.state.Epoch = nextEpoch(d.state.Epoch)
 	d.state.Seq++
 	d.out[0] = Event{
 		Type: TypeStep, Seq: d.state.Seq, Epoch: d.state.Epoch, Step: time.Duration(dGap),
@@ -329,6 +329,15 @@ func isLeap(prev, cur probe.Sample, dGap, noise int64) bool {
 	}
 	dTAIGap := (cur.TAI - cur.Boot) - (prev.TAI - prev.Boot)
 	return abs(dTAIGap) <= noise && abs(abs(dGap)-int64(time.Second)) <= noise
+}
+
+// nextEpoch increments an epoch, saturating at MaxEpoch (the journal logs
+// it): wrapping to 0 would make every old fencing token look current.
+func nextEpoch(e uint64) uint64 {
+	if e >= MaxEpoch {
+		return MaxEpoch
+	}
+	return e + 1
 }
 
 func gap(s probe.Sample) int64       { return s.Real - s.Boot }

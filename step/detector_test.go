@@ -196,6 +196,10 @@ func TestDetectorSinceLastRun(t *testing.T) {
 			want: []got{{Type: "step", Step: time.Hour, Seen: "restart", Epoch: 1, Seq: 1, Delay: 60*time.Second + tick}}},
 		{name: "1 ms is within the allowance of a minute", state: State{Gap: simGap + int64(ms), GapBoot: savedBoot}},
 		{name: "saved in the future: another boot", state: State{Gap: simGap + int64(time.Hour), GapBoot: int64(2000 * time.Second)}},
+		{name: "epoch at 2^53 saturates instead of wrapping", state: State{Epoch: MaxEpoch, Seq: 7, Gap: simGap - int64(time.Hour), GapBoot: savedBoot},
+			want: []got{{Type: "step", Step: time.Hour, Seen: "restart", Epoch: MaxEpoch, Seq: 8, Delay: 60*time.Second + tick}}},
+		{name: "epoch 2^64-1 saturates at 2^53", state: State{Epoch: 1<<64 - 1, Seq: 7, Gap: simGap - int64(time.Hour), GapBoot: savedBoot},
+			want: []got{{Type: "step", Step: time.Hour, Seen: "restart", Epoch: MaxEpoch, Seq: 8, Delay: 60*time.Second + tick}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

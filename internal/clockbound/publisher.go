@@ -181,3 +181,7 @@ func (p *Publisher) Write() error {
 	}
 	return nil
 }
+
+// Close gives the segment back (unmaps it, releases its lock) when Run will
+// not run: a start that fails after the segment was created.
+func (p *Publisher) Close() error { return p.seg.Close() }

@@ -231,6 +231,7 @@ func (s *Segment) Close() error {
 	}
 	if s.lock != nil {
 		s.lock.Close()
+		s.lock = nil
 	}
 	return err
 }

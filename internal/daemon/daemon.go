@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,21 +48,23 @@ type Options struct {
 	// WatchdogInterval is systemd's watchdog timeout
 	// (sdnotify.WatchdogInterval); zero turns the watchdog off.
 	WatchdogInterval time.Duration
+	// MaxHTTPConns caps the HTTP connections; zero is 256.
+	MaxHTTPConns int
 }
 
 // Daemon is a configured clockwatch ready to run.
 type Daemon struct {
-	opts    Options
-	logger  *slog.Logger
-	cfg     atomic.Pointer[config.Config]
+	opts   Options
+	logger *slog.Logger
+	cfg    atomic.Pointer[config.Config]
+	// started is the configuration the daemon started with: what a reload
+	// cannot change stays as it says.
+	started *config.Config
 	reloads *exporter.ReloadMetrics
 	// stepdown and sources are set by Run before any task starts; reloads
 	// and the systemd status line read them.
 	stepdown *server.Server
 	sources  *timesources.Sources
-	// clockbound is the clockbound section as started, which a reload
-	// cannot change.
-	clockbound clockbound.Config
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -75,7 +78,7 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 	if opts.MetricsPath == "" {
 		opts.MetricsPath = "/metrics"
 	}
-	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now())}
+	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now()), started: cfg}
 	d.cfg.Store(cfg)
 	return d
 }
@@ -83,7 +86,13 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 // Run runs every task until ctx is cancelled or one of them fails.
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
-	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
+	stepCfg := cfg.Step
+	if wd := d.opts.WatchdogInterval; wd > 0 {
+		// The watchdog counts samples (systemdTasks): sample well within
+		// half its interval even when idle.
+		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
+	}
+	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
 	sources.EnablePTP(cfg.PTP, d.logger)
 	d.sources = sources
@@ -97,38 +106,74 @@ func (d *Daemon) Run(ctx context.Context) error {
 		steps.Collector,
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Run)
+	if sources.Chrony != nil {
+		// A clock set changes chronyd's figures at once (and chronyd may be
+		// what set the clock): poll it now rather than at its cadence.
+		sub := steps.Bus.Subscribe(16)
+		tasks = append(tasks, func(ctx context.Context) error {
+			defer sub.Close()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-sub.C():
+					sources.Chrony.Wake()
+				}
+			}
+		})
+	}
 	if cfg.Stepdown.Enabled {
 		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.ChronyReading, cfg.Chrony.PollInterval, d.logger)
 		if err != nil {
 			return err
 		}
 		d.stepdown = sd.Server
-		collectors = append(collectors, sd.Server.Collector())
+		collectors = append(collectors, sd.Server.Collector(), sd.WriteDelay)
 		tasks = append(tasks, sd.Tasks()...)
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
 		})
 	}
+	var cb *clockbound.Publisher
+	// A start that fails from here on (a port in use) gives the stepdown
+	// socket and the clockbound segment's lock back: no socket file or lock
+	// file is left behind.
+	fail := func(err error) error {
+		if d.stepdown != nil {
+			d.stepdown.Close()
+		}
+		if cb != nil {
+			cb.Close()
+		}
+		return err
+	}
 	if cfg.ClockBound.Enabled {
-		cb, err := NewClockBound(cfg.ClockBound, sources, d.stepdown, d.logger)
-		if err != nil {
-			return err
+		var err error
+		if cb, err = NewClockBound(cfg.ClockBound, sources, d.stepdown, d.logger); err != nil {
+			return fail(err)
 		}
 		collectors = append(collectors, cb.Collector())
 		tasks = append(tasks, cb.Run)
 	}
-	d.clockbound = cfg.ClockBound
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
-		return fmt.Errorf("registering collectors: %w", err)
+		return fail(fmt.Errorf("registering collectors: %w", err))
+	}
+	// chronyd's figures change only when the poller polls, seconds apart:
+	// gather them once per poll, not once per scrape.
+	var gatherer prometheus.Gatherer = reg
+	for _, p := range probes {
+		if cp, ok := p.(*exporter.ChronyProbe); ok {
+			gatherer = exporter.MergeGatherers(gatherer, cp.Gatherer())
+		}
 	}
 	listeners, err := d.listen()
 	if err != nil {
-		return err
+		return fail(err)
 	}
 
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
+	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(gatherer)) })
 	g.Go(func() error { return d.reloadOnHUP(ctx) })
 	for _, task := range tasks {
 		g.Go(func() error { return task(ctx) })
@@ -140,7 +185,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
-		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval,
+		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval, "idle_sample_interval", stepCfg.IdleInterval,
 		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
 	for _, task := range d.systemdTasks(steps) {
 		g.Go(func() error { return task(ctx) })
@@ -211,7 +256,7 @@ func (d *Daemon) listen() ([]net.Listener, error) {
 	return ls, nil
 }
 
-func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
+func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(d.opts.MetricsPath, exporter.MetricsHandler(reg, slog.NewLogLogger(d.logger.Handler(), slog.LevelError)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -222,10 +267,14 @@ func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "clockwatch",
 			Description: "Watches this machine's clocks: steps, offset, time daemons, and the stepdown socket for lock holders.",
-			Version:     version.Info(),
+			Version:     buildVersion(),
+			// No pprof links: pprof is not served. A 60 s CPU profile on
+			// the metrics port is a cost anyone who reaches it could
+			// impose, and it would need a write timeout of minutes.
+			Profiling: "false",
 			Links: []web.LandingLinks{
 				{Address: d.opts.MetricsPath, Text: "Metrics"},
-				{Address: "/healthz", Text: "Health"},
+				{Address: "/healthz", Text: "Liveness (the process answers; the clock's health is in the metrics and clockwatch status)"},
 			},
 		})
 		if err == nil {
@@ -235,12 +284,23 @@ func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
 	return mux
 }
 
+func (d *Daemon) maxHTTPConns() int {
+	if d.opts.MaxHTTPConns > 0 {
+		return d.opts.MaxHTTPConns
+	}
+	return maxHTTPConns
+}
+
 func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http.Handler) error {
 	if d.opts.Web == nil {
 		<-ctx.Done()
 		return nil
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	limit := newConnLimiter(d.maxHTTPConns())
+	srv := newHTTPServer(h, limit)
+	for i, l := range listeners {
+		listeners[i] = limit.wrap(l)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if listeners == nil {
@@ -297,18 +357,21 @@ func (d *Daemon) Reload() bool {
 	}
 	if d.stepdown != nil {
 		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
-		restart, err := d.stepdown.Reload(sd)
-		if err != nil {
+		if _, err := d.stepdown.Reload(sd); err != nil {
 			d.reloads.Record(false, time.Now())
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
 			return false
 		}
-		if restart {
-			d.logger.Warn("some stepdown settings (socket, mode, group, limits) take effect at the next restart")
+	}
+	var later []string
+	for _, key := range config.Changed(d.started, cfg) {
+		if !config.Reloadable(key) {
+			later = append(later, key)
 		}
 	}
-	if cfg.ClockBound != d.clockbound {
-		d.logger.Warn("clockbound settings take effect at the next restart")
+	if len(later) > 0 {
+		d.logger.Warn("configuration reloaded, but these settings take effect only at the next restart",
+			"settings", strings.Join(later, ", "), "file", d.opts.ConfigFile)
 	}
 	d.cfg.Store(cfg)
 	d.reloads.Record(true, time.Now())

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown/policy"
@@ -29,6 +31,27 @@ type Stepdown struct {
 	steps  *Steps
 	poll   time.Duration
 	log    *slog.Logger
+	// WriteDelay is the latency from a clock-set mark to the stepdown
+	// message having been written to the subscribers' sockets; register it.
+	WriteDelay *WriteDelay
+}
+
+// MetricStepdownWriteDelay is the name of WriteDelay's histogram.
+const MetricStepdownWriteDelay = "clockwatch_stepdown_write_delay_seconds"
+
+// WriteDelay exports the mark → socket write latency as a histogram.
+type WriteDelay struct {
+	h    step.Histogram
+	desc *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (w *WriteDelay) Describe(ch chan<- *prometheus.Desc) { ch <- w.desc }
+
+// Collect implements prometheus.Collector.
+func (w *WriteDelay) Collect(ch chan<- prometheus.Metric) {
+	n, sum, buckets := w.h.Snapshot()
+	ch <- prometheus.MustNewConstHistogram(w.desc, n, sum, buckets)
 }
 
 // NewStepdown builds the server and opens its socket, so a socket that
@@ -47,8 +70,11 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chron
 	if chrony == nil {
 		chrony = func() server.ChronyReading { return server.ChronyReading{} }
 	}
-	return &Stepdown{Server: srv, sub: steps.Bus.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
-		steps: steps, poll: poll, log: logger}, nil
+	wd := &WriteDelay{desc: prometheus.NewDesc(MetricStepdownWriteDelay,
+		"Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read) to the stepdown message of the step it revealed having been written to the subscribers' sockets (those whose buffer had room; the others get it from their queue), counted only when a subscriber was connected.",
+		nil, nil)}
+	return &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
+		steps: steps, poll: poll, log: logger, WriteDelay: wd}, nil
 }
 
 // Tasks are the server itself, the step event feed, and the poll of the
@@ -72,15 +98,37 @@ func (s *Stepdown) Tasks() []func(context.Context) error {
 	}
 }
 
-// apply turns one detector event into a stepdown input.
+// apply turns one detector event into a stepdown input. Events arrive once
+// the journal has written them; when it could not, the journal probe fails
+// first, so the epoch is not announced as if it were durable.
 func (s *Stepdown) apply(e step.Event) {
+	if !s.steps.Journal.Persistent() { // an atomic: the journal may still hold its lock
+		s.journalProbe() // the good news waits for the next poll
+	}
 	switch e.Type {
 	case step.TypeStep:
 		s.Server.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
 			WallAfter: e.WallAfter, Epoch: e.Epoch, How: e.Seen.String()})
+		// Step writes to every subscriber whose socket has room before it
+		// returns.
+		if e.MarkMono != 0 && s.Server.Subscribers() > 0 {
+			s.WriteDelay.h.Observe(time.Duration(probe.MonotonicNow() - e.MarkMono))
+		}
 	case step.TypeResume:
 		s.Server.Suspended(e.Suspended)
 	}
+}
+
+// journalProbe tells the policy whether the epoch is being persisted: while
+// it is not, a restart could announce an older epoch (or the same one for a
+// new step), so clockwatch cannot vouch for fencing tokens and the journal
+// counts as a lost probe (reason probe_lost, source journal).
+func (s *Stepdown) journalProbe() {
+	if err := s.steps.Journal.Err(); err != nil {
+		s.Server.ProbeFailed("journal", fmt.Errorf("the clock epoch is not durable: %w", err))
+		return
+	}
+	s.Server.ProbeOK("journal")
 }
 
 // read feeds the kernel's state and returns the time daemon's, once a poll.
@@ -88,5 +136,6 @@ func (s *Stepdown) read() server.ChronyReading {
 	raw, err := s.timex.ReadTimex()
 	tx := probe.Decode(raw)
 	s.Server.Kernel(tx.Synchronized(), tx.MaxError, err)
+	s.journalProbe()
 	return s.chrony()
 }

@@ -63,11 +63,11 @@ func (c Config) Validate() error {
 	if c.ReplySocketDir != "" && !strings.HasPrefix(c.ReplySocketDir, "/") {
 		errs = append(errs, fmt.Errorf("ptp.reply_socket_dir: must be an absolute path, got %q", c.ReplySocketDir))
 	}
-	if c.PollInterval <= 0 {
-		errs = append(errs, fmt.Errorf("ptp.poll_interval: must be positive, got %s", c.PollInterval))
+	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("ptp.poll_interval: must be between 100ms and 1h (each poll is a round of management requests), got %s", c.PollInterval))
 	}
-	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("ptp.timeout: must be positive, got %s", c.Timeout))
+	if c.Timeout < time.Millisecond {
+		errs = append(errs, fmt.Errorf("ptp.timeout: must be at least 1ms, got %s", c.Timeout))
 	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
 		errs = append(errs, fmt.Errorf("ptp.timeout: must not exceed ptp.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}

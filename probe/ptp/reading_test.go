@@ -288,7 +288,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "relative path", yaml: "address: ptp4l", wantErr: `ptp.address: must be "auto" or the absolute path of ptp4l's socket (uds_address), got "ptp4l"`},
 		{name: "domain", yaml: "domain: 256", wantErr: "ptp.domain: must be a PTP domain number, 0-255, got 256"},
 		{name: "reply dir", yaml: "reply_socket_dir: run", wantErr: `ptp.reply_socket_dir: must be an absolute path, got "run"`},
-		{name: "durations", yaml: "poll_interval: 0s\ntimeout: -1s", wantErr: "ptp.poll_interval: must be positive, got 0s\nptp.timeout: must be positive, got -1s"},
+		{name: "durations", yaml: "poll_interval: 0s\ntimeout: -1s", wantErr: "ptp.poll_interval: must be between 100ms and 1h (each poll is a round of management requests), got 0s\nptp.timeout: must be at least 1ms, got -1s"},
 		{name: "timeout above interval", yaml: "poll_interval: 1s\ntimeout: 2s", wantErr: "ptp.timeout: must not exceed ptp.poll_interval (1s), got 2s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
