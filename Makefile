@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps unit bench fmt vet clean package test-systemd-vm
+.PHONY: all build test test-deps unit bench fmt vet clean package test-systemd-vm mixin
 
 all: build
 
@@ -37,6 +37,10 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	./scripts/bench-daemon.sh
+
+## mixin: regenerate alerts/clockwatch.rules.yml and dashboards/clockwatch.json from mixin/.
+mixin:
+	$(GO) run ./mixin/cmd/mixin
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

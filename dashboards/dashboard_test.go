@@ -137,9 +137,9 @@ func (d dashboard) queries() []query {
 	}
 	for _, v := range d.Templating.List {
 		if q, ok := v.Query.(string); ok && v.Type == "query" {
-			sel, _, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(q, "label_values("), ")"), ",")
-			if ok {
-				out = append(out, query{fmt.Sprintf("variable %q", v.Name), sel})
+			args := strings.TrimSuffix(strings.TrimPrefix(q, "label_values("), ")")
+			if i := strings.LastIndex(args, ","); i > 0 {
+				out = append(out, query{fmt.Sprintf("variable %q", v.Name), args[:i]})
 			}
 		}
 	}
@@ -155,6 +155,10 @@ func substitute(expr string) string {
 		"$__range", "1h",
 		"${instance}", ".+",
 		"$instance", ".+",
+		"${job}", ".+",
+		"$job", ".+",
+		"${cluster}", ".+",
+		"$cluster", ".+",
 	).Replace(expr)
 }
 
@@ -217,8 +221,13 @@ func TestVariablesAndDatasources(t *testing.T) {
 	if v := vars["datasource"]; v.Type != "datasource" || v.Query != "prometheus" {
 		t.Errorf("variable datasource = %+v, want a prometheus data source variable", v)
 	}
-	if v := vars["instance"]; v.Type != "query" || v.Datasource == nil || v.Datasource.UID != "${datasource}" {
-		t.Errorf("variable instance = %+v, want a query on ${datasource}", v)
+	for _, name := range []string{"job", "instance"} {
+		if v := vars[name]; v.Type != "query" || v.Datasource == nil || v.Datasource.UID != "${datasource}" {
+			t.Errorf("variable %s = %+v, want a query on ${datasource}", name, v)
+		}
+	}
+	if q, _ := vars["job"].Query.(string); !strings.Contains(q, `job="clockwatch"`) {
+		t.Errorf("variable job: query %q does not use the mixin's selector job=\"clockwatch\"", q)
 	}
 	wantDS := datasource{Type: "prometheus", UID: "${datasource}"}
 	for _, p := range d.allPanels() {
@@ -235,8 +244,8 @@ func TestVariablesAndDatasources(t *testing.T) {
 			if tg.Datasource == nil || *tg.Datasource != wantDS {
 				t.Errorf("panel %d %q target %s: datasource %v, want %v", p.ID, p.Title, tg.RefID, tg.Datasource, wantDS)
 			}
-			if !strings.Contains(tg.Expr, "$instance") {
-				t.Errorf("panel %d %q target %s ignores the instance variable: %s", p.ID, p.Title, tg.RefID, tg.Expr)
+			if !strings.Contains(tg.Expr, "$instance") || !strings.Contains(tg.Expr, "$job") {
+				t.Errorf("panel %d %q target %s ignores the job or instance variable: %s", p.ID, p.Title, tg.RefID, tg.Expr)
 			}
 		}
 	}
