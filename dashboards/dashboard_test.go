@@ -271,7 +271,7 @@ func TestRequiredPanels(t *testing.T) {
 	}{
 		{"Offset from true time", "timeseries", "clockwatch_chrony_tracking_system_time_offset_seconds"},
 		{"Wall/boot gap change (10m)", "timeseries", "clockwatch_clock_wall_boot_gap_seconds"},
-		{"Frequency correction", "timeseries", "clockwatch_kernel_frequency_adjustment_ratio"},
+		{"Frequency correction", "timeseries", "clockwatch_kernel_frequency_offset_ratio"},
 		{"Error bound", "timeseries", "clockwatch_chrony_clock_error_bound_seconds"},
 		{"chrony sources", "table", "clockwatch_chrony_source_info"},
 		{"NTP peers: offsets", "timeseries", "clockwatch_ntp_probe_offset_seconds"},

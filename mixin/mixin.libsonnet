@@ -5,4 +5,5 @@
 (import 'config.libsonnet') +
 (import 'alerts/alerts.libsonnet') +
 (import 'rules/rules.libsonnet') +
+(import 'rules/migration.libsonnet') +
 (import 'dashboards/dashboards.libsonnet')

@@ -15,5 +15,7 @@ function(config={})
                + group(mixin.prometheusAlerts.groups, 'clockwatch').rules,
       }],
     },
+    // Opt-in: series under chrony_exporter's and node_exporter's names.
+    'alerts/clockwatch.migration.rules.yml': mixin.clockwatchMigrationRules,
     'dashboards/clockwatch.json': mixin.grafanaDashboards['clockwatch.json'],
   }

@@ -236,7 +236,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchFrequencyCorrectionLarge',
-            expr: 'abs(clockwatch_kernel_frequency_adjustment_ratio{%(clockwatchSelector)s}) * 1e6 > %(frequencyCorrectionWarningPPM)g' % c,
+            expr: 'abs(clockwatch_kernel_frequency_offset_ratio{%(clockwatchSelector)s}) * 1e6 > %(frequencyCorrectionWarningPPM)g' % c,
             'for': '1h',
             labels: { severity: 'warning' },
             annotations: {
