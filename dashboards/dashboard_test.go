@@ -20,6 +20,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/metricsdoc"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/mixin/generate"
 )
 
 const (
@@ -395,9 +396,54 @@ ntp_probes:
 		prom.WaitVector(t, `clockwatch_chrony_selectable_sources >= 1 and on () count(clockwatch_chrony_source_estimated_offset_seconds) == 2 and on () count(clockwatch_ntp_probe_offset_seconds) == 2`, 60*time.Second, promtest.NonEmpty)
 	}
 
+	queriesReturnData(t, prom, load(t), substitute, documented, withChrony)
+
+	// The same clockwatch scraped under another job, with the dashboard
+	// generated from the mixin for that job: its $job variable lists that
+	// job, and every query, with $job set to it, has the same data.
+	other := promtest.StartPrometheus(t, promtest.PrometheusOptions{Targets: []string{cw.Addr}, Job: "node-clock"})
+	other.WaitTargetsUp(t, "node-clock", 1, 60*time.Second)
+	other.WaitVector(t, `count_over_time(clockwatch_clock_up[1m]) >= 3`, 30*time.Second, promtest.NonEmpty)
+	if withChrony {
+		other.WaitVector(t, `clockwatch_chrony_selectable_sources >= 1 and on () count(clockwatch_ntp_probe_offset_seconds) == 2`, 60*time.Second, promtest.NonEmpty)
+	}
+	files, err := generate.Generate("../mixin", map[string]any{"clockwatchSelector": `job="node-clock"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(files["dashboards/"+dashboardFile], &d); err != nil {
+		t.Fatal(err)
+	}
+	var jobs []string
+	for _, q := range d.queries() {
+		if q.where != `variable "job"` {
+			continue
+		}
+		v, err := other.QueryVector(context.Background(), q.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range v {
+			jobs = append(jobs, string(s.Metric["job"]))
+		}
+	}
+	if !slices.Equal(slices.Compact(jobs), []string{"node-clock"}) {
+		t.Fatalf("the job variable of the dashboard for job node-clock lists %v", jobs)
+	}
+	queriesReturnData(t, other, d, func(e string) string {
+		return substitute(strings.NewReplacer("${job}", "node-clock", "$job", "node-clock").Replace(e))
+	}, documented, withChrony)
+}
+
+// queriesReturnData runs every query of d, with Grafana's variables
+// substituted by sub, and fails on those that do not parse or return no
+// data (but for what absentHere explains).
+func queriesReturnData(t *testing.T, prom *promtest.Prometheus, d dashboard, sub func(string) string, documented map[string]metricsdoc.Metric, withChrony bool) {
+	t.Helper()
 	var empty []string
-	for _, q := range load(t).queries() {
-		expr := substitute(q.expr)
+	for _, q := range d.queries() {
+		expr := sub(q.expr)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		v, err := prom.Query(ctx, expr)
 		cancel()
@@ -429,7 +475,7 @@ ntp_probes:
 			empty = append(empty, fmt.Sprintf("%s (%s)", q.where, why))
 			continue
 		}
-		t.Errorf("%s returned no data: %s", q.where, substitute(q.expr))
+		t.Errorf("%s returned no data: %s", q.where, sub(q.expr))
 	}
 	sort.Strings(empty)
 	if len(empty) > 0 {
