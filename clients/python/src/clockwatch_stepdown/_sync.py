@@ -23,8 +23,9 @@ class Subscriber:
 
     events() yields every hello, stepdown and resume, a heartbeat when it
     changes the state, and a synthetic ``unknown`` event when clockwatch
-    cannot be heard (not connected, or silent for three heartbeats). After
-    releasing for a stepdown, call ack(event).
+    can no longer be heard (the connection is lost, or silent for three
+    heartbeats). The state starts unknown: until a hello arrives, treat the
+    clock as untrusted. After releasing for a stepdown, call ack(event).
     """
 
     def __init__(self, path: Optional[str] = None) -> None:
