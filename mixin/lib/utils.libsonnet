@@ -14,5 +14,5 @@
   // duration renders seconds as a Go duration the way humanizeDuration
   // does for the values in the same sentence: 500ms, 2s.
   duration(seconds)::
-    if seconds < 1 then '%dms' % std.round(seconds * 1000) else '%gs' % seconds,
+    if seconds < 1 then '%dms' % std.floor(seconds * 1000 + 0.5) else '%gs' % seconds,
 }
