@@ -58,7 +58,8 @@ func run(t *testing.T, env []string, dir, name string, args ...string) string {
 
 // TestPythonPackage installs clients/python into a new virtual environment
 // the way a user without network access would (Debian's setuptools and
-// wheel, no index) and runs its unittest suite against a real clockwatch.
+// wheel, no index), type-checks it with mypy --strict, and runs its unittest
+// suite against a real clockwatch.
 func TestPythonPackage(t *testing.T) {
 	t.Parallel()
 	testtool.Short(t)
@@ -85,6 +86,16 @@ func TestPythonPackage(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(strings.TrimSpace(out), "py.typed")); err != nil {
 		t.Errorf("the installed package is not marked typed: %v", err)
 	}
+
+	// Typed: the sources pass mypy --strict, and an application's code
+	// type-checks against the installed package (py.typed is honoured).
+	mypy := testtool.Require(t, "mypy")
+	run(t, nil, src, mypy, "--strict", "--no-incremental", "src")
+	app := filepath.Join(t.TempDir(), "app.py")
+	if err := os.WriteFile(app, []byte("import clockwatch_stepdown as cs\n\nev: cs.Event = cs.parse(b'{\"type\":\"hello\",\"state\":\"ok\"}')\nok: bool = ev.trusted\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "", mypy, "--strict", "--no-incremental", "--python-executable", filepath.Join(venv, "bin", "python"), app)
 
 	env := startClockwatch(t)
 	// The tests run from outside the source tree so that they import the

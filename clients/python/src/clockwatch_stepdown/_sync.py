@@ -110,21 +110,28 @@ def request_drill(path: Optional[str] = None, reason: str = "drill", step_second
     """Asks clockwatch for a drill: a stepdown with drill true, then a resume
     hold_seconds later. Allowed for root, clockwatch's uid and
     stepdown.drill_uids; raises ProtocolError with clockwatch's refusal."""
+    deadline = time.monotonic() + 2 * HELLO_TIMEOUT
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(HELLO_TIMEOUT)
         s.connect(path or default_socket())
-        s.sendall(drill(reason, step_seconds, hold_seconds))
         lines = Lines()
-        while True:
+        sent = False
+        while time.monotonic() < deadline:
             data = s.recv(65536)
             if not data:
                 raise ProtocolError("clockwatch closed the connection before answering the drill")
             for line in lines.feed(data):
                 ev = parse(line)
-                if ev.type == "error":
+                if ev.type == "hello" and not sent:
+                    # Only now is this connection surely a subscriber that
+                    # hears the drill's stepdown.
+                    s.sendall(drill(reason, step_seconds, hold_seconds))
+                    sent = True
+                elif ev.type == "error":
                     raise ProtocolError(f"drill refused: {ev.fields.get('code')}: {ev.fields.get('error')}")
-                if ev.type == "stepdown" and ev.drill:
+                elif ev.type == "stepdown" and ev.drill:
                     return
+        raise ProtocolError(f"no drill stepdown from clockwatch within {2 * HELLO_TIMEOUT:.0f}s")
 
 
 class LeaseGuard:

@@ -229,18 +229,41 @@ public final class StepdownClient implements Closeable {
         req.append("}\n");
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.connect(UnixDomainSocketAddress.of(socket));
-            ch.write(ByteBuffer.wrap(req.toString().getBytes(StandardCharsets.UTF_8)));
+            // Reads cannot time out: a timer closes the channel at the deadline.
+            Closeable deadline = ch;
+            Thread timer = new Thread(() -> {
+                try {
+                    Thread.sleep(TimeUnit.NANOSECONDS.toMillis(2 * HELLO_TIMEOUT_NANOS));
+                    deadline.close();
+                } catch (InterruptedException | IOException e) {
+                    // done in time, or closed anyway
+                }
+            });
+            timer.setDaemon(true);
+            timer.start();
             BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.UTF_8));
-            for (String line; (line = in.readLine()) != null; ) {
-                Event ev = Event.parse(line);
-                if (ev.type().equals("error")) {
-                    throw new IOException("drill refused: " + ev.fields().get("code") + ": " + ev.fields().get("error"));
+            boolean sent = false;
+            try {
+                for (String line; (line = in.readLine()) != null; ) {
+                    Event ev = Event.parse(line);
+                    if (ev.type().equals("hello") && !sent) {
+                        // Only now is this connection surely a subscriber
+                        // that hears the drill's stepdown.
+                        ByteBuffer b = ByteBuffer.wrap(req.toString().getBytes(StandardCharsets.UTF_8));
+                        while (b.hasRemaining()) {
+                            ch.write(b);
+                        }
+                        sent = true;
+                    } else if (ev.type().equals("error")) {
+                        throw new IOException("drill refused: " + ev.fields().get("code") + ": " + ev.fields().get("error"));
+                    } else if (ev.type().equals("stepdown") && ev.drill()) {
+                        return;
+                    }
                 }
-                if (ev.type().equals("stepdown") && ev.drill()) {
-                    return;
-                }
+            } finally {
+                timer.interrupt();
             }
-            throw new IOException("clockwatch closed the connection before answering the drill");
+            throw new IOException("clockwatch closed the connection before answering the drill (or did not within 10 s)");
         }
     }
 }
