@@ -139,7 +139,9 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
-	s := func(name, help string) *prometheus.Desc { return d(name, help, "address", "name") }
+	// The source labels are chrony_exporter's, so that its users' queries
+	// and dashboards carry over (docs/metrics.md).
+	s := func(name, help string) *prometheus.Desc { return d(name, help, "source_address", "source_name") }
 	details := true
 	if sd, ok := src.(SourceDetailer); ok {
 		details = sd.SourceDetails()
@@ -172,7 +174,7 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 		errorBound:     d(MetricChronyErrorBound, "Largest error of the local clock that chronyd's figures allow: |system offset| + root dispersion + root delay / 2."),
 		selectable:     d(MetricChronySelectableSources, "Sources chronyd may select now (state sync or candidate)."),
 
-		srcInfo:       d(MetricChronySourceInfo, "One series per source with its mode (client, peer, refclock) and state (sync, candidate, falseticker, jittery, outlier, unreach).", "address", "name", "mode", "state"),
+		srcInfo:       d(MetricChronySourceInfo, "One series per source with its mode (client, peer, refclock) and state (sync, candidate, falseticker, jittery, outlier, unreach).", "source_address", "source_name", "source_mode", "source_state"),
 		srcStratum:    s(MetricChronySourceStratum, "Stratum of the source."),
 		srcPoll:       s(MetricChronySourcePollInterval, "Interval at which chronyd polls the source."),
 		srcReach:      s(MetricChronySourceReachRegister, "Reach register: one bit for each of the last 8 polls, set when it was answered (0-255)."),
@@ -344,12 +346,12 @@ func (p *ChronyProbe) sourceLabels(src chrony.Source) *sourceLabels {
 	k := sourceKey{src.Address, src.Name}
 	sl := p.sources[k]
 	if sl == nil {
-		sl = &sourceLabels{ls: labelPairs([]string{"address", "name"}, src.Address, src.Name)}
+		sl = &sourceLabels{ls: labelPairs([]string{"source_address", "source_name"}, src.Address, src.Name)}
 		p.sources[k] = sl
 	}
 	if sl.info == nil || sl.mode != src.Mode || sl.state != src.State {
 		sl.mode, sl.state = src.Mode, src.State
-		sl.info = labelPairs([]string{"address", "name", "mode", "state"}, src.Address, src.Name, src.Mode, src.State)
+		sl.info = labelPairs([]string{"source_address", "source_name", "source_mode", "source_state"}, src.Address, src.Name, src.Mode, src.State)
 	}
 	sl.gen = p.gen
 	return sl

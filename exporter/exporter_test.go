@@ -99,9 +99,9 @@ clockwatch_kernel_clock_state{state="TIME_INS"} 1
 clockwatch_kernel_clock_state{state="TIME_OK"} 0
 clockwatch_kernel_clock_state{state="TIME_OOP"} 0
 clockwatch_kernel_clock_state{state="TIME_WAIT"} 0
-# HELP clockwatch_kernel_frequency_adjustment_ratio Frequency adjustment the kernel applies, as a ratio (adjtimex freq).
-# TYPE clockwatch_kernel_frequency_adjustment_ratio gauge
-clockwatch_kernel_frequency_adjustment_ratio 1e-05
+# HELP clockwatch_kernel_frequency_offset_ratio Frequency offset the kernel applies to the clock, as a ratio near 0 (adjtimex freq; node_exporter's node_timex_frequency_adjustment_ratio is 1 + this).
+# TYPE clockwatch_kernel_frequency_offset_ratio gauge
+clockwatch_kernel_frequency_offset_ratio 1e-05
 # HELP clockwatch_kernel_leap_pending Leap second pending at the end of the UTC day: 1 insert, -1 delete, 0 none.
 # TYPE clockwatch_kernel_leap_pending gauge
 clockwatch_kernel_leap_pending 1
@@ -116,7 +116,7 @@ clockwatch_kernel_offset_seconds -0.0025
 clockwatch_kernel_synchronized 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
-		"clockwatch_kernel_clock_state", "clockwatch_kernel_frequency_adjustment_ratio", "clockwatch_kernel_leap_pending",
+		"clockwatch_kernel_clock_state", "clockwatch_kernel_frequency_offset_ratio", "clockwatch_kernel_leap_pending",
 		"clockwatch_kernel_maxerror_seconds", "clockwatch_kernel_offset_seconds", "clockwatch_kernel_synchronized"); err != nil {
 		t.Error(err)
 	}

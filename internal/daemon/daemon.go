@@ -50,6 +50,9 @@ type Options struct {
 	WatchdogInterval time.Duration
 	// MaxHTTPConns caps the HTTP connections; zero is 256.
 	MaxHTTPConns int
+	// Collectors are the --[no-]collector.<name> switches, applied over
+	// the file at every reload too (New's configuration has them already).
+	Collectors Collectors
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -350,6 +353,9 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 // Reload loads the configuration file again and swaps it in if it is valid.
 func (d *Daemon) Reload() bool {
 	cfg, err := config.Load(d.opts.ConfigFile)
+	if err == nil {
+		cfg, err = d.opts.Collectors.Apply(cfg)
+	}
 	if err != nil {
 		d.reloads.Record(false, time.Now())
 		d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
