@@ -175,8 +175,8 @@ func (p *Publisher) Write() error {
 	prev := p.last
 	p.last = Written{Verdict: v, Record: rec, At: now, Writes: prev.Writes + 1}
 	p.mu.Unlock()
-	if prev.Writes > 0 && (prev.Status != v.Status || prev.Source != v.Source) {
-		p.log.Info("clockbound status changed", "status", v.Status, "was", prev.Status, "why", v.Why,
+	if prev.Writes > 0 && (prev.Status != v.Status || prev.Why != v.Why) {
+		p.log.Info("clockbound status", "status", v.Status, "was", prev.Status, "why", v.Why, "was_why", prev.Why,
 			"bound", v.Bound, "from", v.Source)
 	}
 	return nil
