@@ -140,7 +140,7 @@ func TestConcurrentReadersSeeNoTornValue(t *testing.T) {
 	}
 	s.Write(record(1))
 	const readers = 2
-	target := int64(1_000_000) // reads in all
+	target := int64(2_000_000) // reads in all
 	if testing.Short() {
 		target = 100_000
 	}
