@@ -16,11 +16,20 @@ const (
 	// SecondOpinion sources (the SNTP probes) alert but step nobody down
 	// unless configured to.
 	SecondOpinion
+	// Fallback sources (the kernel) only repeat what a time daemon told
+	// them: their error bound is judged, but their synchronisation only
+	// while no authoritative source answers with a time solution (chronyd
+	// without rtcsync leaves the kernel's STA_UNSYNC set while it
+	// disciplines the clock).
+	Fallback
 )
 
 func (r Role) String() string {
-	if r == SecondOpinion {
+	switch r {
+	case SecondOpinion:
 		return "second_opinion"
+	case Fallback:
+		return "fallback"
 	}
 	return "authoritative"
 }
@@ -83,6 +92,10 @@ type Reading struct {
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string
 }
+
+// Pending reports whether the source has not been polled yet: no answer and
+// no failure. A policy waits for a source's first poll before judging.
+func (r Reading) Pending() bool { return !r.Found && !r.Up && r.Err == nil }
 
 // Set is the latest reading of each source, keyed by source name.
 type Set map[string]Reading

@@ -93,7 +93,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Run)
 	if cfg.Stepdown.Enabled {
-		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.ChronyReading, cfg.Chrony.PollInterval, d.logger)
+		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.Readings, sources.Names(), steps.Journal.Dir(),
+			cfg.Chrony.PollInterval, d.logger)
 		if err != nil {
 			return err
 		}

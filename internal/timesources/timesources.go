@@ -3,12 +3,13 @@ package timesources
 import (
 	"context"
 	"log/slog"
+	"sort"
 
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/sntp"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 )
@@ -60,15 +61,38 @@ func (s *Sources) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{exporter.NewNTPProbeCollector(s.NTPProbes)}
 }
 
-// ChronyReading is the chrony poller's last result for the stepdown
-// server; a zero reading (never valid: chrony absent) when chrony is off.
-func (s *Sources) ChronyReading() server.ChronyReading {
-	if s.Chrony == nil {
-		return server.ChronyReading{}
+// Sources returns the enabled sources that produce normalised readings,
+// by name.
+func (s *Sources) Sources() map[string]timesource.Source {
+	m := map[string]timesource.Source{}
+	if s.Chrony != nil {
+		m[chrony.SourceName] = s.Chrony
 	}
-	st := s.Chrony.Status()
-	return server.ChronyReading{Valid: st.Valid, Up: st.Up, Err: st.Err, SystemOffset: st.SystemOffset,
-		Synchronised: st.Synchronised, ErrorBound: st.ErrorBound}
+	if s.Ntpd != nil {
+		m[ntpd.SourceName] = s.Ntpd
+	}
+	return m
+}
+
+// Names returns the names of the enabled sources, sorted: those whose first
+// poll the stepdown state waits for.
+func (s *Sources) Names() []string {
+	var names []string
+	for n := range s.Sources() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Readings returns the last reading of every enabled source; it never
+// waits on a daemon.
+func (s *Sources) Readings() timesource.Set {
+	set := timesource.Set{}
+	for n, src := range s.Sources() {
+		set[n] = src.Reading()
+	}
+	return set
 }
 
 // Run runs every enabled poller until ctx is done. The pollers never fail

@@ -52,11 +52,14 @@ func TestSources(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run() = %v", err)
 	}
-	if r := s.ChronyReading(); r.Valid || r.Up || r.Err == nil {
-		t.Errorf("ChronyReading() without chronyd = %+v, want not valid, not up, with the error", r)
+	if r := s.Readings()["chrony"]; r.Found || r.Up || r.Err == nil || r.Pending() {
+		t.Errorf("chrony reading without chronyd = %+v, want not found, not up, with the error", r)
 	}
-	if r := (&Sources{}).ChronyReading(); r.Valid || r.Err != nil {
-		t.Errorf("ChronyReading() with chrony off = %+v, want zero", r)
+	if names := s.Names(); len(names) != 1 || names[0] != "chrony" {
+		t.Errorf("Names() = %v, want [chrony]", names)
+	}
+	if set := (&Sources{}).Readings(); len(set) != 0 {
+		t.Errorf("Readings() with every source off = %+v, want none", set)
 	}
 	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up")
 	if err != nil || n2 != 2 {

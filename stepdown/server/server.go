@@ -17,6 +17,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Limits on what a client may send.
@@ -60,6 +61,17 @@ type Options struct {
 	PID    int
 	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
 	SelfUID uint32
+	// Await names the sources (time sources, "clocks") whose first report
+	// the state waits for before it leaves unknown; empty: the first
+	// report of any.
+	Await []string
+	// StatePath, when set, is where the policy's state is kept so that a
+	// restart in the same boot carries on its stepdown and hold-down
+	// (StateFile in the state directory).
+	StatePath string
+	// Boot names the boot and converts to BOOTTIME for StatePath; nil
+	// reads the real ones.
+	Boot Boot
 }
 
 // Server is the stepdown socket server. Create it with New, start it with Run
@@ -84,6 +96,10 @@ type Server struct {
 		at  time.Duration
 	}
 	closed bool
+	// saved is the policy state last written to StatePath.
+	saved    policy.Persisted
+	saveErr  bool
+	restored bool
 
 	wg sync.WaitGroup
 }
@@ -111,14 +127,61 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.SelfUID == 0 {
 		opts.SelfUID = uint32(os.Geteuid())
 	}
+	if opts.Boot == nil {
+		opts.Boot = sysBoot
+	}
 	s := &Server{
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
 		pol:     policy.New(cfg.PolicyConfig(), opts.Epoch),
 		clients: map[*client]struct{}{},
 	}
+	s.restore()
+	s.pol.Await(opts.Await...)
 	s.met = newMetrics(s)
 	return s, nil
+}
+
+// restore carries on the state a process before this one left in this boot.
+// A state that cannot be read is logged and ignored: the start then waits
+// for evidence like any other.
+func (s *Server) restore() {
+	if s.opts.StatePath == "" {
+		return
+	}
+	ps, ok, err := loadState(s.opts.StatePath, s.opts.Boot)
+	if err != nil {
+		s.log.Warn("cannot restore the stepdown state", "path", s.opts.StatePath, "err", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	s.pol.Restore(ps, s.opts.Mono())
+	s.saved, s.restored = ps, true
+	if ps.State == stepdown.StateStepdown {
+		s.log.Info("stepdown state restored from before the restart", "reason", ps.Reason,
+			"conditions", ps.Conditions, "hold_down_left", max(ps.HoldUntil-s.opts.Mono(), 0))
+	}
+}
+
+// persistLocked writes the policy's state when it changed.
+func (s *Server) persistLocked() {
+	if s.opts.StatePath == "" {
+		return
+	}
+	ps := s.pol.Persisted()
+	if reflect.DeepEqual(ps, s.saved) {
+		return
+	}
+	if err := saveState(s.opts.StatePath, ps, s.opts.Boot); err != nil {
+		if !s.saveErr {
+			s.log.Error("cannot persist the stepdown state: a restart will forget the hold-down", "err", err)
+		}
+		s.saveErr = true
+		return
+	}
+	s.saved, s.saveErr = ps, false
 }
 
 // Reload applies a new configuration's triggers and hold-down at once. The
@@ -152,6 +215,14 @@ func (s *Server) Status() policy.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pol.Status()
+}
+
+// Starting reports whether the state still waits for a source's first
+// report.
+func (s *Server) Starting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.pol.Started()
 }
 
 func (s *Server) snapshot() (int, policy.Status) {
@@ -317,6 +388,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 	s.clients[c] = struct{}{}
 	c.raw, _ = conn.SyscallConn()
 	c.directWrite = c.writeDirect
+	c.helloSeq = s.seq
 	c.enqueue(s.helloLocked().AppendLine(nil))
 	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
 	s.wg.Add(2)
@@ -405,6 +477,7 @@ func (s *Server) heartbeat() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.publishLocked(s.pol.Tick(s.opts.Mono()))
+	s.persistLocked()
 	st := s.pol.Status()
 	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.seq, Drill: st.Drill}
 	if st.State != stepdown.StateOK {
@@ -418,6 +491,7 @@ func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Even
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.publishLocked(f(s.pol, s.opts.Mono()))
+	s.persistLocked()
 }
 
 // Step feeds a step from the step detector. A zero Mono means now.
@@ -430,20 +504,14 @@ func (s *Server) Step(st policy.Step) {
 	})
 }
 
-// Offset feeds chrony's system clock offset, in seconds.
-func (s *Server) Offset(seconds float64) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Offset(seconds, now) })
+// Readings feeds one poll of every time source (see policy.Readings).
+func (s *Server) Readings(set timesource.Set) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Readings(set, now) })
 }
 
-// Synchronized feeds whether source ("chrony", "kernel") reports the clock
-// synchronised.
-func (s *Server) Synchronized(synced bool, source string) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Synchronized(synced, source, now) })
-}
-
-// ErrorBound feeds the clock's error bound from source, in seconds.
-func (s *Server) ErrorBound(seconds float64, source string) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ErrorBound(seconds, source, now) })
+// Reading feeds one reading of one time source.
+func (s *Server) Reading(r timesource.Reading) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Reading(r, now) })
 }
 
 // ProbeOK reports a good reading from the named probe.
@@ -459,67 +527,6 @@ func (s *Server) ProbeFailed(name string, err error) {
 // Suspended feeds a resume from suspend: the machine was suspended for d.
 func (s *Server) Suspended(d time.Duration) {
 	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Suspend(d, now) })
-}
-
-// ChronyReading is what the stepdown triggers need from one poll of chronyd.
-type ChronyReading struct {
-	// Valid is true once any poll has succeeded; Up when the last one did.
-	Valid, Up bool
-	// Err is why the last poll failed.
-	Err error
-	// SystemOffset is the local clock minus true time, in seconds.
-	SystemOffset float64
-	// Synchronised is chronyd's view (leap status not unsynchronised).
-	Synchronised bool
-	// ErrorBound is |offset| + root dispersion + root delay/2, in seconds.
-	ErrorBound float64
-}
-
-// ChronySource is the source and probe name chrony readings are filed under.
-const ChronySource = "chrony"
-
-// Chrony feeds one chrony reading: offset, synchronisation and error bound
-// when the poll succeeded, a probe failure when it did not. A chronyd that
-// has never answered is taken to be absent, not lost: only losing a chronyd
-// that worked counts toward the probe_lost trigger, so a machine without
-// chrony is not held in stepdown forever.
-func (s *Server) Chrony(r ChronyReading) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
-		switch {
-		case !r.Valid:
-			return p.Tick(now)
-		case !r.Up:
-			err := r.Err
-			if err == nil {
-				err = errors.New("chronyd did not answer")
-			}
-			return p.ProbeFailed(ChronySource, err, now)
-		}
-		var evs []policy.Event
-		evs = append(evs, p.ProbeOK(ChronySource, now)...)
-		evs = append(evs, p.Offset(r.SystemOffset, now)...)
-		evs = append(evs, p.Synchronized(r.Synchronised, ChronySource, now)...)
-		evs = append(evs, p.ErrorBound(r.ErrorBound, ChronySource, now)...)
-		return evs
-	})
-}
-
-// KernelSource is the source and probe name kernel readings are filed under.
-const KernelSource = "kernel"
-
-// Kernel feeds one adjtimex reading: whether the kernel considers the clock
-// synchronised (STA_UNSYNC clear) and its maximum error, or the read error.
-func (s *Server) Kernel(synced bool, maxError time.Duration, err error) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
-		if err != nil {
-			return p.ProbeFailed(KernelSource, err, now)
-		}
-		var evs []policy.Event
-		evs = append(evs, p.ProbeOK(KernelSource, now)...)
-		evs = append(evs, p.Synchronized(synced, KernelSource, now)...)
-		evs = append(evs, p.ErrorBound(maxError.Seconds(), KernelSource, now)...)
-		return evs
-	})
 }
 
 // DrillRequest is what a drill asks for.
@@ -597,7 +604,7 @@ func (s *Server) ack(c *client, seq uint64) {
 	}
 	c.lastAck = seq
 	s.met.acks.Inc()
-	if rec.seq == seq {
+	if rec.seq == seq && seq > c.helloSeq {
 		s.met.ackLatency.Observe((now - rec.at).Seconds())
 	}
 }
