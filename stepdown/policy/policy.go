@@ -162,8 +162,9 @@ type Policy struct {
 	// not absent. daemonUp are the authoritative sources answering with a
 	// time solution: while one does, a fallback's synchronisation is not
 	// judged.
-	known    map[string]bool
-	daemonUp map[string]bool
+	known     map[string]bool
+	daemonUp  map[string]bool
+	fallbacks map[string]bool
 
 	// drill in progress: stepdown because of a drill only.
 	drillUntil time.Duration
@@ -178,7 +179,7 @@ func New(cfg Config, epoch uint64) *Policy {
 		cfg: cfg, state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
 		active: map[Condition]time.Duration{}, pending: map[Condition]time.Duration{},
 		awaiting: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
-		known: map[string]bool{}, daemonUp: map[string]bool{},
+		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
 	}
 }
 
@@ -321,6 +322,9 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		return append(out, p.evidence(name, mono)...)
 	}
 	p.known[name] = true
+	if r.Role == timesource.Fallback {
+		p.fallbacks[name] = true
+	}
 	if r.Role == timesource.SecondOpinion {
 		out = append(out, p.evidence(name, mono)...)
 		return append(out, p.Tick(mono)...)
@@ -328,6 +332,14 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	out = append(out, p.probeOK(name, mono)...)
 	if r.Role == timesource.Authoritative && r.HasData {
 		p.daemonUp[name] = true
+		// The daemon's own status decides from now on: what a fallback
+		// said while none answered (at start, chronyd's first poll not
+		// yet in) no longer counts.
+		for f := range p.fallbacks {
+			c := Condition{stepdown.ReasonUnsynchronized, f}
+			delete(p.pending, c)
+			p.clearCond(c, mono)
+		}
 	} else {
 		delete(p.daemonUp, name)
 	}

@@ -97,6 +97,14 @@ func TestReadings(t *testing.T) {
 			wantState: stepdown.StateOK,
 		},
 		{
+			name:      "the kernel's view before chronyd's first poll does not count once chronyd answers",
+			cfg:       noBound,
+			await:     []string{"clocks", "kernel", "chrony"},
+			inputs:    []in{probeOK(0, "clocks"), chronyPending, kernel(0.1, 16), chrony(0.3, true, 0, 0.01), kernel(0.3, 16), tick(100)},
+			want:      []string{"resume/starting@0.3s"},
+			wantState: stepdown.StateOK,
+		},
+		{
 			name:  "the daemon's own status decides while it answers",
 			cfg:   noBound,
 			await: []string{"clocks", "kernel", "chrony"},
