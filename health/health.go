@@ -84,13 +84,17 @@ func Judge(f Facts, h config.Health) Verdict {
 		add(Unknown, "cannot read the kernel's clock state: %v", f.KernelErr)
 	}
 	if k := f.Kernel; k != nil {
-		if !k.Synchronized() {
-			add(Warning, "the kernel says the clock is not synchronised (%s%s): nothing is disciplining it; is chronyd or ntpd running?",
-				k.State, unsyncFlag(k))
-		}
+		// STA_UNSYNC alone says nothing: chronyd clears it only with
+		// rtcsync. A disciplined clock has maxerror under 16 s; a time
+		// daemon that answers speaks for itself below.
 		switch {
 		case k.MaxError >= probe.MaxErrorSaturated:
-			add(Critical, "the kernel's maximum error is saturated at %v: the clock has not been disciplined for hours", k.MaxError)
+			why := ""
+			if f.Chrony == nil {
+				why = "; is chronyd or ntpd running?"
+			}
+			add(Critical, "the kernel's maximum error is saturated at %v: no time daemon has disciplined the clock %s%s",
+				k.MaxError, undisciplinedSince(f.Clocks), why)
 		case k.MaxError >= h.ErrorBoundCritical:
 			add(Critical, "the kernel's maximum error is %v, above %v", k.MaxError, h.ErrorBoundCritical)
 		case k.MaxError >= h.ErrorBoundWarning:
@@ -156,11 +160,31 @@ func Judge(f Facts, h config.Health) Verdict {
 	return v
 }
 
-func unsyncFlag(k *probe.Timex) string {
-	if k.Status&probe.StatusUnsync != 0 {
-		return ", STA_UNSYNC set"
+// roundUp rounds an uptime for a sentence: to the minute, or under a
+// minute to the second.
+func roundUp(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Second)
 	}
-	return ""
+	return d.Round(time.Minute)
+}
+
+// maxErrorGrowth is how fast the kernel grows maxerror while nobody
+// disciplines the clock (MAXFREQ, 500 µs/s): from a disciplined value it
+// takes about 8h53m to saturate.
+const maxErrorGrowth = 500e-6
+
+// undisciplinedSince says how long a saturated maxerror means nothing has
+// disciplined the clock: the kernel starts at 16 s at boot and when the
+// clock is set, so on a host up for less than the growth time it means
+// "since boot", not "for hours".
+func undisciplinedSince(s *probe.Sample) string {
+	growth := time.Duration(probe.MaxErrorSaturated.Seconds() / maxErrorGrowth * float64(time.Second))
+	if s != nil && time.Duration(s.Boot) < growth {
+		up := time.Duration(s.Boot)
+		return fmt.Sprintf("since boot (up %v) or since the clock was last set", roundUp(up))
+	}
+	return fmt.Sprintf("since boot or since the clock was last set, or not for at least %v", growth.Round(time.Minute))
 }
 
 func sortWorstFirst(fs []Finding) {

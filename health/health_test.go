@@ -30,9 +30,17 @@ func TestJudge(t *testing.T) {
 		{"healthy", Facts{Kernel: &synced}, Verdict{Level: OK}},
 		{"unsynchronised and saturated", Facts{Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second}},
 			Verdict{Level: Critical, Findings: []Finding{
-				{Critical, "the kernel's maximum error is saturated at 16s: the clock has not been disciplined for hours"},
-				{Warning, "the kernel says the clock is not synchronised (TIME_ERROR, STA_UNSYNC set): nothing is disciplining it; is chronyd or ntpd running?"},
+				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot or since the clock was last set, or not for at least 8h53m0s; is chronyd or ntpd running?"},
 			}}},
+		{"saturated 50 minutes after boot", Facts{Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
+			Clocks: &probe.Sample{Boot: int64(50 * time.Minute)}},
+			Verdict{Level: Critical, Findings: []Finding{
+				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot (up 50m0s) or since the clock was last set; is chronyd or ntpd running?"},
+			}}},
+		{"chronyd synchronised without rtcsync: STA_UNSYNC alone is no finding", Facts{
+			Kernel: &probe.Timex{Status: probe.StatusUnsync | probe.StatusPLL, State: probe.TimeError, MaxError: 17 * time.Millisecond},
+			Chrony: &chrony.Data{Tracking: chrony.Tracking{SystemOffset: 0.0002, RootDelay: 0.002, RootDispersion: 0.001}}},
+			Verdict{Level: OK}},
 		{"offset warning", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: -200 * time.Millisecond}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel is still correcting an offset of -200ms, above 100ms"}}}},
 		{"offset critical", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: 500 * time.Millisecond}},

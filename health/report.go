@@ -26,11 +26,15 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 		ew.printf("Read window    : %v\n", s.Uncertainty())
 	}
 	if k := f.Kernel; k != nil {
-		sync := "yes"
-		if !k.Synchronized() {
-			sync = "no"
+		sync := "yes (maxerror under 16 s)"
+		if !k.Disciplined() {
+			sync = "no (maxerror saturated)"
 		}
-		ew.printf("Kernel synced  : %s (%s, status 0x%04x)\n", sync, k.State, k.Status)
+		unsync := "clear"
+		if k.Status&probe.StatusUnsync != 0 {
+			unsync = "set"
+		}
+		ew.printf("Kernel synced  : %s (%s, status 0x%04x, STA_UNSYNC %s)\n", sync, k.State, k.Status, unsync)
 		ew.printf("Kernel offset  : %v\n", k.Offset)
 		ew.printf("Frequency      : %+.3f ppm\n", k.Frequency*1e6)
 		ew.printf("Max error      : %v%s\n", k.MaxError, saturated(k))
