@@ -94,8 +94,7 @@ func newMetrics(s *Server) *metrics {
 	}
 	// Every real trigger's series exists from the start at 0, so that
 	// increase() in an alert sees its first event (drills stay lazy).
-	for _, r := range []stepdown.Reason{stepdown.ReasonStep, stepdown.ReasonOffset, stepdown.ReasonUnsynchronized,
-		stepdown.ReasonErrorBound, stepdown.ReasonProbeLost, stepdown.ReasonSuspend} {
+	for _, r := range stepdown.TriggerReasons() {
 		m.events.WithLabelValues(stepdown.TypeStepdown, string(r), "false")
 		m.events.WithLabelValues(stepdown.TypeResume, string(r), "false")
 	}

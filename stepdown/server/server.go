@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -560,9 +561,6 @@ func (s *Server) Drill(r DrillRequest) error {
 	return nil
 }
 
-var drillReasons = []stepdown.Reason{"", stepdown.ReasonDrill, stepdown.ReasonStep, stepdown.ReasonOffset,
-	stepdown.ReasonUnsynchronized, stepdown.ReasonErrorBound, stepdown.ReasonProbeLost, stepdown.ReasonSuspend}
-
 func (s *Server) drillFrom(c *client, m stepdown.Message) {
 	if !s.mayDrill(c.cred, c.credErr) {
 		s.met.drills.WithLabelValues("forbidden").Inc()
@@ -570,9 +568,9 @@ func (s *Server) drillFrom(c *client, m stepdown.Message) {
 		c.sendError(stepdown.CodeForbidden, fmt.Sprintf("uid %d may not drill: only root, clockwatch's uid and stepdown.drill_uids", c.cred.UID))
 		return
 	}
-	if !slices.Contains(drillReasons, m.Reason) {
+	if reasons := stepdown.DrillReasons(); m.Reason != "" && !slices.Contains(reasons, m.Reason) {
 		s.met.drills.WithLabelValues("bad_request").Inc()
-		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, suspend, drill", m.Reason))
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of %s", m.Reason, joinReasons(reasons)))
 		return
 	}
 	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: time.Duration(m.HoldSeconds * float64(time.Second))}
@@ -587,6 +585,14 @@ func (s *Server) drillFrom(c *client, m stepdown.Message) {
 	}
 	s.met.drills.WithLabelValues("started").Inc()
 	s.log.Info("drill started", "pid", c.cred.PID, "uid", c.cred.UID, "reason", r.Reason, "hold", r.Hold)
+}
+
+func joinReasons(rs []stepdown.Reason) string {
+	ss := make([]string, len(rs))
+	for i, r := range rs {
+		ss[i] = string(r)
+	}
+	return strings.Join(ss, ", ")
 }
 
 func (s *Server) ack(c *client, seq uint64) {
