@@ -41,19 +41,13 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 		ew.printf("Est. error     : %v\n", k.EstError)
 		ew.printf("Kernel TAI     : %v\n", k.TAI)
 	}
-	if c := f.Chrony; c != nil {
-		tr := c.Tracking
-		ew.printf("chronyd        : reference %s (%s), stratum %d, leap %s\n", tr.RefName, tr.Address, tr.Stratum, tr.Leap)
-		ew.printf("System offset  : %+.9f seconds (positive: this clock is ahead)\n", tr.SystemOffset)
-		ew.printf("Last offset    : %+.9f seconds\n", tr.LastOffset)
-		ew.printf("RMS offset     : %.9f seconds\n", tr.RMSOffset)
-		ew.printf("Frequency      : %+.3f ppm\n", tr.Frequency*1e6)
-		ew.printf("Root delay     : %.9f seconds\n", tr.RootDelay)
-		ew.printf("Root dispersion: %.9f seconds\n", tr.RootDispersion)
-		ew.printf("Sources        : %d, %d selectable\n", len(c.Sources), c.SelectableSources())
+	for _, l := range f.Lines {
+		ew.printf("%-15s: %s\n", l.Label, l.Value)
 	}
-	for _, a := range f.ChronyAudit {
-		ew.printf("chrony.conf    : %s\n", a.Text)
+	for _, r := range f.Sources.Sorted() {
+		for _, n := range r.Notes {
+			ew.printf("%-15s: %s\n", n.Label, n.Text)
+		}
 	}
 	return ew.err
 }

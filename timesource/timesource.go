@@ -91,6 +91,26 @@ type Reading struct {
 	// Detail is a short human-readable state ("port UNCALIBRATED",
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string
+	// Notes are what the source's own rich data shows beyond the fields
+	// above (chronyd has no selectable source; what chrony.conf allows):
+	// warnings join the health verdict, the rest `clockwatch status`.
+	Notes []Note
+}
+
+// Note is one fact about a source for people.
+type Note struct {
+	// Warning makes the note a finding of the health verdict.
+	Warning bool
+	// Label says where it comes from in a report ("chronyd",
+	// "chrony.conf").
+	Label string
+	// Text is a full sentence.
+	Text string
+}
+
+// Line is one labelled line of a source's state in `clockwatch status`.
+type Line struct {
+	Label, Value string
 }
 
 // Pending reports whether the source has not been polled yet: no answer and

@@ -28,9 +28,6 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
 		if cfg.Chrony.Enabled {
 			pollChrony(ctx, cfg.Chrony, &f)
-			if cfg.Chrony.ConfPath != "" {
-				f.ChronyAudit = chrony.AuditFindings(cfg.Chrony.ConfPath)
-			}
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Resolve(os.Getenv).Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
@@ -42,18 +39,23 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	}}
 }
 
-// pollChrony asks chronyd once, as the daemon's poller would.
+// pollChrony asks chronyd once, as the daemon's poller would, and audits
+// its configuration.
 func pollChrony(ctx context.Context, cfg chrony.Config, f *health.Facts) {
 	cl := chrony.NewClient(cfg, nil)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
 	d, err := cl.Poll(ctx)
+	snap := chrony.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}
+	if cfg.ConfPath != "" {
+		snap.Audit, snap.AuditErr = chrony.AuditFile(cfg.ConfPath)
+	}
 	if err != nil {
-		f.ChronyErr = err
+		f.AddSource(snap.Reading())
 		return
 	}
-	f.Chrony = &d
+	f.AddSource(snap.Reading(), d.StatusLines()...)
 }
 
 // recentSteps reads the steps of the last window from the journal; a journal

@@ -302,8 +302,8 @@ func (d *Daemon) Reload() bool {
 // thresholds in force now.
 func (d *Daemon) verdict(sources *timesources.Sources) health.Verdict {
 	f := health.Gather(d.opts.Clocks, d.opts.Timex)
-	if sources.Chrony != nil {
-		f.AddChrony(sources.Chrony.Snapshot())
+	for _, r := range sources.Readings() {
+		f.AddSource(r)
 	}
 	return health.Judge(f, d.cfg.Load().Health)
 }

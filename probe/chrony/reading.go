@@ -2,6 +2,7 @@ package chrony
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/clockwatch/clockwatch/timesource"
@@ -19,6 +20,7 @@ func (s Snapshot) Reading() timesource.Reading {
 	if s.Polls > 0 && !s.Up && r.Err == nil {
 		r.Err = errNoAnswer
 	}
+	r.Notes = s.notes()
 	if !s.HaveData {
 		return r
 	}
@@ -29,6 +31,39 @@ func (s Snapshot) Reading() timesource.Reading {
 	r.Leap = leapOf(t.Leap)
 	r.Detail = "leap status " + t.Leap.String()
 	return r
+}
+
+// notes are the audit's findings and what chronyd's sources show.
+func (s Snapshot) notes() []timesource.Note {
+	var ns []timesource.Note
+	if s.Up && s.HaveData && len(s.Data.Sources) > 0 && s.Data.SelectableSources() == 0 {
+		ns = append(ns, timesource.Note{Warning: true, Label: "chronyd",
+			Text: fmt.Sprintf("chronyd has %d sources and none is selectable", len(s.Data.Sources))})
+	}
+	if s.AuditErr != nil {
+		ns = append(ns, timesource.Note{Warning: true, Label: "chrony.conf", Text: "Cannot audit chrony's configuration: " + s.AuditErr.Error() + "."})
+	}
+	if s.Audit != nil {
+		for _, f := range s.Audit.Findings() {
+			ns = append(ns, timesource.Note{Warning: f.Warning, Label: "chrony.conf", Text: f.Text})
+		}
+	}
+	return ns
+}
+
+// StatusLines are chronyd's state for `clockwatch status`.
+func (d Data) StatusLines() []timesource.Line {
+	tr := d.Tracking
+	return []timesource.Line{
+		{"chronyd", fmt.Sprintf("reference %s (%s), stratum %d, leap %s", tr.RefName, tr.Address, tr.Stratum, tr.Leap)},
+		{"System offset", fmt.Sprintf("%+.9f seconds (positive: this clock is ahead)", tr.SystemOffset)},
+		{"Last offset", fmt.Sprintf("%+.9f seconds", tr.LastOffset)},
+		{"RMS offset", fmt.Sprintf("%.9f seconds", tr.RMSOffset)},
+		{"chronyd freq.", fmt.Sprintf("%+.3f ppm", tr.Frequency*1e6)},
+		{"Root delay", fmt.Sprintf("%.9f seconds", tr.RootDelay)},
+		{"Root dispersion", fmt.Sprintf("%.9f seconds", tr.RootDispersion)},
+		{"Sources", fmt.Sprintf("%d, %d selectable", len(d.Sources), d.SelectableSources())},
+	}
 }
 
 // Reading returns the last poll's reading; it never waits on chronyd.
