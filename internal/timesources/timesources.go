@@ -23,11 +23,13 @@ type Sources struct {
 	Ntpd *ntpd.Poller
 	// NTPProbes is the independent SNTP prober (nil without servers).
 	NTPProbes *sntp.Prober
+	// probeRole is what the probes' readings may do (ntp_probes.role).
+	probeRole timesource.Role
 }
 
 // New builds the enabled pollers. The configurations must be valid.
 func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *Sources {
-	s := &Sources{}
+	s := &Sources{probeRole: p.SourceRole()}
 	if c.Enabled {
 		s.Chrony = chrony.NewPoller(c, logger.With("probe", "chrony"))
 	}
@@ -74,23 +76,34 @@ func (s *Sources) Sources() map[string]timesource.Source {
 	return m
 }
 
-// Names returns the names of the enabled sources, sorted: those whose first
-// poll the stepdown state waits for.
+// Names returns the names of the enabled authoritative sources, sorted:
+// those whose first poll the stepdown state waits for (second opinions
+// cannot step anyone down, so the start does not wait for them).
 func (s *Sources) Names() []string {
 	var names []string
 	for n := range s.Sources() {
 		names = append(names, n)
 	}
+	if s.NTPProbes != nil && s.probeRole == timesource.Authoritative {
+		for _, r := range s.NTPProbes.Readings() {
+			names = append(names, r.Source)
+		}
+	}
 	sort.Strings(names)
 	return names
 }
 
-// Readings returns the last reading of every enabled source; it never
-// waits on a daemon.
+// Readings returns the last reading of every enabled source, the probed
+// NTP servers included; it never waits on a daemon.
 func (s *Sources) Readings() timesource.Set {
 	set := timesource.Set{}
 	for n, src := range s.Sources() {
 		set[n] = src.Reading()
+	}
+	if s.NTPProbes != nil {
+		for _, r := range s.NTPProbes.Readings() {
+			set[r.Source] = r
+		}
 	}
 	return set
 }

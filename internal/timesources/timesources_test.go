@@ -11,6 +11,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -57,6 +58,14 @@ func TestSources(t *testing.T) {
 	}
 	if names := s.Names(); len(names) != 1 || names[0] != "chrony" {
 		t.Errorf("Names() = %v, want [chrony]", names)
+	}
+	probe := s.Readings()["ntp_probe/"+srv.Addr().String()]
+	if probe.Role != timesource.SecondOpinion || !probe.Up || !probe.HasData {
+		t.Errorf("probe reading %+v, want an answering second opinion", probe)
+	}
+	p.Role = sntp.RoleAuthoritative
+	if names := New(c, n, p, slog.New(slog.DiscardHandler)).Names(); len(names) != 2 || names[1] != "ntp_probe/"+srv.Addr().String() {
+		t.Errorf("Names() with authoritative probes = %v, want chrony and the probed server", names)
 	}
 	if set := (&Sources{}).Readings(); len(set) != 0 {
 		t.Errorf("Readings() with every source off = %+v, want none", set)

@@ -22,6 +22,11 @@ type Config struct {
 	SampleSpacing time.Duration `yaml:"sample_spacing"`
 	// Timeout bounds each query.
 	Timeout time.Duration `yaml:"timeout"`
+	// Role says what the probes' readings may do: "second_opinion" (the
+	// default) judges them in the health verdict and alerts, but steps no
+	// one down; "authoritative" lets a server's offset, error bound or
+	// loss trigger a stepdown like a time daemon's.
+	Role string `yaml:"role"`
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
@@ -31,6 +36,7 @@ func DefaultConfig() Config {
 		Samples:       4,
 		SampleSpacing: 2 * time.Second,
 		Timeout:       time.Second,
+		Role:          RoleSecondOpinion,
 	}
 }
 
@@ -59,6 +65,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("ntp_probes.timeout: must be positive, got %s", c.Timeout))
+	}
+	if c.Role != RoleSecondOpinion && c.Role != RoleAuthoritative {
+		errs = append(errs, fmt.Errorf("ntp_probes.role: must be %q or %q, got %q", RoleSecondOpinion, RoleAuthoritative, c.Role))
 	}
 	if c.Interval > 0 && c.Samples >= 1 && c.Timeout > 0 && c.SampleSpacing >= 0 {
 		if round := time.Duration(c.Samples)*c.Timeout + time.Duration(c.Samples-1)*c.SampleSpacing; round > c.Interval {
