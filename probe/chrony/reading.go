@@ -12,8 +12,12 @@ import (
 const SourceName = "chrony"
 
 // Reading returns the snapshot as the normalised reading health and the
-// stepdown policy judge: chronyd's own leap status says whether the clock is
-// synchronised.
+// stepdown policy judge. chronyd's own status says whether the clock is
+// synchronised: its leap status, and whether any source is selectable. When
+// every source is lost chronyd logs "Can't synchronise: no selectable
+// sources" but keeps leap status normal for good (chrony 4.3's reference.c
+// unsynchronises only on an unknown step or a fallback drift), so the leap
+// status alone would never say that the server went away.
 func (s Snapshot) Reading() timesource.Reading {
 	r := timesource.Reading{Source: SourceName, Role: timesource.Authoritative, Found: s.HaveData, Up: s.Up,
 		Err: s.Err, HasData: s.HaveData, LastSuccess: s.LastSuccess}
@@ -25,11 +29,15 @@ func (s Snapshot) Reading() timesource.Reading {
 		return r
 	}
 	t := s.Data.Tracking
-	r.Synchronized = t.Synchronised()
+	d := s.Data
+	r.Synchronized = t.Synchronised() && (len(d.Sources) == 0 || d.SelectableSources() > 0)
 	r.Offset = time.Duration(t.SystemOffset * float64(time.Second))
 	r.ErrorBound = time.Duration(t.ErrorBound() * float64(time.Second))
 	r.Leap = leapOf(t.Leap)
 	r.Detail = "leap status " + t.Leap.String()
+	if len(d.Sources) > 0 && d.SelectableSources() == 0 {
+		r.Detail += ", no selectable source"
+	}
 	return r
 }
 
