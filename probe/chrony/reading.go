@@ -63,14 +63,14 @@ func (s Snapshot) notes() []timesource.Note {
 func (d Data) StatusLines() []timesource.Line {
 	tr := d.Tracking
 	return []timesource.Line{
-		{"chronyd", fmt.Sprintf("reference %s (%s), stratum %d, leap %s", tr.RefName, tr.Address, tr.Stratum, tr.Leap)},
-		{"System offset", fmt.Sprintf("%+.9f seconds (positive: this clock is ahead)", tr.SystemOffset)},
-		{"Last offset", fmt.Sprintf("%+.9f seconds", tr.LastOffset)},
-		{"RMS offset", fmt.Sprintf("%.9f seconds", tr.RMSOffset)},
-		{"chronyd freq.", fmt.Sprintf("%+.3f ppm", tr.Frequency*1e6)},
-		{"Root delay", fmt.Sprintf("%.9f seconds", tr.RootDelay)},
-		{"Root dispersion", fmt.Sprintf("%.9f seconds", tr.RootDispersion)},
-		{"Sources", fmt.Sprintf("%d, %d selectable", len(d.Sources), d.SelectableSources())},
+		{Label: "chronyd", Value: fmt.Sprintf("reference %s (%s), stratum %d, leap %s", tr.RefName, tr.Address, tr.Stratum, tr.Leap)},
+		{Label: "System offset", Value: fmt.Sprintf("%+.9f seconds (positive: this clock is ahead)", tr.SystemOffset)},
+		{Label: "Last offset", Value: fmt.Sprintf("%+.9f seconds", tr.LastOffset)},
+		{Label: "RMS offset", Value: fmt.Sprintf("%.9f seconds", tr.RMSOffset)},
+		{Label: "chronyd freq.", Value: fmt.Sprintf("%+.3f ppm", tr.Frequency*1e6)},
+		{Label: "Root delay", Value: fmt.Sprintf("%.9f seconds", tr.RootDelay)},
+		{Label: "Root dispersion", Value: fmt.Sprintf("%.9f seconds", tr.RootDispersion)},
+		{Label: "Sources", Value: fmt.Sprintf("%d, %d selectable", len(d.Sources), d.SelectableSources())},
 	}
 }
 

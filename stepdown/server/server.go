@@ -87,20 +87,14 @@ type Server struct {
 	l     net.Listener
 	addr  string
 
+	// ann decides and numbers what to announce; the server is its
+	// unix-socket transport. Lock order: ann's lock, then mu.
+	ann *Announcer
+
 	mu      sync.Mutex
-	pol     *policy.Policy
-	seq     uint64
 	clients map[*client]struct{}
 	fanout  []*client // reused by broadcastLocked
-	sentAt  [ackRing]struct {
-		seq uint64
-		at  time.Duration
-	}
-	closed bool
-	// saved is the policy state last written to StatePath.
-	saved    policy.Persisted
-	saveErr  bool
-	restored bool
+	closed  bool
 
 	wg sync.WaitGroup
 }
@@ -128,61 +122,27 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.SelfUID == 0 {
 		opts.SelfUID = uint32(os.Geteuid())
 	}
-	if opts.Boot == nil {
-		opts.Boot = sysBoot
-	}
 	s := &Server{
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
-		pol:     policy.New(cfg.PolicyConfig(), opts.Epoch),
 		clients: map[*client]struct{}{},
 	}
-	s.restore()
-	s.pol.Await(opts.Await...)
+	s.ann = NewAnnouncer(cfg.PolicyConfig(), AnnouncerOptions{Logger: s.log, Epoch: opts.Epoch, Mono: opts.Mono,
+		Await: opts.Await, StatePath: opts.StatePath, Boot: opts.Boot})
+	s.ann.Subscribe(s.announce)
 	s.met = newMetrics(s)
 	return s, nil
 }
 
-// restore carries on the state a process before this one left in this boot.
-// A state that cannot be read is logged and ignored: the start then waits
-// for evidence like any other.
-func (s *Server) restore() {
-	if s.opts.StatePath == "" {
-		return
-	}
-	ps, ok, err := loadState(s.opts.StatePath, s.opts.Boot)
-	if err != nil {
-		s.log.Warn("cannot restore the stepdown state", "path", s.opts.StatePath, "err", err)
-		return
-	}
-	if !ok {
-		return
-	}
-	s.pol.Restore(ps, s.opts.Mono())
-	s.saved, s.restored = ps, true
-	if ps.State == stepdown.StateStepdown {
-		s.log.Info("stepdown state restored from before the restart", "reason", ps.Reason,
-			"conditions", ps.Conditions, "hold_down_left", max(ps.HoldUntil-s.opts.Mono(), 0))
-	}
-}
+// Announcer is the server's announcer: another transport subscribes to its
+// announcements there.
+func (s *Server) Announcer() *Announcer { return s.ann }
 
-// persistLocked writes the policy's state when it changed.
-func (s *Server) persistLocked() {
-	if s.opts.StatePath == "" {
-		return
-	}
-	ps := s.pol.Persisted()
-	if reflect.DeepEqual(ps, s.saved) {
-		return
-	}
-	if err := saveState(s.opts.StatePath, ps, s.opts.Boot); err != nil {
-		if !s.saveErr {
-			s.log.Error("cannot persist the stepdown state: a restart will forget the hold-down", "err", err)
-		}
-		s.saveErr = true
-		return
-	}
-	s.saved, s.saveErr = ps, false
+// announce sends one announcement to every client of the socket.
+func (s *Server) announce(a Announcement) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
 }
 
 // Reload applies a new configuration's triggers and hold-down at once. The
@@ -193,9 +153,9 @@ func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return false, err
 	}
+	s.ann.SetConfig(cfg.PolicyConfig())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pol.SetConfig(cfg.PolicyConfig())
 	old := s.cfg
 	old.HoldDown, old.Triggers = cfg.HoldDown, cfg.Triggers
 	s.cfg.HoldDown, s.cfg.Triggers = cfg.HoldDown, cfg.Triggers
@@ -212,24 +172,17 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 func (s *Server) Addr() string { return s.addr }
 
 // Status is the current state.
-func (s *Server) Status() policy.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pol.Status()
-}
+func (s *Server) Status() policy.Status { return s.ann.Status() }
 
 // Starting reports whether the state still waits for a source's first
 // report.
-func (s *Server) Starting() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.pol.Started()
-}
+func (s *Server) Starting() bool { return s.ann.Starting() }
 
 func (s *Server) snapshot() (int, policy.Status) {
+	st := s.ann.Status()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.clients), s.pol.Status()
+	return len(s.clients), st
 }
 
 // Listen opens the socket now: the one passed by systemd under the name
@@ -374,58 +327,45 @@ func (s *Server) admit(conn *net.UnixConn) {
 		return
 	}
 	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down")
+	var refuse func()
+	s.ann.Current(func(st policy.Status, seq uint64) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			refuse = func() { s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down") }
+			return
+		}
+		if len(s.clients) >= s.cfg.MaxClients {
+			refuse = func() {
+				s.log.Warn("stepdown client refused: stepdown.max_clients reached", "pid", cr.PID, "uid", cr.UID, "max_clients", s.cfg.MaxClients)
+				s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, "too many clients (stepdown.max_clients)")
+			}
+			return
+		}
+		s.clients[c] = struct{}{}
+		c.raw, _ = conn.SyscallConn()
+		c.directWrite = c.writeDirect
+		c.helloSeq = seq
+		c.enqueue(s.helloLocked(st, seq).AppendLine(nil))
+		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
+		s.wg.Add(2)
+	})
+	if refuse != nil {
+		refuse()
 		return
 	}
-	if len(s.clients) >= s.cfg.MaxClients {
-		s.mu.Unlock()
-		s.log.Warn("stepdown client refused: stepdown.max_clients reached", "pid", cr.PID, "uid", cr.UID, "max_clients", s.cfg.MaxClients)
-		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, "too many clients (stepdown.max_clients)")
-		return
-	}
-	s.clients[c] = struct{}{}
-	c.raw, _ = conn.SyscallConn()
-	c.directWrite = c.writeDirect
-	c.helloSeq = s.seq
-	c.enqueue(s.helloLocked().AppendLine(nil))
-	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
-	s.wg.Add(2)
-	s.mu.Unlock()
 	s.log.Info("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	go c.writeLoop()
 	go c.readLoop()
 }
 
-func (s *Server) helloLocked() stepdown.Message {
-	st := s.pol.Status()
-	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: s.seq,
+func (s *Server) helloLocked(st policy.Status, seq uint64) stepdown.Message {
+	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: seq,
 		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: s.cfg.HoldDown.Seconds()}
 	if st.State != stepdown.StateOK {
 		m.Reason = st.Reason
 	}
 	return m
-}
-
-// publishLocked numbers events and sends them to every client.
-func (s *Server) publishLocked(evs []policy.Event) {
-	for _, e := range evs {
-		s.seq++
-		s.sentAt[s.seq%ackRing] = struct {
-			seq uint64
-			at  time.Duration
-		}{s.seq, s.opts.Mono()}
-		msg := e.Message(s.seq)
-		drill := "false"
-		if e.Drill {
-			drill = "true"
-		}
-		s.met.events.WithLabelValues(e.Type, string(e.Reason), drill).Inc()
-		s.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "seq", s.seq, "epoch", e.Epoch, "drill", e.Drill, "detail", e.Detail, "subscribers", len(s.clients))
-		s.broadcastLocked(e.Type, msg.AppendLine(nil))
-	}
 }
 
 // parallelFanout is the subscriber count above which a broadcast writes
@@ -475,25 +415,19 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 }
 
 func (s *Server) heartbeat() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.publishLocked(s.pol.Tick(s.opts.Mono()))
-	s.persistLocked()
-	st := s.pol.Status()
-	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.seq, Drill: st.Drill}
-	if st.State != stepdown.StateOK {
-		m.Reason = st.Reason
-	}
-	s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+	s.ann.Tick(func(st policy.Status, seq uint64) {
+		m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
+		if st.State != stepdown.StateOK {
+			m.Reason = st.Reason
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+	})
 }
 
-// input runs f on the policy and publishes what it returns.
-func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.publishLocked(f(s.pol, s.opts.Mono()))
-	s.persistLocked()
-}
+// input runs f on the policy and announces what it returns.
+func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Event) { s.ann.Input(f) }
 
 // Step feeds a step from the step detector. A zero Mono means now.
 func (s *Server) Step(st policy.Step) {
@@ -551,14 +485,7 @@ func (s *Server) Drill(r DrillRequest) error {
 	if r.Hold < 0 || r.Hold > s.cfg.MaxDrillHold {
 		return fmt.Errorf("drill hold %s is not between 0 and stepdown.max_drill_hold (%s)", r.Hold, s.cfg.MaxDrillHold)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	evs, err := s.pol.Drill(r.Reason, r.StepSeconds, r.Hold, s.opts.Mono())
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBusy, err)
-	}
-	s.publishLocked(evs)
-	return nil
+	return s.ann.Drill(r.Reason, r.StepSeconds, r.Hold)
 }
 
 func (s *Server) drillFrom(c *client, m stepdown.Message) {
@@ -596,11 +523,7 @@ func joinReasons(rs []stepdown.Reason) string {
 }
 
 func (s *Server) ack(c *client, seq uint64) {
-	s.mu.Lock()
-	rec := s.sentAt[seq%ackRing]
-	now := s.opts.Mono()
-	known := seq > 0 && seq <= s.seq
-	s.mu.Unlock()
+	at, remembered, known, now := s.ann.SentAt(seq)
 	if !known {
 		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("ack of seq %d, which was never sent", seq))
 		return
@@ -610,7 +533,7 @@ func (s *Server) ack(c *client, seq uint64) {
 	}
 	c.lastAck = seq
 	s.met.acks.Inc()
-	if rec.seq == seq && seq > c.helloSeq {
-		s.met.ackLatency.Observe((now - rec.at).Seconds())
+	if remembered && seq > c.helloSeq {
+		s.met.ackLatency.Observe((now - at).Seconds())
 	}
 }
