@@ -13,6 +13,7 @@ import (
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/step"
 )
 
@@ -28,6 +29,9 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
 		if cfg.Chrony.Enabled {
 			pollChrony(ctx, cfg.Chrony, &f)
+		}
+		if cfg.Ntpd.Enabled {
+			pollNtpd(ctx, cfg.Ntpd, &f)
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Resolve(os.Getenv).Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
@@ -56,6 +60,16 @@ func pollChrony(ctx context.Context, cfg chrony.Config, f *health.Facts) {
 		return
 	}
 	f.AddSource(snap.Reading(), d.StatusLines()...)
+}
+
+// pollNtpd asks ntpd once, as the daemon's poller would.
+func pollNtpd(ctx context.Context, cfg ntpd.Config, f *health.Facts) {
+	cl := ntpd.NewClient(cfg.Address, cfg.Timeout)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
+	defer cancel()
+	d, err := cl.Poll(ctx)
+	f.AddSource(ntpd.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}.Reading())
 }
 
 // recentSteps reads the steps of the last window from the journal; a journal
