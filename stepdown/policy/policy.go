@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -475,6 +476,15 @@ func (p *Policy) evidence(source string, mono time.Duration) []Event {
 		return nil
 	}
 	p.started = true
+	// A condition restored from before a restart whose source is no
+	// longer polled (turned off meanwhile) can never clear: drop it.
+	if len(p.expect) > 0 {
+		for _, c := range sortedConds(p.active) {
+			if _, seen := p.reported[c.Source]; !seen && !slices.Contains(p.expect, c.Source) {
+				p.clearCond(c, mono)
+			}
+		}
+	}
 	var out []Event
 	for _, c := range sortedConds(p.pending) {
 		delete(p.pending, c)

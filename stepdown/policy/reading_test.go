@@ -206,6 +206,20 @@ func TestPersistedRestore(t *testing.T) {
 		t.Errorf("events after a restore during the hold-down (-want +got):\n%s", diff)
 	}
 
+	// A condition of a source turned off since does not hold for ever: the
+	// hold-down counts from the start.
+	v := New(cfg, 0)
+	v.Restore(Persisted{State: stepdown.StateStepdown, Reason: stepdown.ReasonOffset,
+		Conditions: []Condition{{stepdown.ReasonOffset, "ntpd"}}}, s(10))
+	v.Await("clocks", "chrony")
+	got = nil
+	for _, f := range []in{probeOK(10, "clocks"), chrony(10.5, true, 0, 0.01), tick(40), chrony(40.5, true, 0, 0.01), tick(40.5)} {
+		got = append(got, f(v)...)
+	}
+	if diff := cmp.Diff([]string{"resume/offset@40.5s"}, brief(got)); diff != "" {
+		t.Errorf("events with a restored condition of a source turned off (-want +got):\n%s", diff)
+	}
+
 	// A source found before the restart that no longer answers is lost,
 	// not absent.
 	u := New(cfg, 0)
