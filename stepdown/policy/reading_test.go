@@ -232,3 +232,20 @@ func TestPersistedRestore(t *testing.T) {
 		t.Errorf("events for a known source gone (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkReadings measures one poll's judgement: chrony, ntpd and the
+// kernel, all healthy (the daemon pays it once a poll interval).
+func BenchmarkReadings(b *testing.B) {
+	p := New(Config{HoldDown: 30 * time.Second, Triggers: DefaultTriggers()}, 0)
+	p.ProbeOK("clocks", 0)
+	set := timesource.Set{
+		"chrony": {Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true, ErrorBound: s(0.01)},
+		"ntpd":   {Source: "ntpd", Found: true, Up: true, HasData: true, Synchronized: true, ErrorBound: s(0.01)},
+		"kernel": {Source: "kernel", Role: timesource.Fallback, Found: true, Up: true, HasData: true, Synchronized: true, ErrorBound: s(0.01)},
+	}
+	mono := time.Duration(0)
+	for b.Loop() {
+		mono += time.Second
+		p.Readings(set, mono)
+	}
+}

@@ -131,3 +131,16 @@ func TestServerKeepsState(t *testing.T) {
 		t.Errorf("state %s after a reboot, want unknown", st.State)
 	}
 }
+
+// BenchmarkSaveState measures one write of stepdown.json (temp file, fsync,
+// rename, fsync of the directory): paid only when the state changes.
+func BenchmarkSaveState(b *testing.B) {
+	path := filepath.Join(b.TempDir(), StateFile)
+	ps := policy.Persisted{State: stepdown.StateStepdown, Reason: stepdown.ReasonOffset, Known: []string{"chrony", "kernel"},
+		Conditions: []policy.Condition{{Reason: stepdown.ReasonOffset, Source: "chrony"}}}
+	for b.Loop() {
+		if err := saveState(path, ps, fakeBoot("b1", 0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
