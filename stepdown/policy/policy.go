@@ -224,19 +224,7 @@ func (p *Policy) Status() Status {
 func (p *Policy) Started() bool { return p.started }
 
 // Conditions returns the conditions holding now, sorted.
-func (p *Policy) Conditions() []Condition {
-	cs := make([]Condition, 0, len(p.active))
-	for c := range p.active {
-		cs = append(cs, c)
-	}
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].Reason != cs[j].Reason {
-			return cs[i].Reason < cs[j].Reason
-		}
-		return cs[i].Source < cs[j].Source
-	})
-	return cs
-}
+func (p *Policy) Conditions() []Condition { return sortedConds(p.active) }
 
 // Step is a wall-clock step seen by the step detector.
 type Step struct {

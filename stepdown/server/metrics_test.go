@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -104,16 +103,9 @@ func TestAckOfHelloNotTimed(t *testing.T) {
 
 func histogramCount(t *testing.T, s *server.Server) uint64 {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(s.Collector())
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	mf := gather(t, s)[server.MetricAckLatency]
+	if mf == nil {
+		return 0
 	}
-	for _, mf := range mfs {
-		if mf.GetName() == server.MetricAckLatency {
-			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
-		}
-	}
-	return 0
+	return mf.GetMetric()[0].GetHistogram().GetSampleCount()
 }

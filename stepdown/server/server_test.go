@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/policy"
@@ -265,9 +266,8 @@ func TestMaxClients(t *testing.T) {
 	}
 }
 
-// metricValue returns the value of one counter or gauge series of the
-// server's collector, by name and label pairs.
-func metricValue(t testing.TB, s *server.Server, name string, labels ...string) float64 {
+// gather returns the server's metric families by name.
+func gather(t testing.TB, s *server.Server) map[string]*dto.MetricFamily {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(s.Collector())
@@ -275,10 +275,18 @@ func metricValue(t testing.TB, s *server.Server, name string, labels ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	byName := map[string]*dto.MetricFamily{}
 	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
+		byName[mf.GetName()] = mf
+	}
+	return byName
+}
+
+// metricValue returns the value of one counter or gauge series of the
+// server's collector, by name and label pairs.
+func metricValue(t testing.TB, s *server.Server, name string, labels ...string) float64 {
+	t.Helper()
+	if mf := gather(t, s)[name]; mf != nil {
 	series:
 		for _, m := range mf.GetMetric() {
 			for i := 0; i+1 < len(labels); i += 2 {
