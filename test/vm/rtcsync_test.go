@@ -63,7 +63,7 @@ printf 'stepdown:\n  triggers:\n    error_bound: {enabled: true, threshold: 1s}\
 sockwatch -out /tmp/stepdown.jsonl &
 clockwatch --web.listen-address=%[1]s --config.file=/etc/clockwatch.yml >/tmp/clockwatch.log 2>&1 &
 daemon=$!
-cw_wait_count /tmp/stepdown.jsonl '"type":"resume"' 1 30
+cw_wait_count /tmp/stepdown.jsonl '"state":"ok"' 1 30
 cw_metrics synced %[2]s
 sleep %[4]d
 cw_metrics later %[2]s
