@@ -296,6 +296,12 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	}
 	p.polled[name] = true
 	var out []Event
+	if r.Role == timesource.SecondOpinion {
+		// Judged by health and the alerts; here evidence only, whatever
+		// it says, lost or not.
+		out = append(out, p.evidence(name, mono)...)
+		return append(out, p.Tick(mono)...)
+	}
 	switch {
 	case !r.Found && !p.known[name]:
 		delete(p.daemonUp, name)
@@ -313,10 +319,6 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	p.known[name] = true
 	if r.Role == timesource.Fallback {
 		p.fallbacks[name] = true
-	}
-	if r.Role == timesource.SecondOpinion {
-		out = append(out, p.evidence(name, mono)...)
-		return append(out, p.Tick(mono)...)
 	}
 	out = append(out, p.probeOK(name, mono)...)
 	if r.Role == timesource.Authoritative && r.HasData {

@@ -140,9 +140,10 @@ func TestReadings(t *testing.T) {
 			wantState: stepdown.StateOK,
 		},
 		{
-			name:      "second opinions never step down",
-			cfg:       base,
-			inputs:    []in{probeOK(0, "clocks"), reading(1, timesource.Reading{Source: "ntp_probe", Role: timesource.SecondOpinion, Found: true, Up: true, HasData: true, Offset: s(5)})},
+			name: "second opinions never step down",
+			cfg:  base,
+			inputs: []in{probeOK(0, "clocks"), reading(1, timesource.Reading{Source: "ntp_probe", Role: timesource.SecondOpinion, Found: true, Up: true, HasData: true, Offset: s(5)}),
+				reading(2, timesource.Reading{Source: "ntp_probe", Role: timesource.SecondOpinion, Found: true, Err: errors.New("timeout")}), tick(100)},
 			want:      []string{"resume/starting@0s"},
 			wantState: stepdown.StateOK,
 		},
