@@ -108,8 +108,14 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	if m := read(); m.Type != stepdown.TypeHello || m.State != stepdown.StateUnknown {
 		t.Fatalf("first message %s, want a hello in state unknown", m)
 	}
-	// Only now the pipeline and the feed start.
-	for _, task := range append(steps.Tasks(), sd.Tasks()[1:]...) {
+	// Only now the pipeline starts; the feed once the first sample (and
+	// the step it saw) is in, so that it finds both the step event and
+	// the sampler ready.
+	for _, task := range steps.Tasks() {
+		g.Go(func() error { return task(gctx) })
+	}
+	<-steps.Ready()
+	for _, task := range sd.Tasks()[1:] {
 		g.Go(func() error { return task(gctx) })
 	}
 	m := read()
