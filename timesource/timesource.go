@@ -2,6 +2,7 @@ package timesource
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -32,6 +33,18 @@ func (r Role) String() string {
 		return "fallback"
 	}
 	return "authoritative"
+}
+
+// ParseRole reads a role as a configuration file names it:
+// "authoritative" or "second_opinion" (a fallback is not configurable).
+func ParseRole(s string) (Role, error) {
+	switch s {
+	case Authoritative.String():
+		return Authoritative, nil
+	case SecondOpinion.String():
+		return SecondOpinion, nil
+	}
+	return 0, fmt.Errorf("must be %q or %q, got %q", Authoritative, SecondOpinion, s)
 }
 
 // Leap is the leap-second status a source announces.

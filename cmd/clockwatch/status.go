@@ -55,11 +55,13 @@ func pollChrony(ctx context.Context, cfg chrony.Config, f *health.Facts) {
 	if cfg.ConfPath != "" {
 		snap.Audit, snap.AuditErr = chrony.AuditFile(cfg.ConfPath)
 	}
+	r := snap.Reading()
+	r.Role = cfg.SourceRole()
 	if err != nil {
-		f.AddSource(snap.Reading())
+		f.AddSource(r)
 		return
 	}
-	f.AddSource(snap.Reading(), d.StatusLines()...)
+	f.AddSource(r, d.StatusLines()...)
 }
 
 // pollNtpd asks ntpd once, as the daemon's poller would.
@@ -69,7 +71,9 @@ func pollNtpd(ctx context.Context, cfg ntpd.Config, f *health.Facts) {
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
 	d, err := cl.Poll(ctx)
-	f.AddSource(ntpd.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}.Reading())
+	r := ntpd.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}.Reading()
+	r.Role = cfg.SourceRole()
+	f.AddSource(r)
 }
 
 // recentSteps reads the steps of the last window from the journal; a journal

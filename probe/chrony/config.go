@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // AddressAuto makes clockwatch find chronyd by itself: its unix socket when
@@ -47,6 +49,20 @@ type Config struct {
 	// default: names then come from chronyd itself (the names in its
 	// configuration) or stay addresses.
 	DNSLookups bool `yaml:"dns_lookups"`
+	// Role says what chronyd's readings may do: "authoritative" (the
+	// default: they may trigger a stepdown) or "second_opinion" (judged
+	// and alerted on, never a stepdown).
+	Role string `yaml:"role"`
+}
+
+// SourceRole is Role as a timesource.Role (authoritative unless valid and
+// second_opinion).
+func (c Config) SourceRole() timesource.Role {
+	r, err := timesource.ParseRole(c.Role)
+	if err != nil {
+		return timesource.Authoritative
+	}
+	return r
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
@@ -57,6 +73,7 @@ func DefaultConfig() Config {
 		PollInterval: time.Second,
 		Timeout:      500 * time.Millisecond,
 		ConfPath:     "/etc/chrony/chrony.conf",
+		Role:         timesource.Authoritative.String(),
 	}
 }
 
@@ -75,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.PollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("chrony.poll_interval: must be positive, got %s", c.PollInterval))
+	}
+	if _, err := timesource.ParseRole(c.Role); err != nil {
+		errs = append(errs, fmt.Errorf("chrony.role: %w", err))
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("chrony.timeout: must be positive, got %s", c.Timeout))

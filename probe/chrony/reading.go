@@ -75,7 +75,12 @@ func (d Data) StatusLines() []timesource.Line {
 }
 
 // Reading returns the last poll's reading; it never waits on chronyd.
-func (p *Poller) Reading() timesource.Reading { return p.Snapshot().Reading() }
+// Its role is chrony.role.
+func (p *Poller) Reading() timesource.Reading {
+	r := p.Snapshot().Reading()
+	r.Role = p.cfg.SourceRole()
+	return r
+}
 
 var errNoAnswer = errors.New("chronyd did not answer")
 

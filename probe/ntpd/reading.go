@@ -33,6 +33,11 @@ func (s Snapshot) Reading() timesource.Reading {
 }
 
 // Reading returns the last poll's reading; it never waits on ntpd.
-func (p *Poller) Reading() timesource.Reading { return p.Snapshot().Reading() }
+// Its role is ntpd.role.
+func (p *Poller) Reading() timesource.Reading {
+	r := p.Snapshot().Reading()
+	r.Role = p.cfg.SourceRole()
+	return r
+}
 
 var _ timesource.Source = (*Poller)(nil)
