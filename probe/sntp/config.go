@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Config is the `ntp_probes:` section of clockwatch's configuration.
@@ -66,8 +68,8 @@ func (c Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("ntp_probes.timeout: must be positive, got %s", c.Timeout))
 	}
-	if c.Role != RoleSecondOpinion && c.Role != RoleAuthoritative {
-		errs = append(errs, fmt.Errorf("ntp_probes.role: must be %q or %q, got %q", RoleSecondOpinion, RoleAuthoritative, c.Role))
+	if _, err := timesource.ParseRole(c.Role); err != nil {
+		errs = append(errs, fmt.Errorf("ntp_probes.role: %w", err))
 	}
 	if c.Interval > 0 && c.Samples >= 1 && c.Timeout > 0 && c.SampleSpacing >= 0 {
 		if round := time.Duration(c.Samples)*c.Timeout + time.Duration(c.Samples-1)*c.SampleSpacing; round > c.Interval {

@@ -18,12 +18,14 @@ const (
 	RoleAuthoritative = "authoritative"
 )
 
-// SourceRole is ntp_probes.role as a timesource.Role.
+// SourceRole is ntp_probes.role as a timesource.Role (a second opinion
+// unless valid and authoritative).
 func (c Config) SourceRole() timesource.Role {
-	if c.Role == RoleAuthoritative {
-		return timesource.Authoritative
+	r, err := timesource.ParseRole(c.Role)
+	if err != nil {
+		return timesource.SecondOpinion
 	}
-	return timesource.SecondOpinion
+	return r
 }
 
 // Reading is the result of one server's last round as a normalised reading:
