@@ -219,6 +219,9 @@ func TestKilledDuringHoldDown(t *testing.T) {
 	w := watch(t, sock)
 	d := daemontest.Start(t, bin, opts)
 	w.wait(t, "the offset stepdown", 20*time.Second, func(m stepdown.Message) bool { return m.Reason == stepdown.ReasonOffset })
+	// The state is written just after the announcement (so that the disk
+	// never delays a stepdown): kill once it is.
+	waitSaved(t, filepath.Join(state, "stepdown.json"), func(s string) bool { return strings.Contains(s, `"state":"stepdown"`) })
 	kill(t, d)
 
 	// Restart 1: while the offset still holds.
