@@ -58,6 +58,9 @@ type Facts struct {
 	Sources timesource.Set
 	// Lines are the sources' rich state for the report, in order.
 	Lines []timesource.Line
+	// Notes are what the sources' rich data shows (timesource.Noter):
+	// warnings are findings, and the report prints them all.
+	Notes []timesource.Note
 	// RecentSteps are clock steps from the event journal, oldest first,
 	// with how long ago each happened.
 	RecentSteps []RecentStep
@@ -112,6 +115,11 @@ func Judge(f Facts, h config.Health) Verdict {
 	for _, r := range f.Sources.Sorted() {
 		judgeSource(r, h, add)
 	}
+	for _, n := range f.Notes {
+		if n.Warning {
+			add(Warning, "%s", n.Text)
+		}
+	}
 	for _, st := range f.RecentSteps {
 		kind := "stepped"
 		if st.Leap {
@@ -128,9 +136,11 @@ func Judge(f Facts, h config.Health) Verdict {
 	return v
 }
 
-// daemonAnswers reports whether an authoritative time source answers with a
+// DaemonAnswers reports whether an authoritative time source answers with a
 // time solution: it, not the kernel, then says whether the clock is
 // synchronised.
+func (f Facts) DaemonAnswers() bool { return daemonAnswers(f.Sources) }
+
 func daemonAnswers(set timesource.Set) bool {
 	for _, r := range set {
 		if r.Role == timesource.Authoritative && r.Up && r.HasData {
@@ -219,11 +229,6 @@ func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, 
 	name := r.Source
 	if r.Err != nil {
 		add(Warning, "cannot read %s: %v", name, r.Err)
-	}
-	for _, n := range r.Notes {
-		if n.Warning {
-			add(Warning, "%s", n.Text)
-		}
 	}
 	if !r.Up || !r.HasData {
 		return

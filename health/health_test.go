@@ -83,17 +83,18 @@ func TestJudge(t *testing.T) {
 				{Warning, "ntpd's error bound (|offset| + dispersion + delay/2) is 710ms, above 250ms"},
 			}}},
 		{"chrony unsynchronised, no selectable source", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony",
-			Found: true, Up: true, HasData: true, Leap: timesource.LeapUnsynchronized,
-			Notes: []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd has 1 sources and none is selectable"}}})},
+			Found: true, Up: true, HasData: true, Leap: timesource.LeapUnsynchronized}),
+			Notes: []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd has 1 sources and none is selectable"}}},
 			Verdict{Level: Warning, Findings: []Finding{
-				{Warning, "chronyd has 1 sources and none is selectable"},
 				{Warning, "chrony is not synchronised to any source"},
+				{Warning, "chronyd has 1 sources and none is selectable"},
 			}}},
 		{"chronyd unreachable", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony", Err: errors.New("dial unix /run/chrony/chronyd.sock: no such file")})},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "cannot read chrony: dial unix /run/chrony/chronyd.sock: no such file"}}}},
 		{"audit warning and a recent step", Facts{Kernel: &synced,
-			Sources: set(timesource.Reading{Source: "chrony", Err: errors.New("down"), Notes: []timesource.Note{
-				{Warning: true, Label: "chrony.conf", Text: "makestep 1 -1 lets chronyd step at any time."}, {Label: "chrony.conf", Text: "maxslewrate 83333 ppm."}}}),
+			Sources: set(timesource.Reading{Source: "chrony", Err: errors.New("down")}),
+			Notes: []timesource.Note{{Warning: true, Label: "chrony.conf", Text: "makestep 1 -1 lets chronyd step at any time."},
+				{Label: "chrony.conf", Text: "maxslewrate 83333 ppm."}},
 			RecentSteps: []RecentStep{{Step: -12400 * time.Millisecond, Ago: 90 * time.Second}}},
 			Verdict{Level: Warning, Findings: []Finding{
 				{Warning, "cannot read chrony: down"},
@@ -131,9 +132,9 @@ func TestWriteGolden(t *testing.T) {
 		Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second,
 			Frequency: -12.5e-6, TAI: 37 * time.Second},
 	}
-	f.AddSource(timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true,
-		Notes: []timesource.Note{{Label: "chrony.conf", Text: "There is no rtcsync directive."}}},
+	f.AddSource(timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true},
 		timesource.Line{Label: "chronyd", Value: "reference ntp1 (10.0.0.1), stratum 2, leap normal"})
+	f.Notes = []timesource.Note{{Label: "chrony.conf", Text: "There is no rtcsync directive."}}
 	var buf bytes.Buffer
 	if err := Write(&buf, f, Judge(f, config.Default().Health)); err != nil {
 		t.Fatal(err)

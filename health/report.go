@@ -10,7 +10,13 @@ import (
 
 // Write prints the facts and the verdict for a person, in the spirit of
 // `chronyc tracking` with a judgement at the top.
-func Write(w io.Writer, f Facts, v Verdict) error {
+func Write(w io.Writer, f Facts, v Verdict) error { return write(w, f, v, false) }
+
+// WriteVerbose is Write with the figures only a developer or a bug report
+// needs (`clockwatch status --verbose`): the wall−boot gap.
+func WriteVerbose(w io.Writer, f Facts, v Verdict) error { return write(w, f, v, true) }
+
+func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 	ew := &errWriter{w: w}
 	ew.printf("Clock health   : %s\n", v.Level)
 	for _, fd := range v.Findings {
@@ -18,7 +24,9 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 	}
 	if s := f.Clocks; s != nil {
 		ew.printf("Wall clock     : %s\n", time.Unix(0, s.Real).UTC().Format(time.RFC3339Nano))
-		ew.printf("Wall−boot gap  : %s seconds\n", seconds(s.WallBootGap()))
+		if verbose {
+			ew.printf("Wall−boot gap  : %s seconds (REALTIME − BOOTTIME: moves only when the wall clock is set; step detection watches it)\n", seconds(s.WallBootGap()))
+		}
 		ew.printf("Suspended      : %v\n", s.Suspended())
 		if s.TAI != 0 {
 			ew.printf("TAI−UTC        : %v\n", s.TAIOffset())
@@ -36,7 +44,7 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 		}
 		ew.printf("Kernel synced  : %s (%s, status 0x%04x, STA_UNSYNC %s)\n", sync, k.State, k.Status, unsync)
 		ew.printf("Kernel offset  : %v\n", k.Offset)
-		ew.printf("Frequency      : %+.3f ppm\n", k.Frequency*1e6)
+		ew.printf("Kernel freq.   : %+.3f ppm (the kernel's frequency correction)\n", k.Frequency*1e6)
 		ew.printf("Max error      : %v%s\n", k.MaxError, saturated(k))
 		ew.printf("Est. error     : %v\n", k.EstError)
 		ew.printf("Kernel TAI     : %v\n", k.TAI)
@@ -44,10 +52,8 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 	for _, l := range f.Lines {
 		ew.printf("%-15s: %s\n", l.Label, l.Value)
 	}
-	for _, r := range f.Sources.Sorted() {
-		for _, n := range r.Notes {
-			ew.printf("%-15s: %s\n", n.Label, n.Text)
-		}
+	for _, n := range f.Notes {
+		ew.printf("%-15s: %s\n", n.Label, n.Text)
 	}
 	return ew.err
 }

@@ -104,10 +104,15 @@ type Reading struct {
 	// Detail is a short human-readable state ("port UNCALIBRATED",
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string
-	// Notes are what the source's own rich data shows beyond the fields
-	// above (chronyd has no selectable source; what chrony.conf allows):
-	// warnings join the health verdict, the rest `clockwatch status`.
-	Notes []Note
+}
+
+// Noter is what a source implements, besides Source, when its own rich data
+// shows more than a Reading carries (chronyd has no selectable source; what
+// chrony.conf allows): warnings join the health verdict, the rest
+// `clockwatch status`. It is apart from Reading so that a Reading stays a
+// comparable value.
+type Noter interface {
+	Notes() []Note
 }
 
 // Note is one fact about a source for people.

@@ -194,12 +194,13 @@ func mask(body string) string {
 
 // noChronyConfig points the chrony poller at a socket that does not exist
 // and the audit at a fixture, so the golden output is the same whether or
-// not chrony is installed or running here.
+// not chrony is installed or running here (and ptp4l off, whether or not
+// this host runs one).
 func noChronyConfig(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "clockwatch.yml")
-	conf := "chrony:\n  address: " + filepath.Join(dir, "no-chronyd.sock") + "\n  conf_path: testdata/chrony.conf\n"
+	conf := "chrony:\n  address: " + filepath.Join(dir, "no-chronyd.sock") + "\n  conf_path: testdata/chrony.conf\nptp:\n  enabled: false\n"
 	if err := os.WriteFile(f, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

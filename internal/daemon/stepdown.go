@@ -18,18 +18,6 @@ import (
 // stepEventBuffer is how many step events the stepdown feed may fall behind.
 const stepEventBuffer = 1024
 
-// socketPath chooses the stepdown socket: the configured path, except that
-// the default follows systemd's RuntimeDirectory= when set.
-func socketPath(cfg server.Config, getenv func(string) string) string {
-	if cfg.Socket != server.DefaultSocket {
-		return cfg.Socket
-	}
-	if dir := getenv("RUNTIME_DIRECTORY"); dir != "" {
-		return filepath.Join(dir, filepath.Base(server.DefaultSocket))
-	}
-	return cfg.Socket
-}
-
 // startPoll is how often the readings are looked at while the start waits
 // for a source's first poll.
 const startPoll = 20 * time.Millisecond
@@ -38,6 +26,10 @@ const startPoll = 20 * time.Millisecond
 // sample (with any step seen at restart) is part of the evidence the state
 // waits for at start.
 const ClocksSource = "clocks"
+
+// JournalSource is the probe name of the journal: while the epoch is not
+// durable it is a lost probe (reason probe_lost, source journal).
+const JournalSource = "journal"
 
 // Stepdown is the stepdown server with its inputs wired: step events from
 // the bus, and each poll of the kernel and the time sources.
@@ -61,9 +53,9 @@ type Stepdown struct {
 // state across restarts (empty: not kept).
 func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sources func() timesource.Set,
 	names []string, stateDir string, poll time.Duration, logger *slog.Logger) (*Stepdown, error) {
-	cfg.Socket = socketPath(cfg, os.Getenv)
+	cfg = cfg.Resolve(os.Getenv)
 	opts := server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch,
-		Await: append([]string{ClocksSource, probe.KernelSource}, names...)}
+		Await: append([]string{ClocksSource, JournalSource, probe.KernelSource}, names...)}
 	if stateDir != "" {
 		opts.StatePath = filepath.Join(stateDir, server.StateFile)
 	}
@@ -77,7 +69,7 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sourc
 	if sources == nil {
 		sources = func() timesource.Set { return timesource.Set{} }
 	}
-	return &Stepdown{Server: srv, sub: steps.Bus.Subscribe(stepEventBuffer), timex: timex, sources: sources,
+	return &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, sources: sources,
 		steps: steps, poll: poll, log: logger}, nil
 }
 
@@ -86,13 +78,14 @@ func (s *Stepdown) Tasks() []func(context.Context) error {
 	return []func(context.Context) error{s.Server.Run, s.feed}
 }
 
-// feed hands the server every step event and, every poll interval, the
-// readings of the kernel and the time sources, in one goroutine: so the
-// clocks' evidence (the sampler's first sample) reaches the policy only
-// after the events of that sample, a step seen at restart included.
+// feed hands the server every step event once the journal has written it
+// and, every poll interval, the journal's state and the readings of the
+// kernel and the time sources, in one goroutine: so the clocks' evidence
+// (the sampler's first sample) reaches the policy only after the events of
+// that sample, a step seen at restart included.
 func (s *Stepdown) feed(ctx context.Context) error {
 	defer s.sub.Close()
-	ready := s.steps.Ready()
+	ready := s.steps.FirstSampleDurable()
 	var tick, fast <-chan time.Time
 	for {
 		select {
@@ -105,8 +98,8 @@ func (s *Stepdown) feed(ctx context.Context) error {
 			s.apply(e)
 		case <-ready:
 			ready = nil
-			// The first sample's events were published before Ready
-			// closed: apply them first.
+			// The first sample's events were published on the durable
+			// bus before this closed: apply them first.
 			for drained := false; !drained; {
 				select {
 				case e := <-s.sub.C():
@@ -119,25 +112,37 @@ func (s *Stepdown) feed(ctx context.Context) error {
 			t := time.NewTicker(s.poll)
 			defer t.Stop()
 			tick = t.C
-			s.Server.Readings(s.read())
+			s.pollOnce()
 			if s.Server.Starting() {
 				fast = time.After(startPoll)
 			}
 		case <-fast:
 			// Until every source's first poll is in, look more often
 			// than the poll interval: the start waits on them.
-			s.Server.Readings(s.read())
+			s.pollOnce()
 			if s.Server.Starting() {
 				fast = time.After(startPoll)
 			}
 		case <-tick:
-			s.Server.Readings(s.read())
+			s.pollOnce()
 		}
 	}
 }
 
-// apply turns one detector event into a stepdown input.
+// pollOnce feeds the journal's state and the readings of the kernel and the
+// time sources.
+func (s *Stepdown) pollOnce() {
+	s.journalProbe()
+	s.Server.Readings(s.read())
+}
+
+// apply turns one detector event into a stepdown input. Events arrive once
+// the journal has written them; when it could not, the journal probe fails
+// first, so the epoch is not announced as if it were durable.
 func (s *Stepdown) apply(e step.Event) {
+	if !s.steps.Journal.Persistent() { // an atomic: the journal may still hold its lock
+		s.journalProbe() // the good news waits for the next poll
+	}
 	switch e.Type {
 	case step.TypeStep:
 		s.Server.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
@@ -145,6 +150,18 @@ func (s *Stepdown) apply(e step.Event) {
 	case step.TypeResume:
 		s.Server.Suspended(e.Suspended)
 	}
+}
+
+// journalProbe tells the policy whether the epoch is being persisted: while
+// it is not, a restart could announce an older epoch (or the same one for a
+// new step), so clockwatch cannot vouch for fencing tokens and the journal
+// counts as a lost probe (reason probe_lost, source journal).
+func (s *Stepdown) journalProbe() {
+	if err := s.steps.Journal.Err(); err != nil {
+		s.Server.ProbeFailed(JournalSource, fmt.Errorf("the clock epoch is not durable: %w", err))
+		return
+	}
+	s.Server.ProbeOK(JournalSource)
 }
 
 // read returns the kernel's reading and the time sources'.

@@ -8,6 +8,7 @@ import (
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,8 +17,7 @@ import (
 
 // Sources holds the pollers that are enabled. A nil field is turned off.
 type Sources struct {
-	// Chrony is the chrony poller; its Status() is what the stepdown
-	// triggers read.
+	// Chrony is the chrony poller.
 	Chrony *chrony.Poller
 	// Ntpd is the ntpd poller.
 	Ntpd *ntpd.Poller
@@ -25,6 +25,16 @@ type Sources struct {
 	NTPProbes *sntp.Prober
 	// probeRole is what the probes' readings may do (ntp_probes.role).
 	probeRole timesource.Role
+	// PTP is the ptp4l poller (see EnablePTP).
+	PTP *ptp.Poller
+}
+
+// EnablePTP adds the ptp4l poller when cfg enables it. With the address
+// "auto" and no ptp4l it costs one stat a poll and exports nothing.
+func (s *Sources) EnablePTP(cfg ptp.Config, logger *slog.Logger) {
+	if cfg.Enabled {
+		s.PTP = ptp.NewPoller(cfg, logger.With("probe", ptp.SourceName))
+	}
 }
 
 // New builds the enabled pollers. The configurations must be valid.
@@ -57,10 +67,14 @@ func (s *Sources) Probes() []exporter.Probe {
 
 // Collectors returns the collectors to register beside the Scraper.
 func (s *Sources) Collectors() []prometheus.Collector {
-	if s.NTPProbes == nil {
-		return nil
+	var cs []prometheus.Collector
+	if s.NTPProbes != nil {
+		cs = append(cs, exporter.NewNTPProbeCollector(s.NTPProbes))
 	}
-	return []prometheus.Collector{exporter.NewNTPProbeCollector(s.NTPProbes)}
+	if s.PTP != nil {
+		cs = append(cs, exporter.NewPtp4lCollector(s.PTP))
+	}
+	return cs
 }
 
 // Sources returns the enabled sources that produce normalised readings,
@@ -72,6 +86,9 @@ func (s *Sources) Sources() map[string]timesource.Source {
 	}
 	if s.Ntpd != nil {
 		m[ntpd.SourceName] = s.Ntpd
+	}
+	if s.PTP != nil {
+		m[ptp.SourceName] = s.PTP
 	}
 	return m
 }
@@ -108,6 +125,18 @@ func (s *Sources) Readings() timesource.Set {
 	return set
 }
 
+// Notes returns what the enabled sources' rich data shows beyond their
+// readings (timesource.Noter), for health.
+func (s *Sources) Notes() []timesource.Note {
+	var ns []timesource.Note
+	for _, n := range s.Names() {
+		if nt, ok := s.Sources()[n].(timesource.Noter); ok {
+			ns = append(ns, nt.Notes()...)
+		}
+	}
+	return ns
+}
+
 // Run runs every enabled poller until ctx is done. The pollers never fail
 // on their own (a time daemon being away is a state they report), so Run
 // returns nil on cancellation.
@@ -121,6 +150,9 @@ func (s *Sources) Run(ctx context.Context) error {
 	}
 	if s.NTPProbes != nil {
 		g.Go(func() error { return s.NTPProbes.Run(ctx) })
+	}
+	if s.PTP != nil {
+		g.Go(func() error { return s.PTP.Run(ctx) })
 	}
 	return g.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/ntptest"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -33,6 +34,12 @@ func TestSources(t *testing.T) {
 	if s.Chrony == nil || s.Ntpd != nil || s.NTPProbes == nil {
 		t.Fatalf("sources %+v: want chrony and the probes, not ntpd (off by default)", s)
 	}
+	pc := ptp.DefaultConfig()
+	pc.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down
+	s.EnablePTP(pc, slog.New(slog.DiscardHandler))
+	if s.PTP == nil || len(s.Collectors()) != 2 {
+		t.Fatalf("with ptp enabled: PTP %v, %d collectors: want the poller and its collector", s.PTP, len(s.Collectors()))
+	}
 	reg, err := exporter.NewRegistry(append(s.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), s.Probes()...))...)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +48,7 @@ func TestSources(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if s.Chrony.Snapshot().Polls > 0 && len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
+		if s.Chrony.Snapshot().Polls > 0 && s.PTP.Snapshot().Polls > 0 && len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -56,8 +63,11 @@ func TestSources(t *testing.T) {
 	if r := s.Readings()["chrony"]; r.Found || r.Up || r.Err == nil || r.Pending() {
 		t.Errorf("chrony reading without chronyd = %+v, want not found, not up, with the error", r)
 	}
-	if names := s.Names(); len(names) != 1 || names[0] != "chrony" {
-		t.Errorf("Names() = %v, want [chrony]", names)
+	if names := s.Names(); len(names) != 2 || names[0] != "chrony" || names[1] != "ptp4l" {
+		t.Errorf("Names() = %v, want [chrony ptp4l]", names)
+	}
+	if r := s.Readings()["ptp4l"]; r.Up || r.Err == nil || r.Pending() {
+		t.Errorf("ptp4l reading without ptp4l = %+v, want down, with the error", r)
 	}
 	probe := s.Readings()["ntp_probe/"+srv.Addr().String()]
 	if probe.Role != timesource.SecondOpinion || !probe.Up || !probe.HasData {
@@ -70,8 +80,13 @@ func TestSources(t *testing.T) {
 	if set := (&Sources{}).Readings(); len(set) != 0 {
 		t.Errorf("Readings() with every source off = %+v, want none", set)
 	}
-	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up")
-	if err != nil || n2 != 2 {
-		t.Errorf("gathered %d series of clockwatch_chrony_up and clockwatch_ntp_probe_up (err %v), want 2", n2, err)
+	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up", "clockwatch_ptp4l_up")
+	if err != nil || n2 != 3 {
+		t.Errorf("gathered %d series of clockwatch_chrony_up, clockwatch_ntp_probe_up and clockwatch_ptp4l_up (err %v), want 3", n2, err)
+	}
+	off := &Sources{}
+	off.EnablePTP(ptp.Config{}, slog.New(slog.DiscardHandler))
+	if off.PTP != nil {
+		t.Error("EnablePTP with ptp.enabled false made a poller")
 	}
 }

@@ -24,7 +24,6 @@ func (s Snapshot) Reading() timesource.Reading {
 	if s.Polls > 0 && !s.Up && r.Err == nil {
 		r.Err = errNoAnswer
 	}
-	r.Notes = s.notes()
 	if !s.HaveData {
 		return r
 	}
@@ -41,8 +40,9 @@ func (s Snapshot) Reading() timesource.Reading {
 	return r
 }
 
-// notes are the audit's findings and what chronyd's sources show.
-func (s Snapshot) notes() []timesource.Note {
+// Notes are the audit's findings and what chronyd's sources show, for
+// health and `clockwatch status`.
+func (s Snapshot) Notes() []timesource.Note {
 	var ns []timesource.Note
 	if s.Up && s.HaveData && len(s.Data.Sources) > 0 && s.Data.SelectableSources() == 0 {
 		ns = append(ns, timesource.Note{Warning: true, Label: "chronyd",
@@ -52,9 +52,16 @@ func (s Snapshot) notes() []timesource.Note {
 		ns = append(ns, timesource.Note{Warning: true, Label: "chrony.conf", Text: "Cannot audit chrony's configuration: " + s.AuditErr.Error() + "."})
 	}
 	if s.Audit != nil {
-		for _, f := range s.Audit.Findings() {
-			ns = append(ns, timesource.Note{Warning: f.Warning, Label: "chrony.conf", Text: f.Text})
-		}
+		ns = append(ns, AuditNotes(s.Audit.Findings())...)
+	}
+	return ns
+}
+
+// AuditNotes turns the chrony.conf audit's findings into notes.
+func AuditNotes(fs []Finding) []timesource.Note {
+	ns := make([]timesource.Note, 0, len(fs))
+	for _, f := range fs {
+		ns = append(ns, timesource.Note{Warning: f.Warning, Label: "chrony.conf", Text: f.Text})
 	}
 	return ns
 }
@@ -67,7 +74,7 @@ func (d Data) StatusLines() []timesource.Line {
 		{Label: "System offset", Value: fmt.Sprintf("%+.9f seconds (positive: this clock is ahead)", tr.SystemOffset)},
 		{Label: "Last offset", Value: fmt.Sprintf("%+.9f seconds", tr.LastOffset)},
 		{Label: "RMS offset", Value: fmt.Sprintf("%.9f seconds", tr.RMSOffset)},
-		{Label: "chronyd freq.", Value: fmt.Sprintf("%+.3f ppm", tr.Frequency*1e6)},
+		{Label: "chronyd freq.", Value: fmt.Sprintf("%+.3f ppm (how fast this clock would run without chronyd; positive: fast)", tr.Frequency*1e6)},
 		{Label: "Root delay", Value: fmt.Sprintf("%.9f seconds", tr.RootDelay)},
 		{Label: "Root dispersion", Value: fmt.Sprintf("%.9f seconds", tr.RootDispersion)},
 		{Label: "Sources", Value: fmt.Sprintf("%d, %d selectable", len(d.Sources), d.SelectableSources())},
@@ -81,6 +88,11 @@ func (p *Poller) Reading() timesource.Reading {
 	r.Role = p.cfg.SourceRole()
 	return r
 }
+
+// Notes implements timesource.Noter, from the last result.
+func (p *Poller) Notes() []timesource.Note { return p.Snapshot().Notes() }
+
+var _ timesource.Noter = (*Poller)(nil)
 
 var errNoAnswer = errors.New("chronyd did not answer")
 
