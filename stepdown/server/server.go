@@ -178,6 +178,12 @@ func (s *Server) Status() policy.Status { return s.ann.Status() }
 // report.
 func (s *Server) Starting() bool { return s.ann.Starting() }
 
+// Subscribers returns how many clients are connected.
+func (s *Server) Subscribers() int {
+	n, _ := s.snapshot()
+	return n
+}
+
 func (s *Server) snapshot() (int, policy.Status) {
 	st := s.ann.Status()
 	s.mu.Lock()
