@@ -2,13 +2,12 @@ package health
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Level orders verdicts; its value is the exit code of `clockwatch status`,
@@ -53,12 +52,15 @@ type Facts struct {
 	KernelErr error
 	Clocks    *probe.Sample
 	ClocksErr error
-	// Chrony is one poll of chronyd; ChronyErr why it failed. Both nil
-	// when chrony is not polled.
-	Chrony    *chrony.Data
-	ChronyErr error
-	// ChronyAudit is what the chrony.conf audit found.
-	ChronyAudit []chrony.Finding
+	// Sources are the time daemons' and probes' readings, keyed by source
+	// (the kernel is Kernel, above): each is judged on its own, and each
+	// finding names its source.
+	Sources timesource.Set
+	// Lines are the sources' rich state for the report, in order.
+	Lines []timesource.Line
+	// Notes are what the sources' rich data shows (timesource.Noter):
+	// warnings are findings, and the report prints them all.
+	Notes []timesource.Note
 	// RecentSteps are clock steps from the event journal, oldest first,
 	// with how long ago each happened.
 	RecentSteps []RecentStep
@@ -84,13 +86,17 @@ func Judge(f Facts, h config.Health) Verdict {
 		add(Unknown, "cannot read the kernel's clock state: %v", f.KernelErr)
 	}
 	if k := f.Kernel; k != nil {
-		if !k.Synchronized() {
-			add(Warning, "the kernel says the clock is not synchronised (%s%s): nothing is disciplining it; is chronyd or ntpd running?",
-				k.State, unsyncFlag(k))
-		}
+		// STA_UNSYNC alone says nothing: chronyd clears it only with
+		// rtcsync. A disciplined clock has maxerror under 16 s; a time
+		// daemon that answers speaks for itself below.
 		switch {
 		case k.MaxError >= probe.MaxErrorSaturated:
-			add(Critical, "the kernel's maximum error is saturated at %v: the clock has not been disciplined for hours", k.MaxError)
+			why := ""
+			if !daemonAnswers(f.Sources) {
+				why = "; is chronyd or ntpd running?"
+			}
+			add(Critical, "the kernel's maximum error is saturated at %v: no time daemon has disciplined the clock %s%s",
+				k.MaxError, undisciplinedSince(f.Clocks), why)
 		case k.MaxError >= h.ErrorBoundCritical:
 			add(Critical, "the kernel's maximum error is %v, above %v", k.MaxError, h.ErrorBoundCritical)
 		case k.MaxError >= h.ErrorBoundWarning:
@@ -106,38 +112,12 @@ func Judge(f Facts, h config.Health) Verdict {
 			add(Warning, "a leap second will be %s at the end of the UTC day", map[int]string{1: "inserted", -1: "deleted"}[l])
 		}
 	}
-	if f.ChronyErr != nil {
-		add(Warning, "cannot read chronyd: %v", f.ChronyErr)
+	for _, r := range f.Sources.Sorted() {
+		judgeSource(r, h, add)
 	}
-	if c := f.Chrony; c != nil {
-		tr := c.Tracking
-		if tr.Leap == chrony.LeapUnsynchronised {
-			add(Warning, "chronyd is not synchronised to any source")
-		} else if tr.Leap != chrony.LeapNormal {
-			add(Warning, "chronyd announces a leap second (%s) at the end of the UTC day", tr.Leap)
-		}
-		off := time.Duration(tr.SystemOffset * 1e9)
-		switch {
-		case off.Abs() >= h.OffsetCritical:
-			add(Critical, "chronyd estimates this clock is off by %v, above %v", off, h.OffsetCritical)
-		case off.Abs() >= h.OffsetWarning:
-			add(Warning, "chronyd estimates this clock is off by %v, above %v", off, h.OffsetWarning)
-		}
-		bound := time.Duration((math.Abs(tr.SystemOffset) + tr.RootDispersion + tr.RootDelay/2) * 1e9)
-		switch {
-		case tr.Leap == chrony.LeapUnsynchronised:
-		case bound >= h.ErrorBoundCritical:
-			add(Critical, "chronyd's error bound (|offset| + dispersion + delay/2) is %v, above %v", bound, h.ErrorBoundCritical)
-		case bound >= h.ErrorBoundWarning:
-			add(Warning, "chronyd's error bound (|offset| + dispersion + delay/2) is %v, above %v", bound, h.ErrorBoundWarning)
-		}
-		if len(c.Sources) > 0 && c.SelectableSources() == 0 {
-			add(Warning, "chronyd has %d sources and none is selectable", len(c.Sources))
-		}
-	}
-	for _, a := range f.ChronyAudit {
-		if a.Warning {
-			add(Warning, "%s", a.Text)
+	for _, n := range f.Notes {
+		if n.Warning {
+			add(Warning, "%s", n.Text)
 		}
 	}
 	for _, st := range f.RecentSteps {
@@ -156,11 +136,45 @@ func Judge(f Facts, h config.Health) Verdict {
 	return v
 }
 
-func unsyncFlag(k *probe.Timex) string {
-	if k.Status&probe.StatusUnsync != 0 {
-		return ", STA_UNSYNC set"
+// DaemonAnswers reports whether an authoritative time source answers with a
+// time solution: it, not the kernel, then says whether the clock is
+// synchronised.
+func (f Facts) DaemonAnswers() bool { return daemonAnswers(f.Sources) }
+
+func daemonAnswers(set timesource.Set) bool {
+	for _, r := range set {
+		if r.Role == timesource.Authoritative && r.Up && r.HasData {
+			return true
+		}
 	}
-	return ""
+	return false
+}
+
+// roundUp rounds an uptime for a sentence: to the minute, or under a
+// minute to the second.
+func roundUp(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Minute)
+}
+
+// maxErrorGrowth is how fast the kernel grows maxerror while nobody
+// disciplines the clock (MAXFREQ, 500 µs/s): from a disciplined value it
+// takes about 8h53m to saturate.
+const maxErrorGrowth = 500e-6
+
+// undisciplinedSince says how long a saturated maxerror means nothing has
+// disciplined the clock: the kernel starts at 16 s at boot and when the
+// clock is set, so on a host up for less than the growth time it means
+// "since boot", not "for hours".
+func undisciplinedSince(s *probe.Sample) string {
+	growth := time.Duration(probe.MaxErrorSaturated.Seconds() / maxErrorGrowth * float64(time.Second))
+	if s != nil && time.Duration(s.Boot) < growth {
+		up := time.Duration(s.Boot)
+		return fmt.Sprintf("since boot (up %v) or since the clock was last set", roundUp(up))
+	}
+	return fmt.Sprintf("since boot or since the clock was last set, or not for at least %v", growth.Round(time.Minute))
 }
 
 func sortWorstFirst(fs []Finding) {
@@ -197,16 +211,46 @@ func Gather(clocks probe.ClockReader, timex probe.TimexReader) Facts {
 	return f
 }
 
-// AddChrony adds what a chrony poller last saw.
-func (f *Facts) AddChrony(snap chrony.Snapshot) {
-	switch {
-	case snap.Up && snap.HaveData:
-		d := snap.Data
-		f.Chrony = &d
-	case snap.Err != nil:
-		f.ChronyErr = snap.Err
+// AddSource adds a source's reading and the lines the report shows for it.
+func (f *Facts) AddSource(r timesource.Reading, lines ...timesource.Line) {
+	if f.Sources == nil {
+		f.Sources = timesource.Set{}
 	}
-	if snap.Audit != nil {
-		f.ChronyAudit = snap.Audit.Findings()
+	f.Sources[r.Source] = r
+	f.Lines = append(f.Lines, lines...)
+}
+
+// judgeSource judges one source's reading by its normalised fields and
+// notes. A fallback (the kernel) is judged from its richer Kernel facts.
+func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, ...any)) {
+	if r.Role == timesource.Fallback {
+		return
+	}
+	name := r.Source
+	if r.Err != nil {
+		add(Warning, "cannot read %s: %v", name, r.Err)
+	}
+	if !r.Up || !r.HasData {
+		return
+	}
+	unsynced := !r.Synchronized || r.Leap == timesource.LeapUnsynchronized
+	switch {
+	case unsynced:
+		add(Warning, "%s is not synchronised to any source", name)
+	case r.Leap != timesource.LeapNone:
+		add(Warning, "%s announces a leap second (%s) at the end of the UTC day", name, r.Leap)
+	}
+	switch off := r.Offset; {
+	case off.Abs() >= h.OffsetCritical:
+		add(Critical, "%s estimates this clock is off by %v, above %v", name, off, h.OffsetCritical)
+	case off.Abs() >= h.OffsetWarning:
+		add(Warning, "%s estimates this clock is off by %v, above %v", name, off, h.OffsetWarning)
+	}
+	switch b := r.ErrorBound; {
+	case unsynced: // the bound of no solution means nothing
+	case b >= h.ErrorBoundCritical:
+		add(Critical, "%s's error bound (|offset| + dispersion + delay/2) is %v, above %v", name, b, h.ErrorBoundCritical)
+	case b >= h.ErrorBoundWarning:
+		add(Warning, "%s's error bound (|offset| + dispersion + delay/2) is %v, above %v", name, b, h.ErrorBoundWarning)
 	}
 }

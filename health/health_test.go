@@ -13,10 +13,24 @@ import (
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func set(rs ...timesource.Reading) timesource.Set {
+	s := timesource.Set{}
+	for _, r := range rs {
+		s[r.Source] = r
+	}
+	return s
+}
+
+// chronyR is a reading of an answering chronyd.
+func chronyR(offset, bound float64, synced bool) timesource.Reading {
+	return timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: synced,
+		Offset: time.Duration(offset * 1e9), ErrorBound: time.Duration(bound * 1e9)}
+}
 
 func TestJudge(t *testing.T) {
 	t.Parallel()
@@ -30,8 +44,23 @@ func TestJudge(t *testing.T) {
 		{"healthy", Facts{Kernel: &synced}, Verdict{Level: OK}},
 		{"unsynchronised and saturated", Facts{Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second}},
 			Verdict{Level: Critical, Findings: []Finding{
-				{Critical, "the kernel's maximum error is saturated at 16s: the clock has not been disciplined for hours"},
-				{Warning, "the kernel says the clock is not synchronised (TIME_ERROR, STA_UNSYNC set): nothing is disciplining it; is chronyd or ntpd running?"},
+				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot or since the clock was last set, or not for at least 8h53m0s; is chronyd or ntpd running?"},
+			}}},
+		{"saturated 50 minutes after boot", Facts{Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
+			Clocks: &probe.Sample{Boot: int64(50 * time.Minute)}},
+			Verdict{Level: Critical, Findings: []Finding{
+				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot (up 50m0s) or since the clock was last set; is chronyd or ntpd running?"},
+			}}},
+		{"chronyd synchronised without rtcsync: STA_UNSYNC alone is no finding", Facts{
+			Kernel:  &probe.Timex{Status: probe.StatusUnsync | probe.StatusPLL, State: probe.TimeError, MaxError: 17 * time.Millisecond},
+			Sources: set(chronyR(0.0002, 0.0032, true))},
+			Verdict{Level: OK}},
+		{"saturated with chronyd answering: chronyd speaks for itself", Facts{
+			Kernel:  &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
+			Sources: set(chronyR(0.0002, 0.0032, false))},
+			Verdict{Level: Critical, Findings: []Finding{
+				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot or since the clock was last set, or not for at least 8h53m0s"},
+				{Warning, "chrony is not synchronised to any source"},
 			}}},
 		{"offset warning", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: -200 * time.Millisecond}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel is still correcting an offset of -200ms, above 100ms"}}}},
@@ -41,27 +70,34 @@ func TestJudge(t *testing.T) {
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel's maximum error is 300ms, above 250ms"}}}},
 		{"leap second pending", Facts{Kernel: &probe.Timex{State: probe.TimeIns, Status: probe.StatusInsert}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "a leap second will be inserted at the end of the UTC day"}}}},
-		{"chrony synchronised, small offset", Facts{Kernel: &synced, Chrony: &chrony.Data{Tracking: chrony.Tracking{
-			SystemOffset: 0.0002, RootDelay: 0.002, RootDispersion: 0.001}}}, Verdict{Level: OK}},
-		{"chrony offset over 500ms (the incident)", Facts{Kernel: &synced, Chrony: &chrony.Data{Tracking: chrony.Tracking{
-			SystemOffset: -12.4, RootDelay: 0.002, RootDispersion: 0.001}}},
+		{"chrony synchronised, small offset", Facts{Kernel: &synced, Sources: set(chronyR(0.0002, 0.0032, true))}, Verdict{Level: OK}},
+		{"chrony offset over 500ms (the incident)", Facts{Kernel: &synced, Sources: set(chronyR(-12.4, 12.402, true))},
 			Verdict{Level: Critical, Findings: []Finding{
-				{Critical, "chronyd estimates this clock is off by -12.4s, above 500ms"},
-				{Critical, "chronyd's error bound (|offset| + dispersion + delay/2) is 12.402s, above 1s"},
+				{Critical, "chrony estimates this clock is off by -12.4s, above 500ms"},
+				{Critical, "chrony's error bound (|offset| + dispersion + delay/2) is 12.402s, above 1s"},
 			}}},
-		{"chrony unsynchronised, no selectable source", Facts{Kernel: &synced, Chrony: &chrony.Data{
-			Tracking: chrony.Tracking{Leap: chrony.LeapUnsynchronised},
-			Sources:  []chrony.Source{{State: "unreach"}}}},
+		{"each source judged and named on its own", Facts{Kernel: &synced, Sources: set(chronyR(0.0002, 0.0032, true),
+			timesource.Reading{Source: "ntpd", Found: true, Up: true, HasData: true, Synchronized: true, Offset: 700 * time.Millisecond, ErrorBound: 710 * time.Millisecond})},
+			Verdict{Level: Critical, Findings: []Finding{
+				{Critical, "ntpd estimates this clock is off by 700ms, above 500ms"},
+				{Warning, "ntpd's error bound (|offset| + dispersion + delay/2) is 710ms, above 250ms"},
+			}}},
+		{"chrony unsynchronised, no selectable source", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony",
+			Found: true, Up: true, HasData: true, Leap: timesource.LeapUnsynchronized}),
+			Notes: []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd has 1 sources and none is selectable"}}},
 			Verdict{Level: Warning, Findings: []Finding{
-				{Warning, "chronyd is not synchronised to any source"},
+				{Warning, "chrony is not synchronised to any source"},
 				{Warning, "chronyd has 1 sources and none is selectable"},
 			}}},
-		{"chronyd unreachable", Facts{Kernel: &synced, ChronyErr: errors.New("dial unix /run/chrony/chronyd.sock: no such file")},
-			Verdict{Level: Warning, Findings: []Finding{{Warning, "cannot read chronyd: dial unix /run/chrony/chronyd.sock: no such file"}}}},
+		{"chronyd unreachable", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony", Err: errors.New("dial unix /run/chrony/chronyd.sock: no such file")})},
+			Verdict{Level: Warning, Findings: []Finding{{Warning, "cannot read chrony: dial unix /run/chrony/chronyd.sock: no such file"}}}},
 		{"audit warning and a recent step", Facts{Kernel: &synced,
-			ChronyAudit: []chrony.Finding{{Warning: true, Text: "makestep 1 -1 lets chronyd step at any time."}, {Text: "maxslewrate 83333 ppm."}},
+			Sources: set(timesource.Reading{Source: "chrony", Err: errors.New("down")}),
+			Notes: []timesource.Note{{Warning: true, Label: "chrony.conf", Text: "makestep 1 -1 lets chronyd step at any time."},
+				{Label: "chrony.conf", Text: "maxslewrate 83333 ppm."}},
 			RecentSteps: []RecentStep{{Step: -12400 * time.Millisecond, Ago: 90 * time.Second}}},
 			Verdict{Level: Warning, Findings: []Finding{
+				{Warning, "cannot read chrony: down"},
 				{Warning, "makestep 1 -1 lets chronyd step at any time."},
 				{Warning, "the wall clock stepped by -12.400000s 1m30s ago"},
 			}}},
@@ -96,6 +132,9 @@ func TestWriteGolden(t *testing.T) {
 		Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second,
 			Frequency: -12.5e-6, TAI: 37 * time.Second},
 	}
+	f.AddSource(timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true},
+		timesource.Line{Label: "chronyd", Value: "reference ntp1 (10.0.0.1), stratum 2, leap normal"})
+	f.Notes = []timesource.Note{{Label: "chrony.conf", Text: "There is no rtcsync directive."}}
 	var buf bytes.Buffer
 	if err := Write(&buf, f, Judge(f, config.Default().Health)); err != nil {
 		t.Fatal(err)

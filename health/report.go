@@ -34,30 +34,26 @@ func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 		ew.printf("Read window    : %v\n", s.Uncertainty())
 	}
 	if k := f.Kernel; k != nil {
-		sync := "yes"
-		if !k.Synchronized() {
-			sync = "no"
+		sync := "yes (maxerror under 16 s)"
+		if !k.Disciplined() {
+			sync = "no (maxerror saturated)"
 		}
-		ew.printf("Kernel synced  : %s (%s, status 0x%04x)\n", sync, k.State, k.Status)
+		unsync := "clear"
+		if k.Status&probe.StatusUnsync != 0 {
+			unsync = "set"
+		}
+		ew.printf("Kernel synced  : %s (%s, status 0x%04x, STA_UNSYNC %s)\n", sync, k.State, k.Status, unsync)
 		ew.printf("Kernel offset  : %v\n", k.Offset)
 		ew.printf("Kernel freq.   : %+.3f ppm (the kernel's frequency correction)\n", k.Frequency*1e6)
 		ew.printf("Max error      : %v%s\n", k.MaxError, saturated(k))
 		ew.printf("Est. error     : %v\n", k.EstError)
 		ew.printf("Kernel TAI     : %v\n", k.TAI)
 	}
-	if c := f.Chrony; c != nil {
-		tr := c.Tracking
-		ew.printf("chronyd        : reference %s (%s), stratum %d, leap %s\n", tr.RefName, tr.Address, tr.Stratum, tr.Leap)
-		ew.printf("System offset  : %+.9f seconds (positive: this clock is ahead)\n", tr.SystemOffset)
-		ew.printf("Last offset    : %+.9f seconds\n", tr.LastOffset)
-		ew.printf("RMS offset     : %.9f seconds\n", tr.RMSOffset)
-		ew.printf("chronyd freq.  : %+.3f ppm (how fast this clock would run without chronyd; positive: fast)\n", tr.Frequency*1e6)
-		ew.printf("Root delay     : %.9f seconds\n", tr.RootDelay)
-		ew.printf("Root dispersion: %.9f seconds\n", tr.RootDispersion)
-		ew.printf("Sources        : %d, %d selectable\n", len(c.Sources), c.SelectableSources())
+	for _, l := range f.Lines {
+		ew.printf("%-15s: %s\n", l.Label, l.Value)
 	}
-	for _, a := range f.ChronyAudit {
-		ew.printf("chrony.conf    : %s\n", a.Text)
+	for _, n := range f.Notes {
+		ew.printf("%-15s: %s\n", n.Label, n.Text)
 	}
 	return ew.err
 }

@@ -46,11 +46,12 @@ type Reason string
 const (
 	// ReasonStep: the wall clock was stepped by more than the threshold.
 	ReasonStep Reason = "step"
-	// ReasonOffset: chrony's estimate of the system clock's offset is over
-	// the threshold.
+	// ReasonOffset: a time daemon's estimate of the system clock's offset
+	// is over the threshold.
 	ReasonOffset Reason = "offset"
-	// ReasonUnsynchronized: chrony or the kernel has reported the clock
-	// unsynchronised for longer than the grace period.
+	// ReasonUnsynchronized: the time daemon (or, with none answering, the
+	// kernel's maxerror) has reported the clock unsynchronised for longer
+	// than the grace period.
 	ReasonUnsynchronized Reason = "unsynchronized"
 	// ReasonErrorBound: the clock's error bound is over the threshold.
 	ReasonErrorBound Reason = "error_bound"
@@ -66,6 +67,17 @@ const (
 	// ReasonStarting: clockwatch has just started and has no reading yet.
 	ReasonStarting Reason = "starting"
 )
+
+// TriggerReasons are the reasons of the real triggers, in the order the
+// protocol documents them: the one list the server's metrics, its drill
+// validation and `clockwatch drill` use.
+func TriggerReasons() []Reason {
+	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend}
+}
+
+// DrillReasons are the reasons a drill may carry: drill itself and every
+// trigger's.
+func DrillReasons() []Reason { return append([]Reason{ReasonDrill}, TriggerReasons()...) }
 
 // Error codes of error messages.
 const (

@@ -2,6 +2,7 @@ package timesource
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -16,13 +17,34 @@ const (
 	// SecondOpinion sources (the SNTP probes) alert but step nobody down
 	// unless configured to.
 	SecondOpinion
+	// Fallback sources (the kernel) only repeat what a time daemon told
+	// them: their error bound is judged, but their synchronisation only
+	// while no authoritative source answers with a time solution (chronyd
+	// without rtcsync leaves the kernel's STA_UNSYNC set while it
+	// disciplines the clock).
+	Fallback
 )
 
 func (r Role) String() string {
-	if r == SecondOpinion {
+	switch r {
+	case SecondOpinion:
 		return "second_opinion"
+	case Fallback:
+		return "fallback"
 	}
 	return "authoritative"
+}
+
+// ParseRole reads a role as a configuration file names it:
+// "authoritative" or "second_opinion" (a fallback is not configurable).
+func ParseRole(s string) (Role, error) {
+	switch s {
+	case Authoritative.String():
+		return Authoritative, nil
+	case SecondOpinion.String():
+		return SecondOpinion, nil
+	}
+	return 0, fmt.Errorf("must be %q or %q, got %q", Authoritative, SecondOpinion, s)
 }
 
 // Leap is the leap-second status a source announces.
@@ -83,6 +105,35 @@ type Reading struct {
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string
 }
+
+// Noter is what a source implements, besides Source, when its own rich data
+// shows more than a Reading carries (chronyd has no selectable source; what
+// chrony.conf allows): warnings join the health verdict, the rest
+// `clockwatch status`. It is apart from Reading so that a Reading stays a
+// comparable value.
+type Noter interface {
+	Notes() []Note
+}
+
+// Note is one fact about a source for people.
+type Note struct {
+	// Warning makes the note a finding of the health verdict.
+	Warning bool
+	// Label says where it comes from in a report ("chronyd",
+	// "chrony.conf").
+	Label string
+	// Text is a full sentence.
+	Text string
+}
+
+// Line is one labelled line of a source's state in `clockwatch status`.
+type Line struct {
+	Label, Value string
+}
+
+// Pending reports whether the source has not been polled yet: no answer and
+// no failure. A policy waits for a source's first poll before judging.
+func (r Reading) Pending() bool { return !r.Found && !r.Up && r.Err == nil }
 
 // Set is the latest reading of each source, keyed by source name.
 type Set map[string]Reading

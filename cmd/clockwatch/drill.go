@@ -16,7 +16,7 @@ func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 	var reason string
 	cmd.Flag("socket", "Path of clockwatch's stepdown socket; by default where the daemon opens it (stepdown.socket, under RUNTIME_DIRECTORY when that is set).").PlaceHolder("PATH").StringVar(&o.Path)
 	cmd.Flag("reason", "Reason the drill's stepdown carries.").Default("drill").
-		EnumVar(&reason, "drill", "step", "offset", "unsynchronized", "error_bound", "probe_lost", "suspend")
+		EnumVar(&reason, reasonNames(stepdown.DrillReasons())...)
 	cmd.Flag("step", "Simulated step to announce, e.g. --step=-12.4s.").DurationVar(&o.Step)
 	cmd.Flag("hold", "How long the drill holds the stepdown state before the resume.").Default("5s").DurationVar(&o.Hold)
 	cmd.Flag("json", "Print the drill's events as JSON lines.").BoolVar(&o.JSON)
@@ -33,6 +33,14 @@ func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		return 0
 	}}
+}
+
+func reasonNames(rs []stepdown.Reason) []string {
+	names := make([]string, len(rs))
+	for i, r := range rs {
+		names[i] = string(r)
+	}
+	return names
 }
 
 // negativeValueFlags take values that may start with a minus sign.

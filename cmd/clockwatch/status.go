@@ -13,6 +13,7 @@ import (
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 )
@@ -30,7 +31,9 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
 		if cfg.Chrony.Enabled {
 			pollChrony(ctx, cfg.Chrony, &f)
-			f.ChronyAudit = auditRunningChrony(os.DirFS("/proc"), cfg.Chrony.ConfPath)
+		}
+		if cfg.Ntpd.Enabled {
+			pollNtpd(ctx, cfg.Ntpd, &f)
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
@@ -50,7 +53,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 // withUndisciplined adds to v, on a host nobody disciplines, the line the
 // daemon logs at start: its stepdown socket stays in stepdown for good.
 func withUndisciplined(v health.Verdict, f health.Facts, sd server.Config) health.Verdict {
-	if w := health.UndisciplinedWarning(sd); w != "" && health.NobodyDisciplines(f.Chrony != nil, f.Kernel) {
+	if w := health.UndisciplinedWarning(sd); w != "" && health.NobodyDisciplines(f.DaemonAnswers(), f.Kernel) {
 		v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
 		v.Level = max(v.Level, health.Warning)
 	}
@@ -75,18 +78,36 @@ func auditRunningChrony(proc fs.FS, confPath string) []chrony.Finding {
 	return chrony.AuditFindings(path)
 }
 
-// pollChrony asks chronyd once, as the daemon's poller would.
+// pollChrony asks chronyd once, as the daemon's poller would, with the
+// audit of the chrony.conf it runs as the reading's notes.
 func pollChrony(ctx context.Context, cfg chrony.Config, f *health.Facts) {
 	cl := chrony.NewClient(cfg, nil)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
 	d, err := cl.Poll(ctx)
+	snap := chrony.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}
+	r := snap.Reading()
+	r.Role = cfg.SourceRole()
+	f.Notes = append(f.Notes, snap.Notes()...)
+	f.Notes = append(f.Notes, chrony.AuditNotes(auditRunningChrony(os.DirFS("/proc"), cfg.ConfPath))...)
 	if err != nil {
-		f.ChronyErr = err
+		f.AddSource(r)
 		return
 	}
-	f.Chrony = &d
+	f.AddSource(r, d.StatusLines()...)
+}
+
+// pollNtpd asks ntpd once, as the daemon's poller would.
+func pollNtpd(ctx context.Context, cfg ntpd.Config, f *health.Facts) {
+	cl := ntpd.NewClient(cfg.Address, cfg.Timeout)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
+	defer cancel()
+	d, err := cl.Poll(ctx)
+	r := ntpd.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}.Reading()
+	r.Role = cfg.SourceRole()
+	f.AddSource(r)
 }
 
 // recentSteps reads the steps of the last window from the journal; a journal

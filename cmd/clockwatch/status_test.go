@@ -8,8 +8,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // status audits the chrony.conf chronyd runs, and none when chronyd does not
@@ -54,7 +54,7 @@ func TestStatusSaysUndisciplined(t *testing.T) {
 		want bool
 	}{
 		{"no time daemon", health.Facts{Kernel: undisciplined}, sd, true},
-		{"chronyd answers", health.Facts{Kernel: undisciplined, Chrony: &chrony.Data{}}, sd, false},
+		{"chronyd answers", health.Facts{Kernel: undisciplined, Sources: timesource.Set{"chrony": {Source: "chrony", Found: true, Up: true, HasData: true}}}, sd, false},
 		{"triggers off", health.Facts{Kernel: undisciplined}, off, false},
 	} {
 		v := withUndisciplined(health.Verdict{}, tc.f, tc.sd)

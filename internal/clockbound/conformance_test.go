@@ -187,13 +187,13 @@ func TestClockBoundConformance(t *testing.T) {
 	reading.Up = false
 	check("chrony lost", 2, 4*time.Millisecond)
 	reading.Up = true
-	sd.Offset(5) // a stepdown that is no disruption
+	sd.Reading(chronyOffset(5)) // a stepdown that is no disruption
 	check("offset stepdown", 0, 4*time.Millisecond)
 	for deadline := time.Now().Add(10 * time.Second); sd.Status().State != stepdown.StateOK; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no resume after the offset stepdown")
 		}
-		sd.Offset(0)
+		sd.Reading(chronyOffset(0))
 	}
 	check("resumed", 1, 4*time.Millisecond)
 	if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonStep, Hold: time.Millisecond}); err != nil {
@@ -202,4 +202,12 @@ func TestClockBoundConformance(t *testing.T) {
 	check("drill of a step", 3, 4*time.Millisecond)
 	sd.Suspended(time.Minute)
 	check("suspend", 3, 4*time.Millisecond)
+}
+
+// chronyOffset is a reading of an answering, synchronised chronyd that
+// estimates the clock off by seconds: the stepdown server's offset input.
+func chronyOffset(seconds float64) timesource.Reading {
+	off := time.Duration(seconds * float64(time.Second))
+	return timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true,
+		Offset: off, ErrorBound: off.Abs() + time.Millisecond}
 }

@@ -62,10 +62,10 @@ func TestClockBoundRustReader(t *testing.T) {
 	}{
 		{"synchronised", func() {}, "Synchronized"},
 		{"chrony lost", func() { reading.Up = false }, "FreeRunning"},
-		{"offset stepdown", func() { reading.Up = true; sd.Offset(5) }, "Unknown"},
+		{"offset stepdown", func() { reading.Up = true; sd.Reading(chronyOffset(5)) }, "Unknown"},
 		{"resumed", func() {
 			for sd.Status().State != stepdown.StateOK {
-				sd.Offset(0)
+				sd.Reading(chronyOffset(0))
 				time.Sleep(5 * time.Millisecond)
 			}
 		}, "Synchronized"},

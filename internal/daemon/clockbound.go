@@ -5,11 +5,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/timesources"
-	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 	"github.com/clockwatch/clockwatch/timesource"
 )
@@ -52,31 +51,21 @@ func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *serv
 	return clockbound.NewPublisher(cfg, seg, opts), nil
 }
 
-// authoritativeReadings adapts today's time-source state to the normalised
-// readings the segment takes: chrony's status, when chrony is polled.
+// authoritativeReadings gives the segment the readings the stepdown policy
+// judges (it keeps the authoritative ones). ptp4l's is left out: with
+// hardware timestamping it bounds the PTP hardware clock, not
+// CLOCK_REALTIME, and phc2sys's offset is not visible to clockwatch.
 func authoritativeReadings(sources *timesources.Sources) func() []timesource.Reading {
 	return func() []timesource.Reading {
-		if sources == nil || sources.Chrony == nil {
+		if sources == nil {
 			return nil
 		}
-		return []timesource.Reading{chronyReading(sources.Chrony.Status())}
+		var rs []timesource.Reading
+		for _, r := range sources.Readings().Sorted() {
+			if r.Source != ptp.SourceName {
+				rs = append(rs, r)
+			}
+		}
+		return rs
 	}
 }
-
-// chronyReading is one chrony status as a timesource.Reading.
-func chronyReading(st chrony.Status) timesource.Reading {
-	r := timesource.Reading{Source: server.ChronySource, Role: timesource.Authoritative, Found: st.Valid, Up: st.Up, Err: st.Err,
-		HasData: st.Valid, Synchronized: st.Synchronised, Offset: seconds(st.SystemOffset), ErrorBound: seconds(st.ErrorBound),
-		LastSuccess: st.LastSuccess}
-	switch st.Leap {
-	case chrony.LeapInsertSecond:
-		r.Leap = timesource.LeapInsert
-	case chrony.LeapDeleteSecond:
-		r.Leap = timesource.LeapDelete
-	case chrony.LeapUnsynchronised:
-		r.Leap = timesource.LeapUnsynchronized
-	}
-	return r
-}
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

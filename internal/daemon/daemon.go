@@ -126,7 +126,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	}
 	if cfg.Stepdown.Enabled {
-		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.ChronyReading, cfg.Chrony.PollInterval, d.logger)
+		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.Readings, sources.Names(), steps.Journal.Dir(),
+			cfg.Chrony.PollInterval, d.logger)
 		if err != nil {
 			return err
 		}
@@ -389,8 +390,9 @@ func (d *Daemon) Reload() bool {
 // thresholds in force now.
 func (d *Daemon) verdict(sources *timesources.Sources) health.Verdict {
 	f := health.Gather(d.opts.Clocks, d.opts.Timex)
-	if sources.Chrony != nil {
-		f.AddChrony(sources.Chrony.Snapshot())
+	for _, r := range sources.Readings() {
+		f.AddSource(r)
 	}
+	f.Notes = sources.Notes()
 	return health.Judge(f, d.cfg.Load().Health)
 }

@@ -175,6 +175,7 @@ func TestFailedStartLeavesNoSocket(t *testing.T) {
 	cfg := config.Default()
 	cfg.Journal.Dir = filepath.Join(dir, "state")
 	cfg.Stepdown.Socket = filepath.Join(dir, "run", "stepdown.sock")
+	cfg.ClockBound.Path = filepath.Join(dir, "run", "clockbound", "shm0") // never the host's /run/clockwatch
 	cfg.Chrony.Enabled = false
 	d := New(&cfg, Options{Web: webConfig(busy.Addr().String()), Clocks: &steppableClocks{gap: 1_790_000_000e9}},
 		slog.New(slog.DiscardHandler))

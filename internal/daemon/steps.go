@@ -37,7 +37,9 @@ type Steps struct {
 	Sampler *step.Sampler
 
 	journalSub *bus.Subscription[step.Event]
-	log        *slog.Logger
+	// firstDurable is closed once the first sample's events are on Durable.
+	firstDurable chan struct{}
+	log          *slog.Logger
 }
 
 // NewSteps builds the pipeline. cfg and jcfg must have passed Validate;
@@ -52,7 +54,7 @@ func NewSteps(cfg step.Config, jcfg journal.Config, clocks probe.ClockReader, lo
 	b := bus.New[step.Event]()
 	w := probe.NewClockSetWatcher()
 	det := step.NewDetector(cfg, j.State())
-	s := &Steps{Bus: b, Durable: bus.New[step.Event](), Journal: j, Watcher: w, log: logger}
+	s := &Steps{Bus: b, Durable: bus.New[step.Event](), Journal: j, Watcher: w, firstDurable: make(chan struct{}), log: logger}
 	// The journal subscribes before the sampler starts, so it misses
 	// nothing.
 	s.journalSub = b.Subscribe(journalBuffer)
@@ -91,6 +93,7 @@ func (s *Steps) Tasks() []func(context.Context) error {
 			select {
 			case <-s.Sampler.Ready():
 				s.drainQueued()
+				close(s.firstDurable)
 				snap := s.Sampler.Gauges().Load()
 				s.Journal.SaveBaseline(snap.Sample, snap.State)
 			case <-ctx.Done():
@@ -117,6 +120,11 @@ func (s *Steps) drainQueued() {
 		}
 	}
 }
+
+// FirstSampleDurable is closed once the events of the first sample (a step
+// made while clockwatch was down) have been written by the journal and
+// published on Durable: a subscriber of Durable then already holds them.
+func (s *Steps) FirstSampleDurable() <-chan struct{} { return s.firstDurable }
 
 // Ready is closed once the first sample has been taken. (The watcher arms
 // within microseconds of its start; a step in between is seen by sampling.)

@@ -3,26 +3,28 @@ package timesources
 import (
 	"context"
 	"log/slog"
+	"sort"
 
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 )
 
 // Sources holds the pollers that are enabled. A nil field is turned off.
 type Sources struct {
-	// Chrony is the chrony poller; its Status() is what the stepdown
-	// triggers read.
+	// Chrony is the chrony poller.
 	Chrony *chrony.Poller
 	// Ntpd is the ntpd poller.
 	Ntpd *ntpd.Poller
 	// NTPProbes is the independent SNTP prober (nil without servers).
 	NTPProbes *sntp.Prober
+	// probeRole is what the probes' readings may do (ntp_probes.role).
+	probeRole timesource.Role
 	// PTP is the ptp4l poller (see EnablePTP).
 	PTP *ptp.Poller
 }
@@ -37,7 +39,7 @@ func (s *Sources) EnablePTP(cfg ptp.Config, logger *slog.Logger) {
 
 // New builds the enabled pollers. The configurations must be valid.
 func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *Sources {
-	s := &Sources{}
+	s := &Sources{probeRole: p.SourceRole()}
 	if c.Enabled {
 		s.Chrony = chrony.NewPoller(c, logger.With("probe", "chrony"))
 	}
@@ -75,15 +77,64 @@ func (s *Sources) Collectors() []prometheus.Collector {
 	return cs
 }
 
-// ChronyReading is the chrony poller's last result for the stepdown
-// server; a zero reading (never valid: chrony absent) when chrony is off.
-func (s *Sources) ChronyReading() server.ChronyReading {
-	if s.Chrony == nil {
-		return server.ChronyReading{}
+// Sources returns the enabled sources that produce normalised readings,
+// by name.
+func (s *Sources) Sources() map[string]timesource.Source {
+	m := map[string]timesource.Source{}
+	if s.Chrony != nil {
+		m[chrony.SourceName] = s.Chrony
 	}
-	st := s.Chrony.Status()
-	return server.ChronyReading{Valid: st.Valid, Up: st.Up, Err: st.Err, SystemOffset: st.SystemOffset,
-		Synchronised: st.Synchronised, ErrorBound: st.ErrorBound}
+	if s.Ntpd != nil {
+		m[ntpd.SourceName] = s.Ntpd
+	}
+	if s.PTP != nil {
+		m[ptp.SourceName] = s.PTP
+	}
+	return m
+}
+
+// Names returns the names of the enabled authoritative sources, sorted:
+// those whose first poll the stepdown state waits for (second opinions
+// cannot step anyone down, so the start does not wait for them).
+func (s *Sources) Names() []string {
+	var names []string
+	for n := range s.Sources() {
+		names = append(names, n)
+	}
+	if s.NTPProbes != nil && s.probeRole == timesource.Authoritative {
+		for _, r := range s.NTPProbes.Readings() {
+			names = append(names, r.Source)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Readings returns the last reading of every enabled source, the probed
+// NTP servers included; it never waits on a daemon.
+func (s *Sources) Readings() timesource.Set {
+	set := timesource.Set{}
+	for n, src := range s.Sources() {
+		set[n] = src.Reading()
+	}
+	if s.NTPProbes != nil {
+		for _, r := range s.NTPProbes.Readings() {
+			set[r.Source] = r
+		}
+	}
+	return set
+}
+
+// Notes returns what the enabled sources' rich data shows beyond their
+// readings (timesource.Noter), for health.
+func (s *Sources) Notes() []timesource.Note {
+	var ns []timesource.Note
+	for _, n := range s.Names() {
+		if nt, ok := s.Sources()[n].(timesource.Noter); ok {
+			ns = append(ns, nt.Notes()...)
+		}
+	}
+	return ns
 }
 
 // Run runs every enabled poller until ctx is done. The pollers never fail

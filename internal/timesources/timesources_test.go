@@ -12,6 +12,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -59,11 +60,25 @@ func TestSources(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Run() = %v", err)
 	}
-	if r := s.ChronyReading(); r.Valid || r.Up || r.Err == nil {
-		t.Errorf("ChronyReading() without chronyd = %+v, want not valid, not up, with the error", r)
+	if r := s.Readings()["chrony"]; r.Found || r.Up || r.Err == nil || r.Pending() {
+		t.Errorf("chrony reading without chronyd = %+v, want not found, not up, with the error", r)
 	}
-	if r := (&Sources{}).ChronyReading(); r.Valid || r.Err != nil {
-		t.Errorf("ChronyReading() with chrony off = %+v, want zero", r)
+	if names := s.Names(); len(names) != 2 || names[0] != "chrony" || names[1] != "ptp4l" {
+		t.Errorf("Names() = %v, want [chrony ptp4l]", names)
+	}
+	if r := s.Readings()["ptp4l"]; r.Up || r.Err == nil || r.Pending() {
+		t.Errorf("ptp4l reading without ptp4l = %+v, want down, with the error", r)
+	}
+	probe := s.Readings()["ntp_probe/"+srv.Addr().String()]
+	if probe.Role != timesource.SecondOpinion || !probe.Up || !probe.HasData {
+		t.Errorf("probe reading %+v, want an answering second opinion", probe)
+	}
+	p.Role = sntp.RoleAuthoritative
+	if names := New(c, n, p, slog.New(slog.DiscardHandler)).Names(); len(names) != 2 || names[1] != "ntp_probe/"+srv.Addr().String() {
+		t.Errorf("Names() with authoritative probes = %v, want chrony and the probed server", names)
+	}
+	if set := (&Sources{}).Readings(); len(set) != 0 {
+		t.Errorf("Readings() with every source off = %+v, want none", set)
 	}
 	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up", "clockwatch_ptp4l_up")
 	if err != nil || n2 != 3 {

@@ -158,15 +158,34 @@ local utils = import '../lib/utils.libsonnet';
           // misleads when chronyd runs without rtcsync).
           {
             alert: 'ClockwatchNotSynchronised',
-            expr: 'clockwatch_kernel_synchronized{%(clockwatchSelector)s} == 0' % c,
+            // As the unsynchronized stepdown trigger judges: by the time
+            // daemon's own status while it answers (chronyd: leap status 3,
+            // or no selectable source: with every source lost chronyd keeps
+            // leap status normal), else by the kernel's maxerror (saturated
+            // at 16 s: nothing disciplines the clock). STA_UNSYNC alone is
+            // not enough: chronyd clears it only with rtcsync
+            // (clockwatch_kernel_synchronized is 0 on such hosts).
+            expr: |||
+              max by (%(by)s) (
+                  (clockwatch_chrony_tracking_leap_status{%(clockwatchSelector)s} == 3 and on (%(by)s) clockwatch_chrony_up{%(clockwatchSelector)s} == 1)
+                or
+                  (clockwatch_chrony_selectable_sources{%(clockwatchSelector)s} == 0 and on (%(by)s) clockwatch_chrony_up{%(clockwatchSelector)s} == 1)
+                or
+                  (clockwatch_ntpd_synchronized{%(clockwatchSelector)s} == 0 and on (%(by)s) clockwatch_ntpd_up{%(clockwatchSelector)s} == 1)
+                or
+                  (clockwatch_kernel_maxerror_seconds{%(clockwatchSelector)s} >= 16
+                    unless on (%(by)s) (clockwatch_chrony_up{%(clockwatchSelector)s} == 1 or clockwatch_ntpd_up{%(clockwatchSelector)s} == 1))
+              )
+            ||| % c,
             'for': '10m',
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'The kernel reports the clock as not synchronised.',
+              summary: 'The clock is not synchronised.',
               description: |||
-                The kernel of {{ $labels.instance }} has reported its clock as
-                unsynchronised (STA_UNSYNC or TIME_ERROR) for 10 minutes: no time
-                daemon is disciplining it, so it drifts freely.
+                The clock of {{ $labels.instance }} has not been synchronised for
+                10 minutes: its time daemon reports no time solution or, with no
+                time daemon answering, the kernel's maximum error sits at its 16 s
+                ceiling. Nothing disciplines it, so it drifts freely.
               |||,
             },
           },
@@ -258,8 +277,9 @@ local utils = import '../lib/utils.libsonnet';
               summary: "The kernel's maximum clock error is saturated.",
               description: |||
                 The kernel's maximum error bound on {{ $labels.instance }} has sat
-                at its 16 s ceiling for 10 minutes: nothing has told the kernel the
-                clock is disciplined for at least 9 hours.
+                at its 16 s ceiling for 10 minutes: no time daemon has disciplined
+                the clock since boot, since the clock was last set, or for at
+                least 9 hours.
               |||,
             },
           },

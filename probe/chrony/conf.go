@@ -38,6 +38,9 @@ type Audit struct {
 	MaxSlewRateSet bool
 	// LeapSecMode is chronyd's leapsecmode ("system" when not set).
 	LeapSecMode string
+	// RTCSync reports whether rtcsync is configured. Without it chronyd on
+	// Linux never clears the kernel's STA_UNSYNC flag.
+	RTCSync bool
 }
 
 // MakeStep is a makestep directive.
@@ -94,6 +97,9 @@ func (a *Audit) Findings() []Finding {
 		f = append(f, Finding{Text: fmt.Sprintf(
 			"%s:%d has \"makestep %g %d\": chronyd may step the clock only in its first %d clock updates after it starts, and slews afterwards.",
 			m.File, m.Line, m.Threshold, m.Limit, m.Limit)})
+	}
+	if !a.RTCSync {
+		f = append(f, Finding{Text: "There is no rtcsync directive: chronyd leaves the kernel's STA_UNSYNC flag set while it disciplines the clock, so the kernel (adjtimex, clockwatch_kernel_synchronized, timedatectl's \"System clock synchronized\") says unsynchronised, and the real-time clock is not kept in step. clockwatch judges synchronisation by chronyd's own status and the kernel's maxerror, so this changes none of its verdicts; add \"rtcsync\" for tools that read the kernel's flag."})
 	}
 	f = append(f, Finding{Text: fmt.Sprintf(
 		"chronyd slews the clock by at most %.6g s per second (maxslewrate %.6g ppm): correcting a 1 s offset takes at least %.0f s.",
@@ -167,6 +173,8 @@ func (a *Audit) readFile(fsys fs.FS, p string, depth int) error {
 			// chronyd caps the rate at its default.
 			a.MaxSlewRate = min(r*1e-6, DefaultMaxSlewRate)
 			a.MaxSlewRateSet = true
+		case "rtcsync":
+			a.RTCSync = true
 		case "leapsecmode":
 			if len(args) == 1 {
 				a.LeapSecMode = strings.ToLower(args[0])

@@ -118,7 +118,7 @@ func TestFindings(t *testing.T) {
 	}{
 		{
 			name: "runtime step and kernel leap second",
-			a:    Audit{MakeStep: &MakeStep{Threshold: 0.1, Limit: -1, File: "/etc/chrony/conf.d/x.conf", Line: 4}, MaxSlewRate: DefaultMaxSlewRate, LeapSecMode: "system"},
+			a:    Audit{MakeStep: &MakeStep{Threshold: 0.1, Limit: -1, File: "/etc/chrony/conf.d/x.conf", Line: 4}, MaxSlewRate: DefaultMaxSlewRate, LeapSecMode: "system", RTCSync: true},
 			want: []Finding{
 				{Warning: true, Text: `/etc/chrony/conf.d/x.conf:4 has "makestep 0.1 -1": chronyd may step the clock at any time when its offset exceeds 0.1 s, which breaks leases, locks and timeouts that trust the wall clock. Change it to "makestep 0.1 3" so that chronyd steps only in its first three clock updates after it starts and slews afterwards.`},
 				{Text: `leapsecmode is "system": at a leap second the kernel steps the clock back by one second. To spread it over hours instead, set "leapsecmode slew" (or "smoothtime 400 0.001 leaponly" on servers) together with "maxslewrate 1000".`},
@@ -127,7 +127,7 @@ func TestFindings(t *testing.T) {
 		},
 		{
 			name: "steps at start only, slewed leap seconds",
-			a:    Audit{MakeStep: &MakeStep{Threshold: 1, Limit: 3, File: "/etc/chrony/chrony.conf", Line: 7}, MaxSlewRate: 1000e-6, LeapSecMode: "slew"},
+			a:    Audit{MakeStep: &MakeStep{Threshold: 1, Limit: 3, File: "/etc/chrony/chrony.conf", Line: 7}, MaxSlewRate: 1000e-6, LeapSecMode: "slew", RTCSync: true},
 			want: []Finding{
 				{Text: `/etc/chrony/chrony.conf:7 has "makestep 1 3": chronyd may step the clock only in its first 3 clock updates after it starts, and slews afterwards.`},
 				{Text: "chronyd slews the clock by at most 0.001 s per second (maxslewrate 1000 ppm): correcting a 1 s offset takes at least 1000 s."},
@@ -138,6 +138,7 @@ func TestFindings(t *testing.T) {
 			a:    Audit{MaxSlewRate: 500e-6, LeapSecMode: "ignore"},
 			want: []Finding{
 				{Text: "There is no makestep directive: chronyd corrects every offset by slewing and never steps the clock after it starts."},
+				{Text: "There is no rtcsync directive: chronyd leaves the kernel's STA_UNSYNC flag set while it disciplines the clock, so the kernel (adjtimex, clockwatch_kernel_synchronized, timedatectl's \"System clock synchronized\") says unsynchronised, and the real-time clock is not kept in step. clockwatch judges synchronisation by chronyd's own status and the kernel's maxerror, so this changes none of its verdicts; add \"rtcsync\" for tools that read the kernel's flag."},
 				{Text: "chronyd slews the clock by at most 0.0005 s per second (maxslewrate 500 ppm): correcting a 1 s offset takes at least 2000 s."},
 			},
 		},
@@ -161,7 +162,7 @@ func TestAuditFindings(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// A real file, through the real file system, with a relative include.
-	conf := "makestep 0.5 -1\ninclude " + filepath.Join(dir, "*.inc") + "\n"
+	conf := "makestep 0.5 -1\nrtcsync\ninclude " + filepath.Join(dir, "*.inc") + "\n"
 	if err := os.WriteFile(missing, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // AddressAuto makes clockwatch find chronyd by itself: its unix socket when
@@ -59,6 +61,20 @@ type Config struct {
 	// runs, span, standard deviation, offset error, residual frequency and
 	// skew. Off by default: they were half of the per-source series.
 	SourceDetails bool `yaml:"source_details"`
+	// Role says what chronyd's readings may do: "authoritative" (the
+	// default: they may trigger a stepdown) or "second_opinion" (judged
+	// and alerted on, never a stepdown).
+	Role string `yaml:"role"`
+}
+
+// SourceRole is Role as a timesource.Role (authoritative unless valid and
+// second_opinion).
+func (c Config) SourceRole() timesource.Role {
+	r, err := timesource.ParseRole(c.Role)
+	if err != nil {
+		return timesource.Authoritative
+	}
+	return r
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
@@ -70,6 +86,7 @@ func DefaultConfig() Config {
 		MaxPollInterval: 8 * time.Second,
 		Timeout:         500 * time.Millisecond,
 		ConfPath:        "/etc/chrony/chrony.conf",
+		Role:            timesource.Authoritative.String(),
 	}
 }
 
@@ -91,6 +108,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPollInterval < 0 || c.MaxPollInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("chrony.max_poll_interval: must be between 0 (poll every chrony.poll_interval) and 1h, got %s", c.MaxPollInterval))
+	}
+	if _, err := timesource.ParseRole(c.Role); err != nil {
+		errs = append(errs, fmt.Errorf("chrony.role: %w", err))
 	}
 	if c.Timeout < time.Millisecond {
 		errs = append(errs, fmt.Errorf("chrony.timeout: must be at least 1ms, got %s", c.Timeout))

@@ -134,8 +134,10 @@ func TestPollErrors(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, addr, want string }{
+	for _, tc := range []struct{ name, addr, role, want string }{
 		{name: "default", addr: "127.0.0.1:123"},
+		{name: "second opinion", addr: "127.0.0.1:123", role: "second_opinion"},
+		{name: "bad role", addr: "127.0.0.1:123", role: "judge", want: `ntpd.role: must be "authoritative" or "second_opinion", got "judge"`},
 		{name: "ipv6", addr: "[::1]:123"},
 		{name: "localhost", addr: "localhost:123"},
 		{name: "remote", addr: "192.0.2.1:123", want: `ntpd.address: must be on loopback (mode 6 is for the local ntpd), got "192.0.2.1:123"`},
@@ -145,6 +147,9 @@ func TestConfigValidate(t *testing.T) {
 			t.Parallel()
 			c := DefaultConfig()
 			c.Address = tc.addr
+			if tc.role != "" {
+				c.Role = tc.role
+			}
 			got := ""
 			if err := c.Validate(); err != nil {
 				got = err.Error()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Config is the `ntpd:` section of clockwatch's configuration.
@@ -19,17 +21,34 @@ type Config struct {
 	PollInterval time.Duration `yaml:"poll_interval"`
 	// Timeout bounds each request.
 	Timeout time.Duration `yaml:"timeout"`
+	// Role says what ntpd's readings may do: "authoritative" (the
+	// default: they may trigger a stepdown) or "second_opinion".
+	Role string `yaml:"role"`
+}
+
+// SourceRole is Role as a timesource.Role (authoritative unless valid and
+// second_opinion).
+func (c Config) SourceRole() timesource.Role {
+	r, err := timesource.ParseRole(c.Role)
+	if err != nil {
+		return timesource.Authoritative
+	}
+	return r
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Address: "127.0.0.1:123", PollInterval: 5 * time.Second, Timeout: 500 * time.Millisecond}
+	return Config{Address: "127.0.0.1:123", PollInterval: 5 * time.Second, Timeout: 500 * time.Millisecond,
+		Role: timesource.Authoritative.String()}
 }
 
 // Validate reports every problem, naming each field by its YAML path under
 // `ntpd:`.
 func (c Config) Validate() error {
 	var errs []error
+	if _, err := timesource.ParseRole(c.Role); err != nil {
+		errs = append(errs, fmt.Errorf("ntpd.role: %w", err))
+	}
 	if host, port, err := net.SplitHostPort(c.Address); err != nil || port == "" {
 		errs = append(errs, fmt.Errorf("ntpd.address: must be host:port, got %q", c.Address))
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {

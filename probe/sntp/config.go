@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Config is the `ntp_probes:` section of clockwatch's configuration.
@@ -22,6 +24,11 @@ type Config struct {
 	SampleSpacing time.Duration `yaml:"sample_spacing"`
 	// Timeout bounds each query.
 	Timeout time.Duration `yaml:"timeout"`
+	// Role says what the probes' readings may do: "second_opinion" (the
+	// default) judges them in the health verdict and alerts, but steps no
+	// one down; "authoritative" lets a server's offset, error bound or
+	// loss trigger a stepdown like a time daemon's.
+	Role string `yaml:"role"`
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
@@ -31,6 +38,7 @@ func DefaultConfig() Config {
 		Samples:       4,
 		SampleSpacing: 2 * time.Second,
 		Timeout:       time.Second,
+		Role:          RoleSecondOpinion,
 	}
 }
 
@@ -59,6 +67,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < time.Millisecond || c.Timeout > time.Minute {
 		errs = append(errs, fmt.Errorf("ntp_probes.timeout: must be between 1ms and 1m, got %s", c.Timeout))
+	}
+	if _, err := timesource.ParseRole(c.Role); err != nil {
+		errs = append(errs, fmt.Errorf("ntp_probes.role: %w", err))
 	}
 	if c.Interval > 0 && c.Samples >= 1 && c.Timeout > 0 && c.SampleSpacing >= 0 {
 		if round := time.Duration(c.Samples)*c.Timeout + time.Duration(c.Samples-1)*c.SampleSpacing; round > c.Interval {

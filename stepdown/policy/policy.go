@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Config holds the hold-down period and the triggers. The server's config
@@ -121,6 +124,13 @@ type Status struct {
 	Drill  bool
 }
 
+// Condition is one trigger holding for one source: what keeps the state in
+// stepdown until it clears.
+type Condition struct {
+	Reason stepdown.Reason `json:"reason"`
+	Source string          `json:"source"`
+}
+
 // Policy is the state machine. The zero value is not usable; call New. It is
 // not safe for concurrent use: the server serialises calls.
 type Policy struct {
@@ -129,28 +139,57 @@ type Policy struct {
 	reason stepdown.Reason
 	epoch  uint64
 
-	// active conditions: offset, error bound, per-source unsync, per-probe
-	// failures. A step is instantaneous and only moves lastBad.
-	offsetBad      bool
-	errorBad       map[string]bool          // source → error bound over the threshold
-	unsyncSince    map[string]time.Duration // source → first unsynchronised report
-	unsyncFired    map[string]bool
-	probeFailSince map[string]time.Duration
-	probeFired     map[string]bool
-	lastBad        time.Duration
-	haveBad        bool
+	// active are the conditions holding now, with when each began to
+	// hold; pending the grace conditions (unsynchronized, probe_lost) seen
+	// but not yet for longer than their grace, with their first report. A
+	// step or a suspend is instantaneous and only moves lastBad.
+	active  map[Condition]time.Duration
+	pending map[Condition]time.Duration
+	lastBad time.Duration
+	haveBad bool
+
+	// The evidence. expect are the sources whose first report the state
+	// waits for (none: the first report of any); awaiting those still
+	// silent; started is set once all have reported. reported is each
+	// source's last report, polled the sources fed as readings (a resume
+	// waits for a reading of each taken after the last bad moment).
+	expect   []string
+	awaiting map[string]bool
+	started  bool
+	reported map[string]time.Duration
+	polled   map[string]bool
+	// known are the sources found in this boot (by this process or, after
+	// a restart, by the one before): one that stops answering is lost,
+	// not absent. daemonUp are the authoritative sources answering with a
+	// time solution: while one does, a fallback's synchronisation is not
+	// judged.
+	known     map[string]bool
+	daemonUp  map[string]bool
+	fallbacks map[string]bool
 
 	// drill in progress: stepdown because of a drill only.
 	drillUntil time.Duration
 }
 
 // New returns a policy in state unknown (reason starting) with the given
-// epoch. It becomes ok at the first ProbeOK unless a condition holds.
+// epoch. It leaves that state once every source given to Await has
+// reported (or, without Await, at the first report of any), for stepdown if
+// a condition holds, else for ok.
 func New(cfg Config, epoch uint64) *Policy {
 	return &Policy{
 		cfg: cfg, state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
-		unsyncSince: map[string]time.Duration{}, unsyncFired: map[string]bool{}, errorBad: map[string]bool{},
-		probeFailSince: map[string]time.Duration{}, probeFired: map[string]bool{},
+		active: map[Condition]time.Duration{}, pending: map[Condition]time.Duration{},
+		awaiting: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
+		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
+	}
+}
+
+// Await names the sources whose first reading (or failure) the state waits
+// for before it leaves unknown. Call it before feeding anything.
+func (p *Policy) Await(sources ...string) {
+	p.expect = append(p.expect, sources...)
+	for _, s := range sources {
+		p.awaiting[s] = true
 	}
 }
 
@@ -159,26 +198,33 @@ func New(cfg Config, epoch uint64) *Policy {
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
 	p.cfg = cfg
-	if !cfg.Triggers.Offset.Enabled {
-		p.offsetBad = false
+	off := map[stepdown.Reason]bool{
+		stepdown.ReasonOffset:         !cfg.Triggers.Offset.Enabled,
+		stepdown.ReasonErrorBound:     !cfg.Triggers.ErrorBound.Enabled,
+		stepdown.ReasonUnsynchronized: !cfg.Triggers.Unsynchronized.Enabled,
+		stepdown.ReasonProbeLost:      !cfg.Triggers.ProbeLost.Enabled,
 	}
-	if !cfg.Triggers.ErrorBound.Enabled {
-		clear(p.errorBad)
+	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
+		for c := range m {
+			if off[c.Reason] {
+				delete(m, c)
+			}
+		}
 	}
-	if !cfg.Triggers.Unsynchronized.Enabled {
-		clear(p.unsyncSince)
-		clear(p.unsyncFired)
-	}
-	if !cfg.Triggers.ProbeLost.Enabled {
-		clear(p.probeFailSince)
-		clear(p.probeFired)
-	}
+	p.updateReason()
 }
 
-// Status returns the current state.
+// Status returns the current state. Its reason is the condition holding now
+// (the latest to begin when several hold), else the last that held.
 func (p *Policy) Status() Status {
 	return Status{State: p.state, Reason: p.reason, Epoch: p.epoch, Drill: p.state == stepdown.StateStepdown && p.reason == stepdown.ReasonDrill}
 }
+
+// Started reports whether every awaited source has reported.
+func (p *Policy) Started() bool { return p.started }
+
+// Conditions returns the conditions holding now, sorted.
+func (p *Policy) Conditions() []Condition { return sortedConds(p.active) }
 
 // Step is a wall-clock step seen by the step detector.
 type Step struct {
@@ -190,11 +236,14 @@ type Step struct {
 	WallBefore, WallAfter time.Time
 	// Epoch is the step detector's epoch after this step (0: unchanged).
 	Epoch uint64
-	// How says how the step was seen (e.g. "timerfd", "sample").
+	// How says how the step was seen (e.g. "timerfd", "sample",
+	// "restart": while clockwatch was not running).
 	How string
 }
 
 // Step feeds a step. Steps at or below the threshold only update the epoch.
+// A step seen at restart is a trigger like any other: its hold-down counts
+// from when it was seen.
 func (p *Policy) Step(s Step) []Event {
 	if s.Epoch != 0 {
 		p.epoch = s.Epoch
@@ -207,31 +256,116 @@ func (p *Policy) Step(s Step) []Event {
 	e.StepSeconds = stepdown.Float(s.Seconds)
 	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How
 	e.Detail = fmt.Sprintf("wall clock stepped by %s", time.Duration(s.Seconds*float64(time.Second)))
+	if s.How == "restart" {
+		e.Detail += " while clockwatch was not running"
+	}
 	return []Event{e}
 }
 
-// Offset feeds chrony's estimate of the system clock's offset, in seconds.
-func (p *Policy) Offset(seconds float64, mono time.Duration) []Event {
+// Readings feeds one poll of every source: the authoritative and
+// second-opinion sources first, then the fallbacks (the kernel), whose
+// synchronisation is judged only when no authoritative source answers.
+func (p *Policy) Readings(set timesource.Set, mono time.Duration) []Event {
+	var out []Event
+	rs := set.Sorted()
+	for _, r := range rs {
+		if r.Role != timesource.Fallback {
+			out = append(out, p.Reading(r, mono)...)
+		}
+	}
+	for _, r := range rs {
+		if r.Role == timesource.Fallback {
+			out = append(out, p.Reading(r, mono)...)
+		}
+	}
+	return out
+}
+
+// Reading feeds one normalised reading. A source not yet polled counts for
+// nothing; one that has never answered in this boot is absent and raises
+// nothing; one that stops answering is a probe failure; a second opinion
+// only counts as evidence. Offset, error bound and synchronisation are judged
+// per source. A fallback's synchronisation counts only while no
+// authoritative source answers with a time solution: the kernel's status
+// says what a daemon told it (chronyd leaves STA_UNSYNC set without rtcsync),
+// so its maxerror speaks only for a clock nobody else describes.
+func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
+	name := r.Source
+	if r.Pending() {
+		return p.Tick(mono)
+	}
+	p.polled[name] = true
+	var out []Event
+	if r.Role == timesource.SecondOpinion {
+		// Judged by health and the alerts; here evidence only, whatever
+		// it says, lost or not.
+		out = append(out, p.evidence(name, mono)...)
+		return append(out, p.Tick(mono)...)
+	}
+	switch {
+	case !r.Found && !p.known[name]:
+		delete(p.daemonUp, name)
+		out = append(out, p.evidence(name, mono)...)
+		return append(out, p.Tick(mono)...)
+	case !r.Up || !r.Found:
+		delete(p.daemonUp, name)
+		err := r.Err
+		if err == nil {
+			err = errors.New("no answer")
+		}
+		out = append(out, p.ProbeFailed(name, err, mono)...)
+		return append(out, p.evidence(name, mono)...)
+	}
+	p.known[name] = true
+	if r.Role == timesource.Fallback {
+		p.fallbacks[name] = true
+	}
+	out = append(out, p.probeOK(name, mono)...)
+	if r.Role == timesource.Authoritative && r.HasData {
+		p.daemonUp[name] = true
+		// The daemon's own status decides from now on: what a fallback
+		// said while none answered (at start, chronyd's first poll not
+		// yet in) no longer counts.
+		for f := range p.fallbacks {
+			c := Condition{stepdown.ReasonUnsynchronized, f}
+			delete(p.pending, c)
+			p.clearCond(c, mono)
+		}
+	} else {
+		delete(p.daemonUp, name)
+	}
+	synced := r.HasData && r.Synchronized
+	if r.Role == timesource.Fallback && len(p.daemonUp) > 0 {
+		synced = true // judged from the daemon's own status instead
+	}
+	out = append(out, p.Synchronized(synced, name, mono)...)
+	if r.HasData {
+		if r.Role != timesource.Fallback {
+			out = append(out, p.Offset(r.Offset.Seconds(), name, mono)...)
+		}
+		out = append(out, p.ErrorBound(r.ErrorBound.Seconds(), name, mono)...)
+	}
+	out = append(out, p.evidence(name, mono)...)
+	return append(out, p.Tick(mono)...)
+}
+
+// Offset feeds source's estimate of the system clock's offset, in seconds.
+func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Event {
 	t := p.cfg.Triggers.Offset
 	if !t.Enabled {
 		return p.Tick(mono)
 	}
-	was := p.offsetBad
-	p.offsetBad = math.IsNaN(seconds) || math.Abs(seconds) > t.Threshold.Seconds()
-	if !p.offsetBad {
-		if was {
-			p.bad(mono) // healthy from now on: hold-down counts from here
-		}
+	c := Condition{stepdown.ReasonOffset, source}
+	if !(math.IsNaN(seconds) || math.Abs(seconds) > t.Threshold.Seconds()) {
+		p.clearCond(c, mono)
 		return p.Tick(mono)
 	}
-	p.bad(mono)
-	if was {
+	e, fired := p.hold(c, mono)
+	if !fired {
 		return nil
 	}
-	e := p.stepdownEvent(stepdown.ReasonOffset, mono)
 	e.OffsetSeconds = stepdown.Float(seconds)
-	e.Source = "chrony"
-	e.Detail = fmt.Sprintf("system clock offset %s is over %s", time.Duration(seconds*float64(time.Second)), t.Threshold)
+	e.Detail = fmt.Sprintf("system clock offset %s from %s is over %s", time.Duration(seconds*float64(time.Second)), source, t.Threshold)
 	return []Event{e}
 }
 
@@ -242,23 +376,16 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 	if !t.Enabled {
 		return p.Tick(mono)
 	}
-	was := p.errorBad[source]
-	bad := math.IsNaN(seconds) || seconds > t.Threshold.Seconds()
-	if !bad {
-		if was {
-			delete(p.errorBad, source)
-			p.bad(mono)
-		}
+	c := Condition{stepdown.ReasonErrorBound, source}
+	if !(math.IsNaN(seconds) || seconds > t.Threshold.Seconds()) {
+		p.clearCond(c, mono)
 		return p.Tick(mono)
 	}
-	p.errorBad[source] = true
-	p.bad(mono)
-	if was {
+	e, fired := p.hold(c, mono)
+	if !fired {
 		return nil
 	}
-	e := p.stepdownEvent(stepdown.ReasonErrorBound, mono)
 	e.ErrorBoundSeconds = stepdown.Float(seconds)
-	e.Source = source
 	e.Detail = fmt.Sprintf("clock error bound %s from %s is over %s", time.Duration(seconds*float64(time.Second)), source, t.Threshold)
 	return []Event{e}
 }
@@ -281,47 +408,91 @@ func (p *Policy) Synchronized(synced bool, source string, mono time.Duration) []
 	if !p.cfg.Triggers.Unsynchronized.Enabled {
 		return p.Tick(mono)
 	}
+	c := Condition{stepdown.ReasonUnsynchronized, source}
 	if synced {
-		if p.unsyncFired[source] {
-			p.bad(mono)
-		}
-		delete(p.unsyncSince, source)
-		delete(p.unsyncFired, source)
+		delete(p.pending, c)
+		p.clearCond(c, mono)
 		return p.Tick(mono)
 	}
-	if _, ok := p.unsyncSince[source]; !ok {
-		p.unsyncSince[source] = mono
+	if _, ok := p.pending[c]; !ok {
+		if _, ok := p.active[c]; !ok {
+			p.pending[c] = mono
+		}
 	}
 	return p.Tick(mono)
 }
 
-// ProbeOK reports that the named probe produced a good reading. The first
-// one takes the policy out of its starting state.
+// ProbeOK reports that the named probe (or source) produced a good reading:
+// it counts as that source's evidence.
 func (p *Policy) ProbeOK(name string, mono time.Duration) []Event {
-	if p.probeFired[name] {
-		p.bad(mono)
-	}
-	delete(p.probeFailSince, name)
-	delete(p.probeFired, name)
-	if p.state == stepdown.StateUnknown && p.reason == stepdown.ReasonStarting {
-		if ev := p.Tick(mono); len(ev) > 0 || p.state != stepdown.StateUnknown {
-			return ev
-		}
-		p.state, p.reason = stepdown.StateOK, ""
-		return []Event{{Type: stepdown.TypeResume, State: stepdown.StateOK, Reason: stepdown.ReasonStarting, Epoch: p.epoch, Mono: mono, Detail: "clockwatch is watching the clock"}}
-	}
-	return p.Tick(mono)
+	out := p.probeOK(name, mono)
+	out = append(out, p.evidence(name, mono)...)
+	return append(out, p.Tick(mono)...)
 }
 
-// ProbeFailed reports that the named probe failed.
+func (p *Policy) probeOK(name string, mono time.Duration) []Event {
+	c := Condition{stepdown.ReasonProbeLost, name}
+	delete(p.pending, c)
+	p.clearCond(c, mono)
+	return nil
+}
+
+// ProbeFailed reports that the named probe failed. Its first failure counts
+// as that source's evidence (it is known not to answer).
 func (p *Policy) ProbeFailed(name string, err error, mono time.Duration) []Event {
-	if !p.cfg.Triggers.ProbeLost.Enabled {
-		return p.Tick(mono)
+	if p.cfg.Triggers.ProbeLost.Enabled {
+		c := Condition{stepdown.ReasonProbeLost, name}
+		if _, ok := p.active[c]; !ok {
+			if _, ok := p.pending[c]; !ok {
+				p.pending[c] = mono
+			}
+		}
 	}
-	if _, ok := p.probeFailSince[name]; !ok {
-		p.probeFailSince[name] = mono
+	out := p.evidence(name, mono)
+	return append(out, p.Tick(mono)...)
+}
+
+// evidence records a report from source. When the last awaited source has
+// reported, the start is over: the grace conditions seen meanwhile fire at
+// once (nothing says how long they have held), and with no condition holding
+// the state becomes ok.
+func (p *Policy) evidence(source string, mono time.Duration) []Event {
+	p.reported[source] = mono
+	if p.started {
+		return nil
 	}
-	return p.Tick(mono)
+	delete(p.awaiting, source)
+	if len(p.awaiting) > 0 {
+		return nil
+	}
+	p.started = true
+	// A condition restored from before a restart whose source is no
+	// longer polled (turned off meanwhile) can never clear: drop it.
+	if len(p.expect) > 0 {
+		for _, c := range sortedConds(p.active) {
+			if _, seen := p.reported[c.Source]; !seen && !slices.Contains(p.expect, c.Source) {
+				p.clearCond(c, mono)
+			}
+		}
+	}
+	var out []Event
+	for _, c := range sortedConds(p.pending) {
+		delete(p.pending, c)
+		if e, fired := p.hold(c, mono); fired {
+			e.Detail = fmt.Sprintf("%s at start", p.conditionText(c, 0))
+			out = append(out, e)
+		}
+	}
+	if p.state != stepdown.StateUnknown {
+		return out
+	}
+	p.state, p.reason = stepdown.StateOK, ""
+	detail := "clockwatch is watching the clock"
+	if len(p.expect) > 0 {
+		detail = fmt.Sprintf("every source has reported (%s) and no trigger holds", strings.Join(p.expect, ", "))
+	}
+	return append(out, Event{Type: stepdown.TypeResume, State: stepdown.StateOK, Reason: stepdown.ReasonStarting,
+		Epoch: p.epoch, Mono: mono, Detail: detail})
 }
 
 // Drill starts a drill: a stepdown with Drill set and the given reason and
@@ -341,17 +512,16 @@ func (p *Policy) Drill(reason stepdown.Reason, stepSeconds *float64, hold, mono 
 }
 
 // Tick advances time: grace periods expire, and the hold-down or a drill
-// ends. The server calls it at least once per heartbeat.
+// ends. The server calls it at least once per heartbeat. The state returns to
+// ok only after the start, with no condition holding for the hold-down, and
+// with a reading of every polled source taken since the last bad moment: a
+// resume is always the verdict of fresh evidence, never of silence.
 func (p *Policy) Tick(mono time.Duration) []Event {
 	var out []Event
-	tr := p.cfg.Triggers
-	out = p.expireGrace(out, mono, tr.Unsynchronized, p.unsyncSince, p.unsyncFired, stepdown.ReasonUnsynchronized,
-		func(src string, d time.Duration) string {
-			return fmt.Sprintf("%s has reported the clock unsynchronised for %s", src, d)
-		})
-	out = p.expireGrace(out, mono, tr.ProbeLost, p.probeFailSince, p.probeFired, stepdown.ReasonProbeLost,
-		func(name string, d time.Duration) string { return fmt.Sprintf("probe %s has failed for %s", name, d) })
-	if p.offsetBad || len(p.errorBad) > 0 {
+	if p.started {
+		out = p.expireGrace(out, mono)
+	}
+	if len(p.active) > 0 {
 		p.bad(mono)
 	}
 	if len(out) > 0 || p.state != stepdown.StateStepdown {
@@ -364,7 +534,7 @@ func (p *Policy) Tick(mono time.Duration) []Event {
 		}
 		return out
 	}
-	if p.conditionActive() || mono-p.lastBad < p.cfg.HoldDown {
+	if !p.started || len(p.active) > 0 || mono-p.lastBad < p.cfg.HoldDown || !p.freshSince(p.lastBad) {
 		return out
 	}
 	ended := p.reason
@@ -374,8 +544,54 @@ func (p *Policy) Tick(mono time.Duration) []Event {
 	return out
 }
 
-func (p *Policy) conditionActive() bool {
-	return p.offsetBad || len(p.errorBad) > 0 || len(p.unsyncFired) > 0 || len(p.probeFired) > 0
+// freshSince reports whether every polled source has reported at or after t.
+func (p *Policy) freshSince(t time.Duration) bool {
+	for s := range p.polled {
+		if p.reported[s] < t {
+			return false
+		}
+	}
+	return true
+}
+
+// hold makes c hold from mono. The first time it does, the state moves to
+// stepdown and the event to announce is returned with fired set.
+func (p *Policy) hold(c Condition, mono time.Duration) (Event, bool) {
+	p.bad(mono)
+	if _, ok := p.active[c]; ok {
+		return Event{}, false
+	}
+	p.active[c] = mono
+	e := p.stepdownEvent(c.Reason, mono)
+	e.Source = c.Source
+	return e, true
+}
+
+// clearCond ends c if it held: the hold-down counts from mono, and the
+// reason becomes the condition still holding, if any.
+func (p *Policy) clearCond(c Condition, mono time.Duration) {
+	if _, ok := p.active[c]; !ok {
+		return
+	}
+	delete(p.active, c)
+	p.bad(mono)
+	p.updateReason()
+}
+
+// updateReason makes the reason of a stepdown the latest condition still
+// holding; with none, the last one stays (the hold-down runs on it).
+func (p *Policy) updateReason() {
+	if p.state != stepdown.StateStepdown || p.reason == stepdown.ReasonDrill || len(p.active) == 0 {
+		return
+	}
+	var latest Condition
+	first := true
+	for _, c := range sortedConds(p.active) {
+		if first || p.active[c] > p.active[latest] {
+			latest, first = c, false
+		}
+	}
+	p.reason = latest.Reason
 }
 
 // bad records that the clock was untrustworthy at mono.
@@ -392,33 +608,115 @@ func (p *Policy) stepdownEvent(reason stepdown.Reason, mono time.Duration) Event
 	return Event{Type: stepdown.TypeStepdown, State: stepdown.StateStepdown, Reason: reason, Epoch: p.epoch, Mono: mono}
 }
 
-func sortedKeys(m map[string]time.Duration) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func sortedConds(m map[Condition]time.Duration) []Condition {
+	cs := make([]Condition, 0, len(m))
+	for c := range m {
+		cs = append(cs, c)
 	}
-	sort.Strings(keys)
-	return keys
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].Reason != cs[j].Reason {
+			return cs[i].Reason < cs[j].Reason
+		}
+		return cs[i].Source < cs[j].Source
+	})
+	return cs
 }
 
-// expireGrace handles a trigger with a grace period, kept per source: a
-// source bad for longer than the grace holds the state down, and its first
-// such Tick announces a stepdown.
-func (p *Policy) expireGrace(out []Event, mono time.Duration, g Grace, since map[string]time.Duration,
-	fired map[string]bool, reason stepdown.Reason, detail func(src string, d time.Duration) string) []Event {
-	for _, src := range sortedKeys(since) {
-		d := mono - since[src]
+// conditionText says what a grace condition means, for an event's detail.
+func (p *Policy) conditionText(c Condition, d time.Duration) string {
+	what := ""
+	switch c.Reason {
+	case stepdown.ReasonUnsynchronized:
+		what = fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
+	case stepdown.ReasonProbeLost:
+		what = fmt.Sprintf("probe %s fails", c.Source)
+	default:
+		what = fmt.Sprintf("%s from %s", c.Reason, c.Source)
+	}
+	if d > 0 {
+		what += fmt.Sprintf(" for %s", d)
+	}
+	return what
+}
+
+// expireGrace fires the grace conditions bad for longer than their grace:
+// each holds the state down, and its first such Tick announces a stepdown.
+func (p *Policy) expireGrace(out []Event, mono time.Duration) []Event {
+	for _, c := range sortedConds(p.pending) {
+		var g Grace
+		switch c.Reason {
+		case stepdown.ReasonUnsynchronized:
+			g = p.cfg.Triggers.Unsynchronized
+		case stepdown.ReasonProbeLost:
+			g = p.cfg.Triggers.ProbeLost
+		}
+		d := mono - p.pending[c]
 		if !g.Enabled || d <= g.Grace {
 			continue
 		}
-		p.bad(mono)
-		if !fired[src] {
-			fired[src] = true
-			e := p.stepdownEvent(reason, mono)
-			e.Source = src
-			e.Detail = detail(src, d)
+		delete(p.pending, c)
+		if e, fired := p.hold(c, mono); fired {
+			e.Detail = p.conditionText(c, d)
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// Persisted is what a restart in the same boot needs to carry on where the
+// stopped process left off: the state, the conditions holding, when the
+// hold-down ends, and the sources found. Times are CLOCK_MONOTONIC; the
+// server stores them in BOOTTIME with the boot id.
+type Persisted struct {
+	State      stepdown.State
+	Reason     stepdown.Reason
+	Conditions []Condition
+	// HoldUntil is the earliest monotonic time the state may return to ok,
+	// set when no condition holds any more; zero while one does (the
+	// hold-down starts when the last clears) and outside stepdown.
+	HoldUntil time.Duration
+	// Known are the sources found in this boot.
+	Known []string
+}
+
+// Persisted returns what to persist. A drill is not: a restart ends it.
+func (p *Policy) Persisted() Persisted {
+	var ps Persisted
+	for s := range p.known {
+		ps.Known = append(ps.Known, s)
+	}
+	sort.Strings(ps.Known)
+	if p.state != stepdown.StateStepdown || (p.reason == stepdown.ReasonDrill && len(p.active) == 0) {
+		return ps
+	}
+	ps.State, ps.Reason, ps.Conditions = p.state, p.reason, p.Conditions()
+	if ps.Reason == stepdown.ReasonDrill {
+		ps.Reason = ps.Conditions[0].Reason
+	}
+	if len(p.active) == 0 {
+		ps.HoldUntil = p.lastBad + p.cfg.HoldDown
+	}
+	return ps
+}
+
+// Restore carries on from what a process in the same boot persisted: a
+// stepdown stays a stepdown with its conditions until fresh readings clear
+// them and its hold-down ends; the sources it found count as found. Call it
+// before feeding anything.
+func (p *Policy) Restore(ps Persisted, mono time.Duration) {
+	for _, s := range ps.Known {
+		p.known[s] = true
+	}
+	if ps.State != stepdown.StateStepdown {
+		return
+	}
+	p.state, p.reason = stepdown.StateStepdown, ps.Reason
+	for _, c := range ps.Conditions {
+		p.active[c] = mono
+	}
+	p.lastBad, p.haveBad = mono, true
+	if len(ps.Conditions) == 0 {
+		p.lastBad = ps.HoldUntil - p.cfg.HoldDown
+	}
+	p.updateReason()
 }

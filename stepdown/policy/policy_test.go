@@ -23,7 +23,9 @@ func step(at, secs float64) in {
 func stepEpoch(at, secs float64, epoch uint64) in {
 	return func(p *Policy) []Event { return p.Step(Step{Seconds: secs, Mono: s(at), Epoch: epoch}) }
 }
-func offset(at, secs float64) in { return func(p *Policy) []Event { return p.Offset(secs, s(at)) } }
+func offset(at, secs float64) in {
+	return func(p *Policy) []Event { return p.Offset(secs, "chrony", s(at)) }
+}
 func errBound(at, secs float64) in {
 	return func(p *Policy) []Event { return p.ErrorBound(secs, "chrony", s(at)) }
 }

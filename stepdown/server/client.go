@@ -34,6 +34,9 @@ type client struct {
 	done    chan struct{}
 	once    sync.Once
 	lastAck uint64 // read loop only
+	// helloSeq is the seq of the hello: events after it were sent to this
+	// connection, and only their acks measure the ack latency.
+	helloSeq uint64
 
 	closeCause string // set before a nil entry is queued
 

@@ -4,9 +4,13 @@
 // every subscriber without letting a slow one delay the others, accepts acks
 // and drill requests, and exports metrics about all of it.
 //
-// What to announce is decided by package policy; the daemon feeds the Server
-// through its input methods (Step, Suspended, Chrony, or the finer Offset,
-// Synchronized, ErrorBound, ProbeOK and ProbeFailed), opens the socket early
-// with Listen, and runs it as a task with Run. The wire format is package
-// stepdown's, documented in docs/stepdown-protocol.md.
+// Two parts: the Announcer runs package policy, numbers its events, counts
+// them, keeps the policy's state across restarts (stepdown.json) and hands
+// each announcement to its subscribers; the Server is the unix-socket
+// transport, one subscriber of its Announcer (another transport subscribes
+// through Server.Announcer without touching socket code). The daemon feeds
+// the Server through its input methods (Step, Suspended, Readings, Reading,
+// ProbeOK and ProbeFailed), opens the socket early with Listen, and runs it
+// as a task with Run. The wire format is package stepdown's, documented in
+// docs/stepdown-protocol.md.
 package server

@@ -47,7 +47,7 @@ type metrics struct {
 	subscribers  *prometheus.Desc
 	state        *prometheus.Desc
 	epoch        *prometheus.Desc
-	events       *prometheus.CounterVec
+	events       *prometheus.CounterVec // the announcer's
 	messagesSent *prometheus.CounterVec
 	acks         prometheus.Counter
 	ackLatency   prometheus.Histogram
@@ -63,10 +63,8 @@ func newMetrics(s *Server) *metrics {
 		subscribers: prometheus.NewDesc(MetricSubscribers, "Clients connected to the stepdown socket.", nil, nil),
 		state: prometheus.NewDesc(MetricState,
 			"Stepdown state announced to clients: 1 for the current state, 0 for the others.", []string{"state"}, nil),
-		epoch: prometheus.NewDesc(MetricEpoch, "Clock epoch announced to stepdown clients (counts clock steps, persisted).", nil, nil),
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricEvents,
-			Help: "Stepdown and resume events announced, by type and reason (each is sent to every subscriber)."},
-			[]string{"type", "reason", "drill"}),
+		epoch:  prometheus.NewDesc(MetricEpoch, "Clock epoch announced to stepdown clients (counts clock steps, persisted).", nil, nil),
+		events: s.ann.events,
 		messagesSent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMessagesSent,
 			Help: "Messages queued to stepdown clients, by message type."}, []string{"type"}),
 		acks: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricAcks,
@@ -92,14 +90,6 @@ func newMetrics(s *Server) *metrics {
 	for _, r := range []string{"started", "forbidden", "busy", "bad_request"} {
 		m.drills.WithLabelValues(r)
 	}
-	// Every real trigger's series exists from the start at 0, so that
-	// increase() in an alert sees its first event (drills stay lazy).
-	for _, r := range []stepdown.Reason{stepdown.ReasonStep, stepdown.ReasonOffset, stepdown.ReasonUnsynchronized,
-		stepdown.ReasonErrorBound, stepdown.ReasonProbeLost, stepdown.ReasonSuspend} {
-		m.events.WithLabelValues(stepdown.TypeStepdown, string(r), "false")
-		m.events.WithLabelValues(stepdown.TypeResume, string(r), "false")
-	}
-	m.events.WithLabelValues(stepdown.TypeResume, string(stepdown.ReasonStarting), "false")
 	return m
 }
 

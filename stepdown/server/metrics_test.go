@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/policy"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
@@ -74,4 +75,37 @@ clockwatch_stepdown_subscribers 1
 	if n := testutil.CollectAndCount(s.Collector(), server.MetricAckLatency); n != 1 {
 		t.Errorf("%d ack latency histograms", n)
 	}
+}
+
+// TestAckOfHelloNotTimed acks the seq a hello carries (an event sent before
+// the connection, maybe long ago): counted as an ack, never as a latency.
+func TestAckOfHelloNotTimed(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	s := start(t, cfg, server.Options{})
+	c, hello := dial(t, cfg.Socket)
+	if hello.Seq == 0 {
+		t.Fatalf("hello %v: want the seq of the start's resume", hello)
+	}
+	c.Ack(hello.Seq)
+	waitFor(t, "the ack", func() bool { return metricValue(t, s, server.MetricAcks) == 1 })
+	if n := histogramCount(t, s); n != 0 {
+		t.Errorf("ack latency observed %d times after acking a hello, want 0", n)
+	}
+	s.Step(policy.Step{Seconds: 1})
+	m := next(t, c)
+	c.Ack(m.Seq)
+	waitFor(t, "the second ack", func() bool { return metricValue(t, s, server.MetricAcks) == 2 })
+	if n := histogramCount(t, s); n != 1 {
+		t.Errorf("ack latency observed %d times after acking an event sent, want 1", n)
+	}
+}
+
+func histogramCount(t *testing.T, s *server.Server) uint64 {
+	t.Helper()
+	mf := gather(t, s)[server.MetricAckLatency]
+	if mf == nil {
+		return 0
+	}
+	return mf.GetMetric()[0].GetHistogram().GetSampleCount()
 }

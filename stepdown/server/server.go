@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Limits on what a client may send.
@@ -60,6 +62,17 @@ type Options struct {
 	PID    int
 	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
 	SelfUID uint32
+	// Await names the sources (time sources, "clocks") whose first report
+	// the state waits for before it leaves unknown; empty: the first
+	// report of any.
+	Await []string
+	// StatePath, when set, is where the policy's state is kept so that a
+	// restart in the same boot carries on its stepdown and hold-down
+	// (StateFile in the state directory).
+	StatePath string
+	// Boot names the boot and converts to BOOTTIME for StatePath; nil
+	// reads the real ones.
+	Boot Boot
 }
 
 // Server is the stepdown socket server. Create it with New, start it with Run
@@ -74,17 +87,14 @@ type Server struct {
 	l     net.Listener
 	addr  string
 
+	// ann decides and numbers what to announce; the server is its
+	// unix-socket transport. Lock order: ann's lock, then mu.
+	ann *Announcer
+
 	mu      sync.Mutex
-	pol     *policy.Policy
-	seq     uint64
 	clients map[*client]struct{}
 	fanout  []*client // reused by broadcastLocked
-	sentAt  [ackRing]struct {
-		seq uint64
-		at  time.Duration
-	}
-	closed bool
-	subs   map[chan policy.Event]struct{} // in-process subscribers (subscribe.go)
+	closed  bool
 
 	wg sync.WaitGroup
 }
@@ -115,11 +125,24 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s := &Server{
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
-		pol:     policy.New(cfg.PolicyConfig(), opts.Epoch),
 		clients: map[*client]struct{}{},
 	}
+	s.ann = NewAnnouncer(cfg.PolicyConfig(), AnnouncerOptions{Logger: s.log, Epoch: opts.Epoch, Mono: opts.Mono,
+		Await: opts.Await, StatePath: opts.StatePath, Boot: opts.Boot})
+	s.ann.Subscribe(s.announce)
 	s.met = newMetrics(s)
 	return s, nil
+}
+
+// Announcer is the server's announcer: another transport subscribes to its
+// announcements there.
+func (s *Server) Announcer() *Announcer { return s.ann }
+
+// announce sends one announcement to every client of the socket.
+func (s *Server) announce(a Announcement) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
 }
 
 // Reload applies a new configuration's triggers and hold-down at once. The
@@ -130,9 +153,9 @@ func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return false, err
 	}
+	s.ann.SetConfig(cfg.PolicyConfig())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pol.SetConfig(cfg.PolicyConfig())
 	old := s.cfg
 	old.HoldDown, old.Triggers = cfg.HoldDown, cfg.Triggers
 	s.cfg.HoldDown, s.cfg.Triggers = cfg.HoldDown, cfg.Triggers
@@ -149,11 +172,11 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 func (s *Server) Addr() string { return s.addr }
 
 // Status is the current state.
-func (s *Server) Status() policy.Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pol.Status()
-}
+func (s *Server) Status() policy.Status { return s.ann.Status() }
+
+// Starting reports whether the state still waits for a source's first
+// report.
+func (s *Server) Starting() bool { return s.ann.Starting() }
 
 // Subscribers returns how many clients are connected.
 func (s *Server) Subscribers() int {
@@ -162,9 +185,10 @@ func (s *Server) Subscribers() int {
 }
 
 func (s *Server) snapshot() (int, policy.Status) {
+	st := s.ann.Status()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.clients), s.pol.Status()
+	return len(s.clients), st
 }
 
 // Listen opens the socket now: the one passed by systemd under the name
@@ -308,60 +332,48 @@ func (s *Server) admit(conn *net.UnixConn) {
 		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
 		return
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down")
+	var c *client
+	var refuse func()
+	s.ann.Current(func(st policy.Status, seq uint64) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			refuse = func() { s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down") }
+			return
+		}
+		if ok, why := s.admitLocked(cr, credErr); !ok {
+			refuse = func() {
+				s.log.Warn("stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+				s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
+			}
+			return
+		}
+		// The queue is allocated only for a client admitted.
+		c = &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
+		s.clients[c] = struct{}{}
+		c.raw, _ = conn.SyscallConn()
+		c.directWrite = c.writeDirect
+		c.helloSeq = seq
+		c.enqueue(s.helloLocked(st, seq).AppendLine(nil))
+		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
+		s.wg.Add(2)
+	})
+	if refuse != nil {
+		refuse()
 		return
 	}
-	if ok, why := s.admitLocked(cr, credErr); !ok {
-		s.mu.Unlock()
-		s.log.Warn("stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
-		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
-		return
-	}
-	// The queue is allocated only for a client admitted.
-	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
-	s.clients[c] = struct{}{}
-	c.raw, _ = conn.SyscallConn()
-	c.directWrite = c.writeDirect
-	c.enqueue(s.helloLocked().AppendLine(nil))
-	s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
-	s.wg.Add(2)
-	s.mu.Unlock()
 	s.log.Info("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	go c.writeLoop()
 	go c.readLoop()
 }
 
-func (s *Server) helloLocked() stepdown.Message {
-	st := s.pol.Status()
-	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: s.seq,
+func (s *Server) helloLocked(st policy.Status, seq uint64) stepdown.Message {
+	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: seq,
 		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: s.cfg.HoldDown.Seconds()}
 	if st.State != stepdown.StateOK {
 		m.Reason = st.Reason
 	}
 	return m
-}
-
-// publishLocked numbers events and sends them to every client.
-func (s *Server) publishLocked(evs []policy.Event) {
-	for _, e := range evs {
-		s.seq++
-		s.sentAt[s.seq%ackRing] = struct {
-			seq uint64
-			at  time.Duration
-		}{s.seq, s.opts.Mono()}
-		msg := e.Message(s.seq)
-		drill := "false"
-		if e.Drill {
-			drill = "true"
-		}
-		s.met.events.WithLabelValues(e.Type, string(e.Reason), drill).Inc()
-		s.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "seq", s.seq, "epoch", e.Epoch, "drill", e.Drill, "detail", e.Detail, "subscribers", len(s.clients))
-		s.broadcastLocked(e.Type, msg.AppendLine(nil))
-		s.deliverLocked(e)
-	}
 }
 
 // parallelFanout is the subscriber count above which a broadcast writes
@@ -411,23 +423,19 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 }
 
 func (s *Server) heartbeat() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.publishLocked(s.pol.Tick(s.opts.Mono()))
-	st := s.pol.Status()
-	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.seq, Drill: st.Drill}
-	if st.State != stepdown.StateOK {
-		m.Reason = st.Reason
-	}
-	s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+	s.ann.Tick(func(st policy.Status, seq uint64) {
+		m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
+		if st.State != stepdown.StateOK {
+			m.Reason = st.Reason
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+	})
 }
 
-// input runs f on the policy and publishes what it returns.
-func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.publishLocked(f(s.pol, s.opts.Mono()))
-}
+// input runs f on the policy and announces what it returns.
+func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Event) { s.ann.Input(f) }
 
 // Step feeds a step from the step detector. A zero Mono means now.
 func (s *Server) Step(st policy.Step) {
@@ -439,20 +447,14 @@ func (s *Server) Step(st policy.Step) {
 	})
 }
 
-// Offset feeds chrony's system clock offset, in seconds.
-func (s *Server) Offset(seconds float64) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Offset(seconds, now) })
+// Readings feeds one poll of every time source (see policy.Readings).
+func (s *Server) Readings(set timesource.Set) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Readings(set, now) })
 }
 
-// Synchronized feeds whether source ("chrony", "kernel") reports the clock
-// synchronised.
-func (s *Server) Synchronized(synced bool, source string) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Synchronized(synced, source, now) })
-}
-
-// ErrorBound feeds the clock's error bound from source, in seconds.
-func (s *Server) ErrorBound(seconds float64, source string) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ErrorBound(seconds, source, now) })
+// Reading feeds one reading of one time source.
+func (s *Server) Reading(r timesource.Reading) {
+	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Reading(r, now) })
 }
 
 // ProbeOK reports a good reading from the named probe.
@@ -468,67 +470,6 @@ func (s *Server) ProbeFailed(name string, err error) {
 // Suspended feeds a resume from suspend: the machine was suspended for d.
 func (s *Server) Suspended(d time.Duration) {
 	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Suspend(d, now) })
-}
-
-// ChronyReading is what the stepdown triggers need from one poll of chronyd.
-type ChronyReading struct {
-	// Valid is true once any poll has succeeded; Up when the last one did.
-	Valid, Up bool
-	// Err is why the last poll failed.
-	Err error
-	// SystemOffset is the local clock minus true time, in seconds.
-	SystemOffset float64
-	// Synchronised is chronyd's view (leap status not unsynchronised).
-	Synchronised bool
-	// ErrorBound is |offset| + root dispersion + root delay/2, in seconds.
-	ErrorBound float64
-}
-
-// ChronySource is the source and probe name chrony readings are filed under.
-const ChronySource = "chrony"
-
-// Chrony feeds one chrony reading: offset, synchronisation and error bound
-// when the poll succeeded, a probe failure when it did not. A chronyd that
-// has never answered is taken to be absent, not lost: only losing a chronyd
-// that worked counts toward the probe_lost trigger, so a machine without
-// chrony is not held in stepdown forever.
-func (s *Server) Chrony(r ChronyReading) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
-		switch {
-		case !r.Valid:
-			return p.Tick(now)
-		case !r.Up:
-			err := r.Err
-			if err == nil {
-				err = errors.New("chronyd did not answer")
-			}
-			return p.ProbeFailed(ChronySource, err, now)
-		}
-		var evs []policy.Event
-		evs = append(evs, p.ProbeOK(ChronySource, now)...)
-		evs = append(evs, p.Offset(r.SystemOffset, now)...)
-		evs = append(evs, p.Synchronized(r.Synchronised, ChronySource, now)...)
-		evs = append(evs, p.ErrorBound(r.ErrorBound, ChronySource, now)...)
-		return evs
-	})
-}
-
-// KernelSource is the source and probe name kernel readings are filed under.
-const KernelSource = "kernel"
-
-// Kernel feeds one adjtimex reading: whether the kernel considers the clock
-// synchronised (STA_UNSYNC clear) and its maximum error, or the read error.
-func (s *Server) Kernel(synced bool, maxError time.Duration, err error) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
-		if err != nil {
-			return p.ProbeFailed(KernelSource, err, now)
-		}
-		var evs []policy.Event
-		evs = append(evs, p.ProbeOK(KernelSource, now)...)
-		evs = append(evs, p.Synchronized(synced, KernelSource, now)...)
-		evs = append(evs, p.ErrorBound(maxError.Seconds(), KernelSource, now)...)
-		return evs
-	})
 }
 
 // DrillRequest is what a drill asks for.
@@ -552,18 +493,8 @@ func (s *Server) Drill(r DrillRequest) error {
 	if r.Hold < 0 || r.Hold > s.cfg.MaxDrillHold {
 		return fmt.Errorf("drill hold %s is not between 0 and stepdown.max_drill_hold (%s)", r.Hold, s.cfg.MaxDrillHold)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	evs, err := s.pol.Drill(r.Reason, r.StepSeconds, r.Hold, s.opts.Mono())
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBusy, err)
-	}
-	s.publishLocked(evs)
-	return nil
+	return s.ann.Drill(r.Reason, r.StepSeconds, r.Hold)
 }
-
-var drillReasons = []stepdown.Reason{"", stepdown.ReasonDrill, stepdown.ReasonStep, stepdown.ReasonOffset,
-	stepdown.ReasonUnsynchronized, stepdown.ReasonErrorBound, stepdown.ReasonProbeLost, stepdown.ReasonSuspend}
 
 func (s *Server) drillFrom(c *client, m stepdown.Message) {
 	if !s.mayDrill(c.cred, c.credErr) {
@@ -572,9 +503,9 @@ func (s *Server) drillFrom(c *client, m stepdown.Message) {
 		c.sendError(stepdown.CodeForbidden, fmt.Sprintf("uid %d may not drill: only root, clockwatch's uid and stepdown.drill_uids", c.cred.UID))
 		return
 	}
-	if !slices.Contains(drillReasons, m.Reason) {
+	if reasons := stepdown.DrillReasons(); m.Reason != "" && !slices.Contains(reasons, m.Reason) {
 		s.met.drills.WithLabelValues("bad_request").Inc()
-		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, suspend, drill", m.Reason))
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of %s", m.Reason, joinReasons(reasons)))
 		return
 	}
 	hold, err := drillHold(m.HoldSeconds, s.cfg.MaxDrillHold)
@@ -597,12 +528,16 @@ func (s *Server) drillFrom(c *client, m stepdown.Message) {
 	s.log.Info("drill started", "pid", c.cred.PID, "uid", c.cred.UID, "reason", r.Reason, "hold", r.Hold)
 }
 
+func joinReasons(rs []stepdown.Reason) string {
+	ss := make([]string, len(rs))
+	for i, r := range rs {
+		ss[i] = string(r)
+	}
+	return strings.Join(ss, ", ")
+}
+
 func (s *Server) ack(c *client, seq uint64) {
-	s.mu.Lock()
-	rec := s.sentAt[seq%ackRing]
-	now := s.opts.Mono()
-	known := seq > 0 && seq <= s.seq
-	s.mu.Unlock()
+	at, remembered, known, now := s.ann.SentAt(seq)
 	if !known {
 		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("ack of seq %d, which was never sent", seq))
 		return
@@ -612,7 +547,7 @@ func (s *Server) ack(c *client, seq uint64) {
 	}
 	c.lastAck = seq
 	s.met.acks.Inc()
-	if rec.seq == seq {
-		s.met.ackLatency.Observe((now - rec.at).Seconds())
+	if remembered && seq > c.helloSeq {
+		s.met.ackLatency.Observe((now - at).Seconds())
 	}
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"sync"
@@ -11,10 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/policy"
 	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 func TestDrillReachesEveryClientOnceInOrder(t *testing.T) {
@@ -94,11 +97,11 @@ func TestTriggersReachClients(t *testing.T) {
 	if r := next(t, c); r.Type != stepdown.TypeResume || r.Seq != m.Seq+1 || r.Reason != stepdown.ReasonStep {
 		t.Errorf("after hold-down: %v", r)
 	}
-	s.Offset(-2)
+	s.Reading(chronyReading(-2, 0.5, true))
 	if m := next(t, c); m.Reason != stepdown.ReasonOffset || *m.OffsetSeconds != -2 {
 		t.Errorf("offset: %v", m)
 	}
-	s.Offset(0.001)
+	s.Reading(chronyReading(0.001, 0.01, true))
 	if m := next(t, c); m.Type != stepdown.TypeResume {
 		t.Errorf("after offset: %v", m)
 	}
@@ -263,9 +266,8 @@ func TestMaxClients(t *testing.T) {
 	}
 }
 
-// metricValue returns the value of one counter or gauge series of the
-// server's collector, by name and label pairs.
-func metricValue(t testing.TB, s *server.Server, name string, labels ...string) float64 {
+// gather returns the server's metric families by name.
+func gather(t testing.TB, s *server.Server) map[string]*dto.MetricFamily {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(s.Collector())
@@ -273,10 +275,18 @@ func metricValue(t testing.TB, s *server.Server, name string, labels ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	byName := map[string]*dto.MetricFamily{}
 	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
+		byName[mf.GetName()] = mf
+	}
+	return byName
+}
+
+// metricValue returns the value of one counter or gauge series of the
+// server's collector, by name and label pairs.
+func metricValue(t testing.TB, s *server.Server, name string, labels ...string) float64 {
+	t.Helper()
+	if mf := gather(t, s)[name]; mf != nil {
 	series:
 		for _, m := range mf.GetMetric() {
 			for i := 0; i+1 < len(labels); i += 2 {
@@ -301,6 +311,12 @@ func metricValue(t testing.TB, s *server.Server, name string, labels ...string) 
 	return 0
 }
 
+// chronyReading is a reading from an answering chronyd.
+func chronyReading(offset, bound float64, synced bool) timesource.Reading {
+	return timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: synced,
+		Offset: time.Duration(offset * float64(time.Second)), ErrorBound: time.Duration(bound * float64(time.Second))}
+}
+
 func TestChronyReadings(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -308,24 +324,26 @@ func TestChronyReadings(t *testing.T) {
 	s := start(t, cfg, server.Options{})
 	c, _ := dial(t, cfg.Socket)
 	// Never answered: absent, not lost.
-	s.Chrony(server.ChronyReading{})
-	good := server.ChronyReading{Valid: true, Up: true, SystemOffset: 0.001, Synchronised: true, ErrorBound: 0.01}
-	s.Chrony(good)
-	bad := good
-	bad.SystemOffset = 1.5
-	s.Chrony(bad)
+	s.Reading(timesource.Reading{Source: "chrony", Err: errors.New("no chronyd")})
+	good := chronyReading(0.001, 0.01, true)
+	s.Reading(good)
+	bad := chronyReading(1.5, 1.51, true)
+	s.Reading(bad)
 	if m := next(t, c); m.Reason != stepdown.ReasonOffset || *m.OffsetSeconds != 1.5 || m.Source != "chrony" {
 		t.Fatalf("offset: %v", m)
 	}
-	s.Chrony(good)
+	if m := next(t, c); m.Reason != stepdown.ReasonErrorBound || m.Source != "chrony" {
+		t.Fatalf("error bound: %v", m)
+	}
+	s.Reading(good)
 	if m := next(t, c); m.Type != stepdown.TypeResume {
 		t.Fatalf("after the offset: %v", m)
 	}
 	// A chronyd that worked and stopped answering is a lost probe.
-	lost := server.ChronyReading{Valid: true, Up: false}
-	s.Chrony(lost)
+	lost := timesource.Reading{Source: "chrony", Found: true, Err: errors.New("gone")}
+	s.Reading(lost)
 	waitFor(t, "probe_lost", func() bool {
-		s.Chrony(lost)
+		s.Reading(lost)
 		return s.Status().Reason == stepdown.ReasonProbeLost
 	})
 	if m := next(t, c); m.Reason != stepdown.ReasonProbeLost || m.Source != "chrony" {
@@ -337,7 +355,7 @@ func TestReload(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	s := start(t, cfg, server.Options{})
-	s.Offset(2)
+	s.Reading(chronyReading(2, 0.1, true))
 	if st := s.Status(); st.State != stepdown.StateStepdown {
 		t.Fatalf("state %v", st)
 	}
@@ -384,8 +402,12 @@ func TestKernelReadings(t *testing.T) {
 	cfg := testConfig(t)
 	s := start(t, cfg, server.Options{})
 	c, _ := dial(t, cfg.Socket)
-	s.Kernel(true, 10*time.Millisecond, nil)
-	s.Kernel(true, 16*time.Second, nil) // maxerror saturated
+	kernel := func(maxErr time.Duration) timesource.Reading {
+		return timesource.Reading{Source: "kernel", Role: timesource.Fallback, Found: true, Up: true, HasData: true,
+			Synchronized: maxErr < 16*time.Second, ErrorBound: maxErr}
+	}
+	s.Reading(kernel(10 * time.Millisecond))
+	s.Reading(kernel(16 * time.Second)) // maxerror saturated
 	if m := next(t, c); m.Reason != stepdown.ReasonErrorBound || m.Source != "kernel" || *m.ErrorBoundSeconds != 16 {
 		t.Fatalf("error bound: %v", m)
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,4 +36,24 @@ func monotonic() time.Duration {
 		panic(fmt.Sprintf("clock_gettime(CLOCK_MONOTONIC): %v", err)) // cannot fail on Linux
 	}
 	return time.Duration(ts.Nano())
+}
+
+// bootIDPath names this boot: the policy's state carries over only within it.
+const bootIDPath = "/proc/sys/kernel/random/boot_id"
+
+// sysBoot returns this boot's id and CLOCK_BOOTTIME minus CLOCK_MONOTONIC
+// (the time spent suspended), to store monotonic times in BOOTTIME.
+func sysBoot() (string, time.Duration, error) {
+	b, err := os.ReadFile(bootIDPath)
+	if err != nil {
+		return "", 0, fmt.Errorf("reading the boot id: %w", err)
+	}
+	var bt, mt unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &bt); err != nil {
+		return "", 0, fmt.Errorf("clock_gettime(CLOCK_BOOTTIME): %w", err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mt); err != nil {
+		return "", 0, fmt.Errorf("clock_gettime(CLOCK_MONOTONIC): %w", err)
+	}
+	return strings.TrimSpace(string(b)), time.Duration(bt.Nano() - mt.Nano()), nil
 }
