@@ -17,9 +17,11 @@ build:
 
 ## test: install what the tests need, then run every test (unit, integration, end to end).
 test: test-deps
-	$(GO) vet ./...
+	$(GO) vet ./... ./stepdown/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	$(GO) test -race -count=1 -timeout 25m ./...
+	$(GO) test -race -count=1 -timeout 25m ./... ./stepdown/...
+	# The Go client module on its own, as an application gets it (no workspace).
+	cd stepdown && GOWORK=off $(GO) test -count=1 ./...
 	$(MAKE) test-faults
 	./scripts/test-examples.sh
 
@@ -30,7 +32,7 @@ test: test-deps
 test: export CLOCKWATCH_PACKAGE_TEST := 1
 
 # The fault suite's packages and tests (docs/step-detection.md, "Fault suite").
-FAULT_PKGS  := ./journal ./config ./step ./trace ./stepdown/server ./internal/daemon
+FAULT_PKGS  := ./journal ./config ./step ./trace ./internal/stepdown/server ./internal/daemon
 FAULT_TESTS := ReaderErrors|Crash|Corrupt|BootIncrement|BoundsLine|Bounded|Floor|Huge|BadConfigs|SinceLastRun|Admission|DrillHold|Abuse|Listen|HTTP|Landing|FailedStart|Unpersisted|Durable|Reload
 
 ## test-faults: the fault suite at full size: a crash at every durable write with real fsync, 20,000 socket
@@ -44,11 +46,11 @@ test-deps:
 
 ## unit: fast tests only, no outside tools.
 unit:
-	$(GO) test -short ./...
+	$(GO) test -short ./... ./stepdown/...
 
 ## bench: Go benchmarks, then the running daemon's memory and CPU.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench . -benchmem ./... ./stepdown/...
 	./scripts/bench-daemon.sh
 
 ## bench-peers: clockwatch beside node_exporter (and chrony_exporter) against one chronyd -x, interleaved (scripts/bench-peers.sh).
@@ -63,7 +65,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet ./... ./stepdown/...
 
 ## package: .deb and .rpm for amd64 and arm64 into dist/ (scripts/package.sh; installs nfpm if missing).
 package:

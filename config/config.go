@@ -20,7 +20,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/step"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // Config is everything clockwatch's behaviour depends on.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // NobodyDisciplines reports whether nobody keeps this clock: no time daemon

@@ -7,7 +7,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 func TestNobodyDisciplines(t *testing.T) {

@@ -2,11 +2,10 @@ package stepdown_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -43,8 +42,9 @@ func TestParseMessage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
+			// reflect, not go-cmp: this module requires nothing.
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ParseMessage() =\n%+v\nwant\n%+v", got, tc.want)
 			}
 		})
 	}

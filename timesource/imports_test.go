@@ -12,7 +12,7 @@ import (
 // own package, probe, gives health its adjtimex facts and is allowed.
 func TestJudgesImportNoSource(t *testing.T) {
 	t.Parallel()
-	for _, pkg := range []string{"health", "stepdown/policy"} {
+	for _, pkg := range []string{"health", "internal/stepdown/policy"} {
 		p, err := build.Import("github.com/clockwatch/clockwatch/"+pkg, "", 0)
 		if err != nil {
 			t.Fatal(err)

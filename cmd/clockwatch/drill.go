@@ -7,7 +7,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/tool"
+	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
 )
 
 func addDrillCommand(app *kingpin.Application, c *cli) subcommand {

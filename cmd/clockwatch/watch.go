@@ -6,7 +6,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/stepdown/tool"
+	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
 )
 
 func addWatchCommand(app *kingpin.Application, c *cli) subcommand {

@@ -8,7 +8,7 @@ import (
 	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // firstAnswerWait bounds how long the start waits for the time daemons'

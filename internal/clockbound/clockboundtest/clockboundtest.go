@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // Stepdown runs a stepdown server on a socket in a temporary directory with

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // testConfig is a fast configuration on a socket in a temporary directory.

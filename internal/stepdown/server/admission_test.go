@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // queuedCreds hands out the credentials of the next clients in the order

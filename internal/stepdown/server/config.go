@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
 // DefaultSocket is where the stepdown socket lives unless configured.

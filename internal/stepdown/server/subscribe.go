@@ -3,7 +3,7 @@ package server
 import (
 	"sync"
 
-	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
 // Subscribe delivers every event the server announces from now on (the

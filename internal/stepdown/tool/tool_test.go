@@ -12,8 +12,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/server"
-	"github.com/clockwatch/clockwatch/stepdown/tool"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
 )
 
 func startServer(t *testing.T) string {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 func listenConfig(t *testing.T) server.Config {

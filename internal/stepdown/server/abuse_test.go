@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/policy"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // faults reports whether the slow fault suite runs (make test-faults).

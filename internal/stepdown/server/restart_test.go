@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 const serveChildEnv = "STEPDOWN_SERVE_CHILD"

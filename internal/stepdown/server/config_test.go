@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {

@@ -1,4 +1,4 @@
-package boundedtime_test
+package clockbound_test
 
 import (
 	"context"

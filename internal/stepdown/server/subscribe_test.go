@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/policy"
-	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // An in-process subscriber gets the events the socket clients get, and a

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
 // StateFile is the name of the policy's state file in the state directory,

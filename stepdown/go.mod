@@ -1,0 +1,3 @@
+module github.com/clockwatch/clockwatch/stepdown
+
+go 1.24
