@@ -14,6 +14,7 @@ require (
 )
 
 require (
+	github.com/clockwatch/clockwatch/stepdown v0.1.0
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
@@ -34,3 +35,5 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/clockwatch/clockwatch/stepdown => ../../stepdown
