@@ -139,9 +139,15 @@ func TestWriteGolden(t *testing.T) {
 	if err := Write(&buf, f, Judge(f, config.Default().Health)); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "status.golden")
+	checkGolden(t, "status.golden", buf.Bytes())
+}
+
+// checkGolden compares got with testdata/name (rewritten with -update).
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,7 +155,7 @@ func TestWriteGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run with -update)", err)
 	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("Write() mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
 	}
 }

@@ -2,12 +2,8 @@ package health
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/probe"
@@ -28,17 +24,5 @@ func TestWriteVerboseGolden(t *testing.T) {
 	if err := WriteVerbose(&buf, f, Judge(f, config.Default().Health)); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "status-verbose.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("WriteVerbose() mismatch (-want +got):\n%s", diff)
-	}
+	checkGolden(t, "status-verbose.golden", buf.Bytes())
 }
