@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/timesource"
 )
@@ -135,13 +136,16 @@ func (p *Publisher) Run(ctx context.Context) error {
 	}
 	p.log.Info("clockbound segment written", "path", p.seg.Path(), "status", p.Last().Status, "why", p.Last().Why,
 		"max_drift_ppb", p.cfg.MaxDriftPPB)
-	tick := time.NewTicker(p.cfg.Interval)
+	// Aligned with the daemon's other periodic tasks: they share the
+	// process's wake-ups.
+	tick := pulse.NewTicker(p.cfg.Interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tick.C:
+		case <-tick.C():
+			tick.Next()
 		case _, ok := <-events:
 			if !ok {
 				events = nil

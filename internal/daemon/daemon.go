@@ -126,8 +126,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	}
 	if cfg.Stepdown.Enabled {
+		var polled <-chan struct{}
+		if sources.Chrony != nil {
+			polled = sources.Chrony.Polled()
+		}
 		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.Readings, sources.Names(), steps.Journal.Dir(),
-			cfg.Chrony.PollInterval, d.logger)
+			cfg.Chrony.PollInterval, polled, d.logger)
 		if err != nil {
 			return err
 		}

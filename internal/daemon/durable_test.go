@@ -80,7 +80,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	scfg.Socket = filepath.Join(dir, "sd.sock")
 	scfg.HoldDown = 10 * time.Millisecond
 	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
-	sd, err := NewStepdown(scfg, s, syncedTimex{}, nil, nil, "", 10*time.Millisecond, logger)
+	sd, err := NewStepdown(scfg, s, syncedTimex{}, nil, nil, "", 10*time.Millisecond, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	defer bus.Close()
 	scfg := server.DefaultConfig()
 	scfg.Socket = filepath.Join(dir, "stepdown.sock")
-	sd, err := NewStepdown(scfg, s, probe.SysTimex{}, nil, nil, "", time.Hour, logger)
+	sd, err := NewStepdown(scfg, s, probe.SysTimex{}, nil, nil, "", time.Hour, nil, logger)
 	if err != nil {
 		tb.Fatal(err)
 	}

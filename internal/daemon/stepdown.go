@@ -10,10 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
@@ -45,7 +46,10 @@ type Stepdown struct {
 	sources func() timesource.Set
 	steps   *Steps
 	poll    time.Duration
-	log     *slog.Logger
+	// polled fires after each poll of chronyd (nil without chrony): its
+	// new figures reach the policy at once, not at the next tick.
+	polled <-chan struct{}
+	log    *slog.Logger
 	// WriteDelay is the latency from a clock-set mark to the stepdown
 	// message having been written to the subscribers' sockets; register it.
 	WriteDelay *WriteDelay
@@ -73,9 +77,10 @@ func (w *WriteDelay) Collect(ch chan<- prometheus.Metric) {
 // cannot be opened fails the start with a message that says why. sources
 // returns the readings of the enabled time sources, names those the start
 // waits for (besides the clocks and the kernel); stateDir keeps the policy's
-// state across restarts (empty: not kept).
+// state across restarts (empty: not kept). The readings are fed every poll
+// and whenever polled fires (nil: never).
 func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sources func() timesource.Set,
-	names []string, stateDir string, poll time.Duration, logger *slog.Logger) (*Stepdown, error) {
+	names []string, stateDir string, poll time.Duration, polled <-chan struct{}, logger *slog.Logger) (*Stepdown, error) {
 	cfg = cfg.Resolve(os.Getenv)
 	opts := server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch,
 		Await: append([]string{ClocksSource, JournalSource, probe.KernelSource}, names...)}
@@ -96,7 +101,7 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sourc
 		"Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read) to the stepdown message of the step it revealed having been written to the subscribers' sockets (those whose buffer had room; the others get it from their queue), counted only when a subscriber was connected.",
 		nil, nil)}
 	return &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, sources: sources,
-		steps: steps, poll: poll, log: logger, WriteDelay: wd}, nil
+		steps: steps, poll: poll, polled: polled, log: logger, WriteDelay: wd}, nil
 }
 
 // Tasks are the server itself and its feed.
@@ -105,14 +110,19 @@ func (s *Stepdown) Tasks() []func(context.Context) error {
 }
 
 // feed hands the server every step event once the journal has written it
-// and, every poll interval, the journal's state and the readings of the
-// kernel and the time sources, in one goroutine: so the clocks' evidence
-// (the sampler's first sample) reaches the policy only after the events of
-// that sample, a step seen at restart included.
+// and, every poll interval and after each poll of chronyd, the journal's
+// state and the readings of the kernel and the time sources, in one
+// goroutine: so the clocks' evidence (the sampler's first sample) reaches
+// the policy only after the events of that sample, a step seen at restart
+// included. The poll interval's ticks are aligned with the daemon's other
+// periodic tasks (the clockbound segment's), so that they share the
+// process's wake-ups.
 func (s *Stepdown) feed(ctx context.Context) error {
 	defer s.sub.Close()
 	ready := s.steps.FirstSampleDurable()
 	var tick, fast <-chan time.Time
+	var polled <-chan struct{}
+	var ticker *pulse.Ticker
 	for {
 		select {
 		case <-ctx.Done():
@@ -135,9 +145,9 @@ func (s *Stepdown) feed(ctx context.Context) error {
 				}
 			}
 			s.Server.ProbeOK(ClocksSource)
-			t := time.NewTicker(s.poll)
-			defer t.Stop()
-			tick = t.C
+			ticker = pulse.NewTicker(s.poll)
+			defer ticker.Stop()
+			tick, polled = ticker.C(), s.polled
 			s.pollOnce()
 			if s.Server.Starting() {
 				fast = time.After(startPoll)
@@ -150,6 +160,9 @@ func (s *Stepdown) feed(ctx context.Context) error {
 				fast = time.After(startPoll)
 			}
 		case <-tick:
+			s.pollOnce()
+			ticker.Next()
+		case <-polled:
 			s.pollOnce()
 		}
 	}

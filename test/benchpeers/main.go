@@ -53,6 +53,26 @@ type options struct {
 	ntpPoll                                                    string
 	keep                                                       bool
 	noStepdown                                                 bool
+	// variants are extra runs of the clockwatch binary, each with a name
+	// and YAML appended to its configuration.
+	variants []variant
+}
+
+// variant is one -variant flag: name=yaml.
+type variant struct{ name, yaml string }
+
+// variantFlag collects -variant flags.
+type variantFlag struct{ vs *[]variant }
+
+func (f variantFlag) String() string { return "" }
+
+func (f variantFlag) Set(s string) error {
+	name, yaml, ok := strings.Cut(s, "=")
+	if !ok || name == "" || yaml == "" {
+		return fmt.Errorf("want name=yaml (e.g. 'no ptp=ptp: {enabled: false}'), got %q", s)
+	}
+	*f.vs = append(*f.vs, variant{name, strings.ReplaceAll(yaml, `\n`, "\n") + "\n"})
+	return nil
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -70,6 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&o.ntpPoll, "ntp-poll", "iburst", "options of each chrony.conf server line (chrony's defaults: minpoll 6, maxpoll 10)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
 	fl.BoolVar(&o.noStepdown, "no-stepdown", false, "also run the clockwatch binary with stepdown.enabled: false (what the stepdown server costs idle)")
+	fl.Var(variantFlag{&o.variants}, "variant", "also run the clockwatch binary with this YAML appended to its configuration: name=yaml (\\n for a newline); repeatable")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -122,6 +143,13 @@ func bench(o options, stdout, stderr io.Writer) error {
 			return err
 		}
 		add("clockwatch (stepdown off)", []string{o.clockwatch, "--config.file=" + off, "--log.level=warn"})
+	}
+	for i, v := range o.variants {
+		f := filepath.Join(dir, fmt.Sprintf("clockwatch-variant-%d.yml", i))
+		if err := os.WriteFile(f, []byte(conf+v.yaml), 0o600); err != nil {
+			return err
+		}
+		add("clockwatch ("+v.name+")", []string{o.clockwatch, "--config.file=" + f, "--log.level=warn"})
 	}
 	if o.clockwatchBefore != "" {
 		add("clockwatch@before", []string{o.clockwatchBefore, "--config.file=" + cwConf, "--log.level=warn"})

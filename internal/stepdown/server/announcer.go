@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // Announcement is one event as every transport announces it: the policy's
@@ -27,7 +27,10 @@ type AnnouncerOptions struct {
 	Logger *slog.Logger
 	// Epoch is the clock epoch at start, persisted by the step detector.
 	Epoch uint64
-	// Mono returns CLOCK_MONOTONIC; nil reads the real one.
+	// Mono returns CLOCK_MONOTONIC; nil reads the real one. With a clock
+	// of its own (a test's fake) the announcer sets no timer for the
+	// policy's deadlines: the caller ticks it (Tick, the server's
+	// heartbeat), as a real timer cannot follow a fake clock.
 	Mono func() time.Duration
 	// Await, StatePath and Boot: as in Options.
 	Await     []string
@@ -60,7 +63,20 @@ type Announcer struct {
 	boot      Boot
 	saved     policy.Persisted
 	saveErr   bool
+	// The timer that ticks the policy at its next deadline (a grace
+	// period or hold-down expiring, a drill ending) when nothing else
+	// does: timed is false with a fake clock; armed is the deadline the
+	// timer is set for, while hasArmed; closed stops it for good.
+	timed    bool
+	timer    *time.Timer
+	armed    time.Duration
+	hasArmed bool
+	closed   bool
 }
+
+// minDeadlineWait is the shortest wait the deadline timer is set for, so
+// that a deadline that a Tick fails to consume cannot spin.
+const minDeadlineWait = time.Millisecond
 
 // NewAnnouncer returns an announcer in state unknown, or in the state a
 // process before it left in this boot (StatePath).
@@ -68,6 +84,7 @@ func NewAnnouncer(cfg policy.Config, o AnnouncerOptions) *Announcer {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	timed := o.Mono == nil
 	if o.Mono == nil {
 		o.Mono = monotonic
 	}
@@ -75,7 +92,7 @@ func NewAnnouncer(cfg policy.Config, o AnnouncerOptions) *Announcer {
 		o.Boot = sysBoot
 	}
 	a := &Announcer{
-		log: o.Logger, mono: o.Mono, pol: policy.New(cfg, o.Epoch), statePath: o.StatePath, boot: o.Boot,
+		log: o.Logger, mono: o.Mono, pol: policy.New(cfg, o.Epoch), statePath: o.StatePath, boot: o.Boot, timed: timed,
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricEvents,
 			Help: "Stepdown and resume events announced, by type and reason (each is sent to every subscriber)."},
 			[]string{"type", "reason", "drill"}),
@@ -89,7 +106,56 @@ func NewAnnouncer(cfg policy.Config, o AnnouncerOptions) *Announcer {
 	a.events.WithLabelValues(stepdown.TypeResume, string(stepdown.ReasonStarting), "false")
 	a.restore()
 	a.pol.Await(o.Await...)
+	a.armLocked()
 	return a
+}
+
+// armLocked sets the timer for the policy's next deadline, or stops it when
+// none is pending. Called after everything that may move the deadline.
+func (a *Announcer) armLocked() {
+	if !a.timed {
+		return
+	}
+	d, ok := a.pol.NextDeadline()
+	if !ok || a.closed {
+		if a.timer != nil {
+			a.timer.Stop()
+		}
+		a.hasArmed = false
+		return
+	}
+	if a.hasArmed && d == a.armed {
+		return
+	}
+	a.armed, a.hasArmed = d, true
+	wait := max(d-a.mono(), minDeadlineWait)
+	if a.timer == nil {
+		a.timer = time.AfterFunc(wait, a.deadline)
+		return
+	}
+	a.timer.Reset(wait)
+}
+
+// deadline ticks the policy when its deadline has come.
+func (a *Announcer) deadline() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	a.hasArmed = false
+	a.publishLocked(a.pol.Tick(a.mono()))
+	a.persistLocked()
+	a.armLocked()
+}
+
+// Close stops the deadline timer: nothing is announced from a timer any
+// more (inputs still are).
+func (a *Announcer) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	a.armLocked()
 }
 
 // Subscribe makes f receive every announcement from now on, in sequence
@@ -130,7 +196,13 @@ func (a *Announcer) Starting() bool {
 func (a *Announcer) SetConfig(cfg policy.Config) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// Tick first: a condition that held until now (its trigger turned
+	// off by this reload) held at this moment, as it would at a
+	// heartbeat, so the hold-down counts from now.
+	a.publishLocked(a.pol.Tick(a.mono()))
 	a.pol.SetConfig(cfg)
+	a.persistLocked()
+	a.armLocked()
 }
 
 // Input runs f on the policy and announces what it returns.
@@ -139,6 +211,7 @@ func (a *Announcer) Input(f func(p *policy.Policy, now time.Duration) []policy.E
 	defer a.mu.Unlock()
 	a.publishLocked(f(a.pol, a.mono()))
 	a.persistLocked()
+	a.armLocked()
 }
 
 // Tick advances the policy's time and announces what it returns, then runs
@@ -148,6 +221,7 @@ func (a *Announcer) Tick(after func(st policy.Status, seq uint64)) {
 	defer a.mu.Unlock()
 	a.publishLocked(a.pol.Tick(a.mono()))
 	a.persistLocked()
+	a.armLocked()
 	if after != nil {
 		after(a.pol.Status(), a.seq)
 	}
@@ -162,6 +236,7 @@ func (a *Announcer) Drill(reason stepdown.Reason, stepSeconds *float64, hold tim
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	}
 	a.publishLocked(evs)
+	a.armLocked()
 	return nil
 }
 

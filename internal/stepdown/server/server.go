@@ -16,8 +16,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
@@ -95,6 +96,10 @@ type Server struct {
 	clients map[*client]struct{}
 	fanout  []*client // reused by broadcastLocked
 	closed  bool
+	// joined tells Run that a client was admitted: the heartbeat ticks
+	// only while a client is connected (the policy's deadlines have their
+	// own timer in the announcer), so an idle server does not wake.
+	joined chan struct{}
 
 	wg sync.WaitGroup
 }
@@ -107,6 +112,8 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// The announcer times the policy's deadlines only on the real clock.
+	annMono := opts.Mono
 	if opts.Mono == nil {
 		opts.Mono = monotonic
 	}
@@ -126,8 +133,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
 		clients: map[*client]struct{}{},
+		joined:  make(chan struct{}, 1),
 	}
-	s.ann = NewAnnouncer(cfg.PolicyConfig(), AnnouncerOptions{Logger: s.log, Epoch: opts.Epoch, Mono: opts.Mono,
+	s.ann = NewAnnouncer(cfg.PolicyConfig(), AnnouncerOptions{Logger: s.log, Epoch: opts.Epoch, Mono: annMono,
 		Await: opts.Await, StatePath: opts.StatePath, Boot: opts.Boot})
 	s.ann.Subscribe(s.announce)
 	s.met = newMetrics(s)
@@ -184,6 +192,14 @@ func (s *Server) Subscribers() int {
 	return n
 }
 
+// connected is how many clients are connected, without the announcer's
+// lock.
+func (s *Server) connected() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
 func (s *Server) snapshot() (int, policy.Status) {
 	st := s.ann.Status()
 	s.mu.Lock()
@@ -224,7 +240,8 @@ func (s *Server) open() (net.Listener, error) {
 	return Listen(s.cfg)
 }
 
-// Run serves: it accepts clients and sends heartbeats until ctx is done, then
+// Run serves: it accepts clients and sends heartbeats (every
+// stepdown.heartbeat while a client is connected) until ctx is done, then
 // closes every connection and the socket (removing the file it created).
 func (s *Server) Run(ctx context.Context) error {
 	err := s.Listen()
@@ -237,8 +254,14 @@ func (s *Server) Run(ctx context.Context) error {
 	acceptErr := make(chan error, 1)
 	go func() { acceptErr <- s.acceptLoop(l) }()
 
-	tick := time.NewTicker(s.cfg.Heartbeat)
+	// The heartbeat beats while a client is connected, every
+	// stepdown.heartbeat, on ticks aligned with the daemon's other
+	// periodic tasks (they share the process's wake-ups).
+	tick := pulse.NewTicker(s.cfg.Heartbeat)
+	tick.Stop()
 	defer tick.Stop()
+	beating := false
+	defer s.ann.Close()
 	var runErr error
 loop:
 	for {
@@ -252,8 +275,16 @@ loop:
 			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
 			acceptErr = nil
 			break loop
-		case <-tick.C:
+		case <-s.joined:
+			if !beating && s.connected() > 0 {
+				tick.Next()
+				beating = true
+			}
+		case <-tick.C():
 			s.heartbeat()
+			if beating = s.connected() > 0; beating {
+				tick.Next()
+			}
 		}
 	}
 	l.Close()
@@ -361,6 +392,10 @@ func (s *Server) admit(conn *net.UnixConn) {
 	if refuse != nil {
 		refuse()
 		return
+	}
+	select {
+	case s.joined <- struct{}{}:
+	default: // Run has a wake-up waiting already
 	}
 	s.log.Info("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	go c.writeLoop()
