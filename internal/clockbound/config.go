@@ -40,9 +40,12 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: enabled at DefaultPath, mode 0644,
-// 15 ppm, rewritten every 500 ms.
+// 15 ppm, rewritten every second (issue 13: at least every second;
+// readers take a segment older than 5 s for stale): the once-a-second wake-up
+// it shares with the stepdown feed (internal/pulse) is most of an idle
+// daemon's cost, and twice a second doubled it.
 func DefaultConfig() Config {
-	return Config{Enabled: true, Path: DefaultPath, Mode: "0644", MaxDriftPPB: DefaultMaxDriftPPB, Interval: 500 * time.Millisecond}
+	return Config{Enabled: true, Path: DefaultPath, Mode: "0644", MaxDriftPPB: DefaultMaxDriftPPB, Interval: time.Second}
 }
 
 // Validate checks the configuration; each error names its field by YAML path.

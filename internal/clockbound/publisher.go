@@ -70,6 +70,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives status changes; nil discards them.
 	Logger *slog.Logger
+	// Pulse, when set, times the rewrites on the daemon's shared ticks
+	// (the caller runs it); nil: Run runs a pulse of its own.
+	Pulse *pulse.Pulse
 }
 
 // Publisher keeps the segment up to date. It is a task: Run it.
@@ -82,6 +85,17 @@ type Publisher struct {
 
 	mu   sync.Mutex
 	last Written
+	// writeMu makes Write the segment's only writer at a time (the pulse
+	// and Run's events both write): a second writer tears the seqlock.
+	writeMu sync.Mutex
+
+	// live is set while Run serves: the pulse writes only then, never to
+	// a segment not yet written by Run or already closed.
+	liveMu   sync.Mutex
+	live     bool
+	ownPulse *pulse.Pulse
+	// failed carries a periodic write's error to Run.
+	failed chan error
 }
 
 // Written is the publisher's last write, for metrics and tests.
@@ -109,9 +123,27 @@ func NewPublisher(cfg Config, seg *Segment, opts Options) *Publisher {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Publisher{cfg: cfg, seg: seg, opts: opts, log: opts.Logger.With("component", "clockbound")}
+	p := &Publisher{cfg: cfg, seg: seg, opts: opts, log: opts.Logger.With("component", "clockbound"), failed: make(chan error, 1)}
 	p.met = newMetrics(p)
+	if opts.Pulse == nil {
+		p.ownPulse = pulse.New()
+		opts.Pulse = p.ownPulse
+	}
+	opts.Pulse.Every(cfg.Interval, p.tick)
 	return p
+}
+
+// tick is the periodic rewrite.
+func (p *Publisher) tick() {
+	p.liveMu.Lock()
+	defer p.liveMu.Unlock()
+	if !p.live {
+		return
+	}
+	if err := p.Write(); err != nil {
+		p.live = false
+		p.failed <- err // the first error only: live is off now
+	}
 }
 
 // Last returns the last write.
@@ -125,6 +157,11 @@ func (p *Publisher) Last() Written {
 // event, until ctx is done. It fails only when the clock cannot be read.
 func (p *Publisher) Run(ctx context.Context) error {
 	defer p.seg.Close()
+	defer func() {
+		p.liveMu.Lock()
+		p.live = false
+		p.liveMu.Unlock()
+	}()
 	var events <-chan policy.Event
 	if p.opts.Announcer != nil {
 		ev, cancel := p.opts.Announcer.Subscribe(eventBuffer)
@@ -136,16 +173,21 @@ func (p *Publisher) Run(ctx context.Context) error {
 	}
 	p.log.Info("clockbound segment written", "path", p.seg.Path(), "status", p.Last().Status, "why", p.Last().Why,
 		"max_drift_ppb", p.cfg.MaxDriftPPB)
-	// Aligned with the daemon's other periodic tasks: they share the
-	// process's wake-ups.
-	tick := pulse.NewTicker(p.cfg.Interval)
-	defer tick.Stop()
+	p.liveMu.Lock()
+	p.live = true
+	p.liveMu.Unlock()
+	if p.ownPulse != nil {
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { p.ownPulse.Run(pctx); close(done) }()
+		defer func() { stop(); <-done }()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tick.C():
-			tick.Next()
+		case err := <-p.failed:
+			return err
 		case _, ok := <-events:
 			if !ok {
 				events = nil
@@ -160,6 +202,8 @@ func (p *Publisher) Run(ctx context.Context) error {
 
 // Write judges the clock now and writes the segment once.
 func (p *Publisher) Write() error {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
 	// as_of first, the bound after: the bound is then computed for an
 	// instant at or after as_of, never smaller than the bound at as_of.
 	asOf, err := p.opts.Clock.MonotonicCoarse()

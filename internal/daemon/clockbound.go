@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/pulse"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe/ptp"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
@@ -30,7 +31,7 @@ func segmentPath(cfg clockbound.Config, getenv func(string) string) string {
 // fails the start with a message that says why, and returns the publisher
 // that keeps it current from the time sources and the stepdown
 // announcement (sd nil when stepdown is off).
-func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *server.Server, logger *slog.Logger) (*clockbound.Publisher, error) {
+func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *server.Server, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
 	path := segmentPath(cfg, os.Getenv)
 	mode, err := cfg.FileMode()
 	if err != nil {
@@ -44,7 +45,7 @@ func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *serv
 	if err != nil {
 		return nil, fmt.Errorf("clockbound segment: %w; set clockbound.path to a writable path (or RUNTIME_DIRECTORY), or clockbound.enabled: false", err)
 	}
-	opts := clockbound.Options{Readings: authoritativeReadings(sources), Logger: logger}
+	opts := clockbound.Options{Readings: authoritativeReadings(sources), Logger: logger, Pulse: pl}
 	if sd != nil {
 		opts.Announcer = sd
 	}

@@ -23,10 +23,11 @@ import (
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // Options are the process settings the command line gives.
@@ -109,6 +110,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		steps.Collector,
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Run)
+	// The work due every second (the stepdown feed and heartbeat, the
+	// clockbound segment) shares one ticker and goroutine: one wake-up.
+	pl := pulse.New()
+	tasks = append(tasks, pl.Run)
 	if sources.Chrony != nil {
 		// A clock set changes chronyd's figures at once (and chronyd may be
 		// what set the clock): poll it now rather than at its cadence.
@@ -126,12 +131,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	}
 	if cfg.Stepdown.Enabled {
-		var polled <-chan struct{}
-		if sources.Chrony != nil {
-			polled = sources.Chrony.Polled()
-		}
 		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.Readings, sources.Names(), steps.Journal.Dir(),
-			cfg.Chrony.PollInterval, polled, d.logger)
+			feedOptions(cfg, sources, pl), d.logger)
 		if err != nil {
 			return err
 		}
@@ -157,7 +158,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if cfg.ClockBound.Enabled {
 		var err error
-		if cb, err = NewClockBound(cfg.ClockBound, sources, d.stepdown, d.logger); err != nil {
+		if cb, err = NewClockBound(cfg.ClockBound, sources, d.stepdown, pl, d.logger); err != nil {
 			return fail(err)
 		}
 		collectors = append(collectors, cb.Collector())

@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 type syncedTimex struct{}
@@ -80,7 +80,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	scfg.Socket = filepath.Join(dir, "sd.sock")
 	scfg.HoldDown = 10 * time.Millisecond
 	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
-	sd, err := NewStepdown(scfg, s, syncedTimex{}, nil, nil, "", 10*time.Millisecond, nil, logger)
+	sd, err := NewStepdown(scfg, s, syncedTimex{}, nil, nil, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // offsetClocks are the real clocks with the wall clock moved by an offset
@@ -120,7 +120,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	defer bus.Close()
 	scfg := server.DefaultConfig()
 	scfg.Socket = filepath.Join(dir, "stepdown.sock")
-	sd, err := NewStepdown(scfg, s, probe.SysTimex{}, nil, nil, "", time.Hour, nil, logger)
+	sd, err := NewStepdown(scfg, s, probe.SysTimex{}, nil, nil, "", FeedOptions{Poll: time.Hour}, logger)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,13 +6,17 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/timesource"
@@ -45,11 +49,21 @@ type Stepdown struct {
 	timex   probe.TimexReader
 	sources func() timesource.Set
 	steps   *Steps
-	poll    time.Duration
-	// polled fires after each poll of chronyd (nil without chrony): its
-	// new figures reach the policy at once, not at the next tick.
-	polled <-chan struct{}
-	log    *slog.Logger
+	opt     FeedOptions
+	// base and lastFed (nanoseconds since base, monotonic) time the feed's
+	// longest quiet.
+	base    time.Time
+	lastFed atomic.Int64
+	// fed is set once the feed has handed over the first sample's events:
+	// the pulse's polls wait for it.
+	fed atomic.Bool
+	// ownPulse is run by Tasks when NewStepdown was given none.
+	ownPulse *pulse.Pulse
+	// journalMu guards whether the journal probe's last report was good:
+	// a good one is not repeated (the pulse polls every second).
+	journalMu sync.Mutex
+	journalOK bool
+	log       *slog.Logger
 	// WriteDelay is the latency from a clock-set mark to the stepdown
 	// message having been written to the subscribers' sockets; register it.
 	WriteDelay *WriteDelay
@@ -73,16 +87,43 @@ func (w *WriteDelay) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstHistogram(w.desc, n, sum, buckets)
 }
 
+// FeedOptions say when the policy is fed the readings of the kernel and the
+// time sources.
+type FeedOptions struct {
+	// Poll is the pulse's period for the feed (chrony.poll_interval).
+	Poll time.Duration
+	// Polled fires after each poll of chronyd (nil without chrony): the
+	// readings are fed then, chronyd's new figures (and the kernel state
+	// chronyd has just set) at once.
+	Polled <-chan struct{}
+	// Periodic, when set, says whether every Poll is needed besides: a
+	// source with news at its own rate (ptp4l found, ntpd, NTP probes).
+	// nil: every Poll.
+	Periodic func() bool
+	// MaxQuiet bounds the time between two feeds whatever Periodic says
+	// (chrony.max_poll_interval).
+	MaxQuiet time.Duration
+	// Pulse runs the periodic feed and the heartbeat; the caller runs it.
+	// nil: a pulse of its own, in Tasks.
+	Pulse *pulse.Pulse
+}
+
 // NewStepdown builds the server and opens its socket, so a socket that
 // cannot be opened fails the start with a message that says why. sources
 // returns the readings of the enabled time sources, names those the start
 // waits for (besides the clocks and the kernel); stateDir keeps the policy's
-// state across restarts (empty: not kept). The readings are fed every poll
-// and whenever polled fires (nil: never).
+// state across restarts (empty: not kept); fo says when the readings are
+// fed.
 func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sources func() timesource.Set,
-	names []string, stateDir string, poll time.Duration, polled <-chan struct{}, logger *slog.Logger) (*Stepdown, error) {
+	names []string, stateDir string, fo FeedOptions, logger *slog.Logger) (*Stepdown, error) {
 	cfg = cfg.Resolve(os.Getenv)
-	opts := server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch,
+	var own *pulse.Pulse
+	pl := fo.Pulse
+	if pl == nil {
+		own = pulse.New()
+		pl = own
+	}
+	opts := server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch, Pulse: pl,
 		Await: append([]string{ClocksSource, JournalSource, probe.KernelSource}, names...)}
 	if stateDir != "" {
 		opts.StatePath = filepath.Join(stateDir, server.StateFile)
@@ -100,29 +141,34 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sourc
 	wd := &WriteDelay{desc: prometheus.NewDesc(MetricStepdownWriteDelay,
 		"Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read) to the stepdown message of the step it revealed having been written to the subscribers' sockets (those whose buffer had room; the others get it from their queue), counted only when a subscriber was connected.",
 		nil, nil)}
-	return &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, sources: sources,
-		steps: steps, poll: poll, polled: polled, log: logger, WriteDelay: wd}, nil
+	sd := &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, sources: sources,
+		steps: steps, opt: fo, base: time.Now(), log: logger, WriteDelay: wd, ownPulse: own}
+	pl.Every(fo.Poll, sd.periodic)
+	return sd, nil
 }
 
-// Tasks are the server itself and its feed.
+// Tasks are the server itself and its feed (and the pulse, when it is its
+// own).
 func (s *Stepdown) Tasks() []func(context.Context) error {
-	return []func(context.Context) error{s.Server.Run, s.feed}
+	ts := []func(context.Context) error{s.Server.Run, s.feed}
+	if s.ownPulse != nil {
+		ts = append(ts, s.ownPulse.Run)
+	}
+	return ts
 }
 
 // feed hands the server every step event once the journal has written it
-// and, every poll interval and after each poll of chronyd, the journal's
-// state and the readings of the kernel and the time sources, in one
-// goroutine: so the clocks' evidence (the sampler's first sample) reaches
-// the policy only after the events of that sample, a step seen at restart
-// included. The poll interval's ticks are aligned with the daemon's other
-// periodic tasks (the clockbound segment's), so that they share the
-// process's wake-ups.
+// and, after each poll of chronyd, the journal's state and the readings of
+// the kernel and the time sources (the pulse feeds them every poll interval
+// besides, on the tick it shares with the clockbound segment), only once
+// the events of the sampler's first sample are in: so the clocks' evidence
+// reaches the policy only after them, a step seen at restart included.
 func (s *Stepdown) feed(ctx context.Context) error {
 	defer s.sub.Close()
+	defer s.fed.Store(false)
 	ready := s.steps.FirstSampleDurable()
-	var tick, fast <-chan time.Time
+	var fast <-chan time.Time
 	var polled <-chan struct{}
-	var ticker *pulse.Ticker
 	for {
 		select {
 		case <-ctx.Done():
@@ -145,10 +191,9 @@ func (s *Stepdown) feed(ctx context.Context) error {
 				}
 			}
 			s.Server.ProbeOK(ClocksSource)
-			ticker = pulse.NewTicker(s.poll)
-			defer ticker.Stop()
-			tick, polled = ticker.C(), s.polled
+			polled = s.opt.Polled
 			s.pollOnce()
+			s.fed.Store(true)
 			if s.Server.Starting() {
 				fast = time.After(startPoll)
 			}
@@ -159,18 +204,29 @@ func (s *Stepdown) feed(ctx context.Context) error {
 			if s.Server.Starting() {
 				fast = time.After(startPoll)
 			}
-		case <-tick:
-			s.pollOnce()
-			ticker.Next()
 		case <-polled:
 			s.pollOnce()
 		}
 	}
 }
 
+// periodic is the pulse's feed: every Poll while Periodic says so (or
+// without it), else once MaxQuiet has passed without a feed; never before
+// the feed has handed over the first sample's events.
+func (s *Stepdown) periodic() {
+	if !s.fed.Load() {
+		return
+	}
+	quiet := time.Duration(int64(time.Since(s.base)) - s.lastFed.Load())
+	if s.opt.Periodic == nil || s.opt.Periodic() || quiet >= s.opt.MaxQuiet {
+		s.pollOnce()
+	}
+}
+
 // pollOnce feeds the journal's state and the readings of the kernel and the
 // time sources.
 func (s *Stepdown) pollOnce() {
+	s.lastFed.Store(int64(time.Since(s.base)))
 	s.journalProbe()
 	s.Server.Readings(s.read())
 }
@@ -200,8 +256,20 @@ func (s *Stepdown) apply(e step.Event) {
 // it is not, a restart could announce an older epoch (or the same one for a
 // new step), so clockwatch cannot vouch for fencing tokens and the journal
 // counts as a lost probe (reason probe_lost, source journal).
+//
+// A good report following a good one is not told again: it would change
+// nothing in the policy (the journal's reports are not among the readings a
+// resume waits for). Failures are told every time, as before (a reload that
+// turns probe_lost back on must see them).
 func (s *Stepdown) journalProbe() {
-	if err := s.steps.Journal.Err(); err != nil {
+	s.journalMu.Lock()
+	defer s.journalMu.Unlock()
+	err := s.steps.Journal.Err()
+	if err == nil && s.journalOK {
+		return
+	}
+	s.journalOK = err == nil
+	if err != nil {
 		s.Server.ProbeFailed(JournalSource, fmt.Errorf("the clock epoch is not durable: %w", err))
 		return
 	}
@@ -214,4 +282,29 @@ func (s *Stepdown) read() timesource.Set {
 	set := s.sources()
 	set[probe.KernelSource] = probe.KernelReading(probe.Decode(raw), err)
 	return set
+}
+
+// feedOptions feed the policy after each poll of chronyd, which polls just
+// after chronyd's clock updates (when its figures, and the kernel state it
+// sets, change) and at once after a clock set; every chrony.poll_interval
+// only while a source with news at its own rate is there (ptp4l once found,
+// ntpd, NTP probes), and at least every chrony.max_poll_interval. Without
+// chrony: every poll interval.
+func feedOptions(cfg *config.Config, sources *timesources.Sources, pl *pulse.Pulse) FeedOptions {
+	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl}
+	if sources.Chrony == nil || sources.Ntpd != nil || sources.NTPProbes != nil {
+		return fo
+	}
+	fo.Polled = sources.Chrony.Polled()
+	var ptpFound atomic.Bool
+	fo.Periodic = func() bool {
+		if sources.PTP == nil {
+			return false
+		}
+		if !ptpFound.Load() && sources.PTP.Reading().Found {
+			ptpFound.Store(true) // from now on polled every second, lost or not
+		}
+		return ptpFound.Load()
+	}
+	return fo
 }

@@ -12,11 +12,11 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // monoClocks read the real CLOCK_MONOTONIC (the stepdown server's clock)
@@ -79,7 +79,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	steps := NewSteps(scfg, jcfg, clocks, logger)
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sd, err := NewStepdown(cfg, steps, disciplined{}, nil, nil, t.TempDir(), 10*time.Millisecond, nil, logger)
+	sd, err := NewStepdown(cfg, steps, disciplined{}, nil, nil, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

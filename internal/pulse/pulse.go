@@ -1,59 +1,94 @@
 package pulse
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// Ticker delivers a tick at every whole multiple of its period on
-// CLOCK_MONOTONIC. Unlike time.Ticker it must be re-armed: call Next after
-// each tick has been handled, so that a tick late by the work it triggered
-// is not followed by a second one at once. Two ticks are never more than
-// one period apart (plus the timer's latency).
-type Ticker struct {
-	period time.Duration
-	mono   func() time.Duration
-	t      *time.Timer
+// Pulse calls functions every period, those of one period together, from
+// the goroutine that runs it. Register with Every before Run. The functions
+// must be quick and must not block (a slow one delays the others): what
+// they start that may wait belongs in a goroutine of its own.
+type Pulse struct {
+	mu      sync.Mutex
+	running bool
+	periods []time.Duration
+	fns     map[time.Duration][]func()
 }
 
-// NewTicker returns a ticker whose first tick is at the next multiple of
-// period. period must be positive.
-func NewTicker(period time.Duration) *Ticker {
-	return newTicker(period, monotonic)
-}
+// New returns a pulse with nothing to do.
+func New() *Pulse { return &Pulse{fns: map[time.Duration][]func(){}} }
 
-func newTicker(period time.Duration, mono func() time.Duration) *Ticker {
+// Every makes Run call f every period. It panics when Run has started or
+// the period is not positive: both are mistakes of the wiring.
+func (p *Pulse) Every(period time.Duration, f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running {
+		panic("pulse: Every after Run")
+	}
 	if period <= 0 {
 		panic(fmt.Sprintf("pulse: non-positive period %s", period))
 	}
-	t := &Ticker{period: period, mono: mono}
-	t.t = time.NewTimer(Wait(t.mono(), period))
-	return t
-}
-
-// C delivers the ticks.
-func (t *Ticker) C() <-chan time.Time { return t.t.C }
-
-// Next arms the ticker for the next multiple of the period after now.
-func (t *Ticker) Next() { t.t.Reset(Wait(t.mono(), t.period)) }
-
-// Stop stops the ticker; Next starts it again.
-func (t *Ticker) Stop() { t.t.Stop() }
-
-// Wait is how long from mono to the next whole multiple of period: in
-// (0, period].
-func Wait(mono, period time.Duration) time.Duration {
-	return period - mono%period
-}
-
-// monotonic reads CLOCK_MONOTONIC (a system call here, about 300 ns: once a
-// tick).
-func monotonic() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic(fmt.Sprintf("clock_gettime(CLOCK_MONOTONIC): %v", err)) // cannot fail on Linux
+	if _, ok := p.fns[period]; !ok {
+		p.periods = append(p.periods, period)
 	}
-	return time.Duration(ts.Nano())
+	p.fns[period] = append(p.fns[period], f)
+}
+
+// Run calls the functions until ctx is done: one time.Ticker per distinct
+// period (one for the defaults, where everything runs every second). It
+// returns nil.
+func (p *Pulse) Run(ctx context.Context) error {
+	p.mu.Lock()
+	p.running = true
+	periods := slices.Clone(p.periods)
+	p.mu.Unlock()
+	if len(periods) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	tickers := make([]*time.Ticker, len(periods))
+	for i, d := range periods {
+		tickers[i] = time.NewTicker(d)
+		defer tickers[i].Stop()
+	}
+	if len(periods) == 1 {
+		// The common case without reflection: one period.
+		fns := p.fns[periods[0]]
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tickers[0].C:
+				for _, f := range fns {
+					f()
+				}
+			}
+		}
+	}
+	// Several periods (a non-default configuration): a goroutine per
+	// period keeps the code simple; the process then wakes per period.
+	var wg sync.WaitGroup
+	for i, d := range periods {
+		fns := p.fns[d]
+		t := tickers[i]
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					for _, f := range fns {
+						f()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return nil
 }

@@ -1,49 +1,83 @@
 package pulse
 
 import (
+	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-func TestWait(t *testing.T) {
+// TestPulse runs two functions every 20 ms and one every 30 ms: each is
+// called at about its rate, those of one period in registration order and
+// on the same tick.
+func TestPulse(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		mono, period, want time.Duration
-	}{
-		{0, time.Second, time.Second},
-		{1, time.Second, time.Second - 1},
-		{time.Second - 1, time.Second, 1},
-		{time.Second, time.Second, time.Second},
-		{12*time.Second + 300*time.Millisecond, time.Second, 700 * time.Millisecond},
-		{12*time.Second + 300*time.Millisecond, 500 * time.Millisecond, 200 * time.Millisecond},
-		// A 500 ms and a 1 s ticker meet at every whole second.
-		{12*time.Second + 700*time.Millisecond, 500 * time.Millisecond, 300 * time.Millisecond},
-	} {
-		if got := Wait(tc.mono, tc.period); got != tc.want {
-			t.Errorf("Wait(%s, %s) = %s, want %s", tc.mono, tc.period, got, tc.want)
+	p := New()
+	var mu sync.Mutex
+	var order []string
+	var a, b, c atomic.Int64
+	p.Every(20*time.Millisecond, func() {
+		a.Add(1)
+		mu.Lock()
+		order = append(order, "a")
+		mu.Unlock()
+	})
+	p.Every(20*time.Millisecond, func() {
+		b.Add(1)
+		mu.Lock()
+		order = append(order, "b")
+		mu.Unlock()
+	})
+	p.Every(30*time.Millisecond, func() { c.Add(1) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for a.Load() < 10 || c.Load() < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: a %d, c %d calls", a.Load(), c.Load())
 		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 0; i+1 < len(order); i += 2 {
+		if order[i] != "a" || order[i+1] != "b" {
+			t.Fatalf("calls %v: want a, b on every tick", order)
+		}
+	}
+	if a.Load() != b.Load() {
+		t.Errorf("a %d calls, b %d", a.Load(), b.Load())
 	}
 }
 
-// TestTickersShareInstants runs two real tickers of 100 ms and 50 ms: every
-// tick of the first lands on a multiple of 100 ms of CLOCK_MONOTONIC, as one
-// of the second's does, so the process wakes once for both.
-func TestTickersShareInstants(t *testing.T) {
+func TestEveryAfterRunPanics(t *testing.T) {
 	t.Parallel()
-	const period = 100 * time.Millisecond
-	a, b := NewTicker(period), NewTicker(period/2)
-	defer a.Stop()
-	defer b.Stop()
-	for range 5 {
-		<-a.C()
-		at := monotonic()
-		a.Next()
-		// Late by the timer's latency only: a loaded machine may add
-		// milliseconds, never a period.
-		if off := at % period; off > period/2 {
-			t.Errorf("tick at %s: %s past a multiple of %s", at, off, period)
+	p := New()
+	p.Every(time.Hour, func() {})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() {
+		cancel()
+		<-done
+		if recover() == nil {
+			t.Error("Every after Run did not panic")
 		}
-		<-b.C()
-		b.Next()
+	}()
+	for {
+		p.mu.Lock()
+		running := p.running
+		p.mu.Unlock()
+		if running {
+			break
+		}
+		time.Sleep(time.Millisecond)
 	}
+	p.Every(time.Second, func() {})
 }

@@ -74,6 +74,9 @@ type Options struct {
 	// Boot names the boot and converts to BOOTTIME for StatePath; nil
 	// reads the real ones.
 	Boot Boot
+	// Pulse, when set, beats the heartbeat on the daemon's shared ticks
+	// (the caller runs it); nil: Run runs a pulse of its own.
+	Pulse *pulse.Pulse
 }
 
 // Server is the stepdown socket server. Create it with New, start it with Run
@@ -96,10 +99,8 @@ type Server struct {
 	clients map[*client]struct{}
 	fanout  []*client // reused by broadcastLocked
 	closed  bool
-	// joined tells Run that a client was admitted: the heartbeat ticks
-	// only while a client is connected (the policy's deadlines have their
-	// own timer in the announcer), so an idle server does not wake.
-	joined chan struct{}
+	// ownPulse is the pulse Run runs when Options gave none.
+	ownPulse *pulse.Pulse
 
 	wg sync.WaitGroup
 }
@@ -133,12 +134,18 @@ func New(cfg Config, opts Options) (*Server, error) {
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
 		clients: map[*client]struct{}{},
-		joined:  make(chan struct{}, 1),
 	}
 	s.ann = NewAnnouncer(cfg.PolicyConfig(), AnnouncerOptions{Logger: s.log, Epoch: opts.Epoch, Mono: annMono,
 		Await: opts.Await, StatePath: opts.StatePath, Boot: opts.Boot})
 	s.ann.Subscribe(s.announce)
 	s.met = newMetrics(s)
+	if opts.Pulse == nil {
+		s.ownPulse = pulse.New()
+		opts.Pulse = s.ownPulse
+	}
+	// Every heartbeat interval; it sends only while a client is connected.
+	// The policy's deadlines have their own timer in the announcer.
+	opts.Pulse.Every(cfg.Heartbeat, s.beat)
 	return s, nil
 }
 
@@ -192,12 +199,15 @@ func (s *Server) Subscribers() int {
 	return n
 }
 
-// connected is how many clients are connected, without the announcer's
-// lock.
-func (s *Server) connected() int {
+// beat sends a heartbeat when a client is connected and Run is serving:
+// an idle server has nothing to say and nobody to say it to.
+func (s *Server) beat() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.clients)
+	n, closed := len(s.clients), s.closed
+	s.mu.Unlock()
+	if n > 0 && !closed {
+		s.heartbeat()
+	}
 }
 
 func (s *Server) snapshot() (int, policy.Status) {
@@ -240,8 +250,8 @@ func (s *Server) open() (net.Listener, error) {
 	return Listen(s.cfg)
 }
 
-// Run serves: it accepts clients and sends heartbeats (every
-// stepdown.heartbeat while a client is connected) until ctx is done, then
+// Run serves: it accepts clients (heartbeats go out every
+// stepdown.heartbeat while one is connected) until ctx is done, then
 // closes every connection and the socket (removing the file it created).
 func (s *Server) Run(ctx context.Context) error {
 	err := s.Listen()
@@ -254,14 +264,13 @@ func (s *Server) Run(ctx context.Context) error {
 	acceptErr := make(chan error, 1)
 	go func() { acceptErr <- s.acceptLoop(l) }()
 
-	// The heartbeat beats while a client is connected, every
-	// stepdown.heartbeat, on ticks aligned with the daemon's other
-	// periodic tasks (they share the process's wake-ups).
-	tick := pulse.NewTicker(s.cfg.Heartbeat)
-	tick.Stop()
-	defer tick.Stop()
-	beating := false
 	defer s.ann.Close()
+	if s.ownPulse != nil {
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { s.ownPulse.Run(pctx); close(done) }()
+		defer func() { stop(); <-done }()
+	}
 	var runErr error
 loop:
 	for {
@@ -275,16 +284,6 @@ loop:
 			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
 			acceptErr = nil
 			break loop
-		case <-s.joined:
-			if !beating && s.connected() > 0 {
-				tick.Next()
-				beating = true
-			}
-		case <-tick.C():
-			s.heartbeat()
-			if beating = s.connected() > 0; beating {
-				tick.Next()
-			}
 		}
 	}
 	l.Close()
@@ -392,10 +391,6 @@ func (s *Server) admit(conn *net.UnixConn) {
 	if refuse != nil {
 		refuse()
 		return
-	}
-	select {
-	case s.joined <- struct{}{}:
-	default: // Run has a wake-up waiting already
 	}
 	s.log.Info("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	go c.writeLoop()
