@@ -196,10 +196,6 @@ func (a *Announcer) Starting() bool {
 func (a *Announcer) SetConfig(cfg policy.Config) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	// Tick first: a condition that held until now (its trigger turned
-	// off by this reload) held at this moment, as it would at a
-	// heartbeat, so the hold-down counts from now.
-	a.publishLocked(a.pol.Tick(a.mono()))
 	a.pol.SetConfig(cfg)
 	a.persistLocked()
 	a.armLocked()

@@ -1,0 +1,83 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/step"
+)
+
+// countingTimex is a disciplined kernel that counts its reads: one per feed
+// of the policy.
+type countingTimex struct{ n atomic.Int64 }
+
+func (c *countingTimex) ReadTimex() (probe.RawTimex, error) {
+	c.n.Add(1)
+	return disciplined{}.ReadTimex()
+}
+
+// TestFeedFollowsPolls: with chrony the only source with news, the policy is
+// fed after each poll of chronyd and at least every MaxQuiet, not every
+// Poll; every Poll once Periodic says a source needs it.
+func TestFeedFollowsPolls(t *testing.T) {
+	t.Parallel()
+	scfg := step.DefaultConfig()
+	scfg.Interval = 5 * time.Millisecond
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &monoClocks{}, logger)
+	cfg := server.DefaultConfig()
+	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
+	tx := &countingTimex{}
+	polled := make(chan struct{}, 1)
+	var periodic atomic.Bool
+	const maxQuiet = 400 * time.Millisecond
+	sd, err := NewStepdown(cfg, steps, tx, nil, nil, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
+		Periodic: periodic.Load, MaxQuiet: maxQuiet}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	g, gctx := errgroup.WithContext(ctx)
+	for _, task := range append(steps.Tasks(), sd.Tasks()...) {
+		g.Go(func() error { return task(gctx) })
+	}
+	defer func() {
+		cancel()
+		if err := g.Wait(); err != nil {
+			t.Error(err)
+		}
+	}()
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	wait("the start", func() bool { return !sd.Server.Starting() })
+	n0 := tx.n.Load()
+	time.Sleep(maxQuiet / 4)
+	if n := tx.n.Load(); n != n0 {
+		t.Errorf("%d feeds in %s with nothing new", n-n0, maxQuiet/4)
+	}
+	polled <- struct{}{}
+	wait("a feed after chronyd's poll", func() bool { return tx.n.Load() == n0+1 })
+	wait("a feed after max_quiet", func() bool { return tx.n.Load() >= n0+2 })
+	periodic.Store(true)
+	n1 := tx.n.Load()
+	time.Sleep(200 * time.Millisecond)
+	if n := tx.n.Load() - n1; n < 5 {
+		t.Errorf("%d feeds in 200 ms at a 10 ms poll with Periodic set", n)
+	}
+}
