@@ -131,4 +131,3 @@ func TestHeartbeatWhileSubscribed(t *testing.T) {
 		}
 	}
 }
-
