@@ -16,6 +16,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown/server"
 )
@@ -36,6 +37,8 @@ type Config struct {
 	Chrony    chrony.Config `yaml:"chrony"`
 	Ntpd      ntpd.Config   `yaml:"ntpd"`
 	NTPProbes sntp.Config   `yaml:"ntp_probes"`
+	// Timesyncd is systemd-timesyncd, read over D-Bus.
+	Timesyncd timesyncd.Config `yaml:"timesyncd"`
 }
 
 // Clock configures the local clock sampling.
@@ -70,6 +73,7 @@ func Default() Config {
 		Chrony:    chrony.DefaultConfig(),
 		Ntpd:      ntpd.DefaultConfig(),
 		NTPProbes: sntp.DefaultConfig(),
+		Timesyncd: timesyncd.DefaultConfig(),
 		Clock:     Clock{SampleInterval: st.Interval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
@@ -109,7 +113,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.Timesyncd} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -80,7 +80,7 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
-	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger).WithTimesyncd(cfg.Timesyncd, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),

@@ -8,7 +8,9 @@ import (
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 )
@@ -22,6 +24,8 @@ type Sources struct {
 	Ntpd *ntpd.Poller
 	// NTPProbes is the independent SNTP prober (nil without servers).
 	NTPProbes *sntp.Prober
+	// Timesyncd is the systemd-timesyncd poller (nil in mode off).
+	Timesyncd *timesyncd.Poller
 }
 
 // New builds the enabled pollers. The configurations must be valid.
@@ -39,6 +43,24 @@ func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *So
 	return s
 }
 
+// WithTimesyncd adds the timesyncd poller unless its mode is off.
+func (s *Sources) WithTimesyncd(c timesyncd.Config, logger *slog.Logger) *Sources {
+	if c.Enabled() {
+		s.Timesyncd = timesyncd.NewPoller(c, logger.With("probe", "timesyncd"))
+	}
+	return s
+}
+
+// TimeSources returns the enabled sources that produce timesource
+// readings, for health and the stepdown policy.
+func (s *Sources) TimeSources() []timesource.Source {
+	var out []timesource.Source
+	if s.Timesyncd != nil {
+		out = append(out, s.Timesyncd)
+	}
+	return out
+}
+
 // Probes returns the probes for exporter.NewScraper (which adds
 // clockwatch_chrony_up and clockwatch_ntpd_up).
 func (s *Sources) Probes() []exporter.Probe {
@@ -54,10 +76,14 @@ func (s *Sources) Probes() []exporter.Probe {
 
 // Collectors returns the collectors to register beside the Scraper.
 func (s *Sources) Collectors() []prometheus.Collector {
-	if s.NTPProbes == nil {
-		return nil
+	var cs []prometheus.Collector
+	if s.NTPProbes != nil {
+		cs = append(cs, exporter.NewNTPProbeCollector(s.NTPProbes))
 	}
-	return []prometheus.Collector{exporter.NewNTPProbeCollector(s.NTPProbes)}
+	if s.Timesyncd != nil {
+		cs = append(cs, exporter.NewTimesyncdCollector(s.Timesyncd))
+	}
+	return cs
 }
 
 // ChronyReading is the chrony poller's last result for the stepdown
@@ -84,6 +110,9 @@ func (s *Sources) Run(ctx context.Context) error {
 	}
 	if s.NTPProbes != nil {
 		g.Go(func() error { return s.NTPProbes.Run(ctx) })
+	}
+	if s.Timesyncd != nil {
+		g.Go(func() error { return s.Timesyncd.Run(ctx) })
 	}
 	return g.Wait()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -28,9 +29,14 @@ func TestSources(t *testing.T) {
 	p := sntp.DefaultConfig()
 	p.Servers = []string{srv.Addr().String()}
 	p.SampleSpacing, p.Samples = 0, 2
-	s := New(c, n, p, slog.New(slog.DiscardHandler))
-	if s.Chrony == nil || s.Ntpd != nil || s.NTPProbes == nil {
-		t.Fatalf("sources %+v: want chrony and the probes, not ntpd (off by default)", s)
+	ts := timesyncd.DefaultConfig()
+	ts.Address = "unix:path=" + t.TempDir() + "/no-bus"
+	s := New(c, n, p, slog.New(slog.DiscardHandler)).WithTimesyncd(ts, slog.New(slog.DiscardHandler))
+	if s.Chrony == nil || s.Ntpd != nil || s.NTPProbes == nil || s.Timesyncd == nil {
+		t.Fatalf("sources %+v: want chrony, timesyncd and the probes, not ntpd (off by default)", s)
+	}
+	if got := len(s.TimeSources()); got != 1 {
+		t.Errorf("TimeSources() has %d sources, want timesyncd's", got)
 	}
 	reg, err := exporter.NewRegistry(append(s.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), s.Probes()...))...)
 	if err != nil {
@@ -40,7 +46,7 @@ func TestSources(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if s.Chrony.Snapshot().Polls > 0 && len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
+		if s.Chrony.Snapshot().Polls > 0 && s.Timesyncd.Snapshot().Polls > 0 && len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -58,8 +64,14 @@ func TestSources(t *testing.T) {
 	if r := (&Sources{}).ChronyReading(); r.Valid || r.Err != nil {
 		t.Errorf("ChronyReading() with chrony off = %+v, want zero", r)
 	}
-	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up")
-	if err != nil || n2 != 2 {
-		t.Errorf("gathered %d series of clockwatch_chrony_up and clockwatch_ntp_probe_up (err %v), want 2", n2, err)
+	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up", "clockwatch_timesyncd_found")
+	if err != nil || n2 != 3 {
+		t.Errorf("gathered %d series of clockwatch_chrony_up, clockwatch_ntp_probe_up and clockwatch_timesyncd_found (err %v), want 3", n2, err)
+	}
+	if r := s.Timesyncd.Reading(); r.Found || r.Err != nil {
+		t.Errorf("timesyncd's reading without a bus = %+v, want absent and silent", r)
+	}
+	if s := (&Sources{}).WithTimesyncd(timesyncd.Config{Mode: timesyncd.ModeOff}, slog.New(slog.DiscardHandler)); s.Timesyncd != nil {
+		t.Error("timesyncd in mode off has a poller")
 	}
 }
