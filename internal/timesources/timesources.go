@@ -20,6 +20,9 @@ type Sources struct {
 	// Chrony is the chrony poller; its Status() is what the stepdown
 	// triggers read.
 	Chrony *chrony.Poller
+	// ChronyServer reads chronyd's server side (nil when chrony or
+	// chrony.server_stats is off).
+	ChronyServer *chrony.ServerPoller
 	// Ntpd is the ntpd poller.
 	Ntpd *ntpd.Poller
 	// NTPProbes is the independent SNTP prober (nil without servers).
@@ -33,6 +36,7 @@ func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *So
 	s := &Sources{}
 	if c.Enabled {
 		s.Chrony = chrony.NewPoller(c, logger.With("probe", "chrony"))
+		s.ChronyServer = chrony.NewServerPoller(c, logger.With("probe", "chrony_server"))
 	}
 	if n.Enabled {
 		s.Ntpd = ntpd.NewPoller(n, logger.With("probe", "ntpd"))
@@ -77,6 +81,9 @@ func (s *Sources) Probes() []exporter.Probe {
 // Collectors returns the collectors to register beside the Scraper.
 func (s *Sources) Collectors() []prometheus.Collector {
 	var cs []prometheus.Collector
+	if s.ChronyServer != nil {
+		cs = append(cs, exporter.NewChronyServerCollector(s.ChronyServer))
+	}
 	if s.NTPProbes != nil {
 		cs = append(cs, exporter.NewNTPProbeCollector(s.NTPProbes))
 	}
@@ -104,6 +111,9 @@ func (s *Sources) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if s.Chrony != nil {
 		g.Go(func() error { return s.Chrony.Run(ctx) })
+	}
+	if s.ChronyServer != nil {
+		g.Go(func() error { return s.ChronyServer.Run(ctx) })
 	}
 	if s.Ntpd != nil {
 		g.Go(func() error { return s.Ntpd.Run(ctx) })

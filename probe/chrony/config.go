@@ -47,6 +47,9 @@ type Config struct {
 	// default: names then come from chronyd itself (the names in its
 	// configuration) or stay addresses.
 	DNSLookups bool `yaml:"dns_lookups"`
+	// ServerStats reads chronyd's server side (serverstats, clients): auto
+	// (once chronyd has served someone, over its unix socket), on or off.
+	ServerStats string `yaml:"server_stats"`
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
@@ -57,6 +60,7 @@ func DefaultConfig() Config {
 		PollInterval: time.Second,
 		Timeout:      500 * time.Millisecond,
 		ConfPath:     "/etc/chrony/chrony.conf",
+		ServerStats:  ServerStatsAuto,
 	}
 }
 
@@ -83,6 +87,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReplySocketDir != "" && !strings.HasPrefix(c.ReplySocketDir, "/") {
 		errs = append(errs, fmt.Errorf("chrony.reply_socket_dir: must be an absolute path, got %q", c.ReplySocketDir))
+	}
+	if err := validateServerStats(c.ServerStats); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
