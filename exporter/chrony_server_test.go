@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -61,5 +62,19 @@ clockwatch_chrony_server_stats_up 1
 				t.Errorf("lint: %v %+v", err, problems)
 			}
 		})
+	}
+}
+
+func BenchmarkChronyServerGather(b *testing.B) {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewChronyServerCollector(fixedChronyServer(chrony.ServerSnapshot{
+		Data:     chrony.ServerData{Stats: chrony.ServerStats{Version: 4, NTPHits: 120}, Clients: 3},
+		HaveData: true, Serving: true, Up: true, LastSuccess: time.Now(),
+	})))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -152,3 +152,26 @@ func BenchmarkTimesyncdCollect(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTimesyncdGather is the collector's share of a scrape: collect
+// and gather through a registry of its own.
+func BenchmarkTimesyncdGather(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		snap timesyncd.Snapshot
+	}{
+		{"synchronised", syncedTimesyncd(time.Now())},
+		{"absent", timesyncd.Snapshot{Polls: 3, Err: timesyncd.ErrAbsent}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(NewTimesyncdCollector(fixedTimesyncd(tc.snap)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := reg.Gather(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

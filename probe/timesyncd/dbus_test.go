@@ -37,7 +37,7 @@ const busPolicy = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Con
 
 // startBus runs a real dbus-daemon on a private socket and returns its
 // address; extraPolicy goes into its default policy.
-func startBus(t *testing.T, extraPolicy string) (address, dir string) {
+func startBus(t testing.TB, extraPolicy string) (address, dir string) {
 	t.Helper()
 	daemon := testtool.Require(t, "dbus-daemon")
 	dir = t.TempDir()
@@ -76,7 +76,7 @@ func startBus(t *testing.T, extraPolicy string) (address, dir string) {
 // fakeTimesyncd owns org.freedesktop.timesync1 on the bus and exports
 // props as org.freedesktop.timesync1.Manager's properties. Closing the
 // returned connection makes it leave the bus.
-func fakeTimesyncd(t *testing.T, address string, props map[string]any) *dbus.Conn {
+func fakeTimesyncd(t testing.TB, address string, props map[string]any) *dbus.Conn {
 	t.Helper()
 	conn, err := dbus.Connect(address)
 	if err != nil {
