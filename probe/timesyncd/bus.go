@@ -24,6 +24,19 @@ const (
 // org.freedesktop.timesync1. In mode auto it is a state, not a failure.
 var ErrAbsent = errors.New("systemd-timesyncd is not on the bus")
 
+// onBusError marks a failure that comes from timesyncd's answer (or the
+// bus's policy about it): timesyncd is there, so it is not absence.
+type onBusError struct{ err error }
+
+func (e onBusError) Error() string { return e.err.Error() }
+func (e onBusError) Unwrap() error { return e.err }
+
+// onBus reports whether err came from a timesyncd that is on the bus.
+func onBus(err error) bool {
+	var e onBusError
+	return errors.As(err, &e)
+}
+
 // Bus reads timesyncd's properties. Properties must honour ctx's deadline.
 type Bus interface {
 	Properties(ctx context.Context) (Properties, error)
@@ -110,9 +123,9 @@ func (b *dbusBus) Properties(ctx context.Context) (Properties, error) {
 				// The connection is fine; timesyncd is not running.
 				return Properties{}, fmt.Errorf("%w: nobody owns %s on %s", ErrAbsent, BusName, b.socket)
 			case "org.freedesktop.DBus.Error.AccessDenied":
-				return Properties{}, fmt.Errorf("the bus's policy denies reading %s's properties (%s): install systemd's org.freedesktop.timesync1.conf, which allows GetAll for everyone", BusName, de.Error())
+				return Properties{}, onBusError{fmt.Errorf("the bus's policy denies reading %s's properties (%s): install systemd's org.freedesktop.timesync1.conf, which allows GetAll for everyone", BusName, de.Error())}
 			}
-			return Properties{}, fmt.Errorf("reading %s's properties: %w", BusName, err)
+			return Properties{}, onBusError{fmt.Errorf("reading %s's properties: %w", BusName, err)}
 		}
 		b.Close()
 		return Properties{}, fmt.Errorf("reading %s's properties on %s: %w", BusName, b.socket, err)
@@ -124,9 +137,13 @@ func (b *dbusBus) Properties(ctx context.Context) (Properties, error) {
 		all, _ = call.Body[0].(map[string]dbus.Variant)
 	}
 	if all == nil {
-		return Properties{}, fmt.Errorf("reading %s's properties: GetAll answered %d values, want one a{sv}", BusName, len(call.Body))
+		return Properties{}, onBusError{fmt.Errorf("reading %s's properties: GetAll answered %d values, want one a{sv}", BusName, len(call.Body))}
 	}
-	return decodeProperties(all)
+	p, err := decodeProperties(all)
+	if err != nil {
+		return p, onBusError{err}
+	}
+	return p, nil
 }
 
 // decodeProperties turns GetAll's answer into Properties. Properties that

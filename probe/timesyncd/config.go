@@ -41,7 +41,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Mode: ModeAuto, Address: AddressSystem, PollInterval: 5 * time.Second, Timeout: time.Second}
+	return Config{Mode: ModeAuto, Address: AddressSystem, PollInterval: 5 * time.Second, Timeout: 2 * time.Second}
 }
 
 // Enabled reports whether the poller runs.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,6 +171,35 @@ func TestPollerAgainstRealBus(t *testing.T) {
 		}
 		if logs.String() != "" {
 			t.Errorf("an absent timesyncd logged:\n%s", logs.String())
+		}
+	})
+
+	t.Run("a bus that never answers", func(t *testing.T) {
+		t.Parallel()
+		sock := filepath.Join(t.TempDir(), "bus")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+			}
+		}()
+		p, logs := newTestPoller(t, "unix:path="+sock, ModeAuto)
+		p.cfg.Timeout = 100 * time.Millisecond
+		p.Poll(ctx)
+		s := p.Snapshot()
+		if s.Up || s.Found || s.Failures != 0 || s.Err == nil || !strings.Contains(s.Err.Error(), "timeout") {
+			t.Errorf("snapshot = %+v, want a timeout, not found, no failures", s)
+		}
+		if logs.String() != "" {
+			t.Errorf("a silent bus without a known timesyncd logged at info or above:\n%s", logs.String())
 		}
 	})
 

@@ -211,8 +211,11 @@ func (p *Poller) Poll(ctx context.Context) {
 			s.SampleSeen = p.sampleSeen(props.Message, end, s.Polls == 1 || !s.HaveData)
 		}
 		s.HaveData = valid
-	} else if s.Found {
-		s.Failures++
+	} else {
+		s.Found = s.Found || onBus(err)
+		if s.Found {
+			s.Failures++
+		}
 	}
 	p.snap = s
 	p.mu.Unlock()
@@ -224,9 +227,12 @@ func (p *Poller) Poll(ctx context.Context) {
 		p.logger.Info("timesyncd answers again", "server", props.Server())
 		p.logged = ""
 	case err == nil:
-	case absent && !s.Found:
-		if s.Polls == 1 {
+	case !s.Found:
+		// Never seen and not pinned: timesyncd may well not exist here, and
+		// a bus that is slow to answer does not change that.
+		if err.Error() != p.logged {
 			p.logger.Debug("no systemd-timesyncd on the system bus", "err", err)
+			p.logged = err.Error()
 		}
 	case err.Error() != p.logged:
 		if absent {

@@ -27,7 +27,7 @@ const (
 	version  = "1.0.0"
 	// vmTimeout bounds the whole boot, install and checks; the guest script
 	// alone waits up to ~3 minutes when the service never becomes ready.
-	vmTimeout = 8 * time.Minute
+	vmTimeout = 14 * time.Minute
 )
 
 func kernelPath() string {
@@ -174,7 +174,7 @@ func boot(t *testing.T, kernel, initrd string) map[string]string {
 	werr := cmd.Wait()
 	t.Logf("VM ran %v (exit: %v)", time.Since(start).Round(time.Second), werr)
 	if facts["done"] != "1" {
-		tail := console[max(0, len(console)-80):]
+		tail := console[max(0, len(console)-200):]
 		t.Fatalf("the guest script did not finish (%v); last console lines:\n%s", errors.Join(werr, ctx.Err()), strings.Join(tail, "\n"))
 	}
 	for _, l := range console {
