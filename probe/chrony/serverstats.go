@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	fbchrony "github.com/facebook/time/ntp/chrony"
 )
 
@@ -238,16 +239,8 @@ func (p *ServerPoller) Snapshot() ServerSnapshot {
 // Run polls until ctx is done.
 func (p *ServerPoller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	t := time.NewTicker(p.interval)
-	defer t.Stop()
-	for {
-		p.Poll(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	loop.Every(ctx, p.interval, p.Poll)
+	return nil
 }
 
 // Poll reads the server side once.

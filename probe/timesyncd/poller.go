@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
@@ -175,16 +176,8 @@ var _ timesource.Source = (*Poller)(nil)
 // Run polls until ctx is done.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.bus.Close()
-	t := time.NewTicker(p.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		p.Poll(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	loop.Every(ctx, p.cfg.PollInterval, p.Poll)
+	return nil
 }
 
 // Poll reads timesyncd once and publishes the result.
