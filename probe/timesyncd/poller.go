@@ -108,6 +108,8 @@ func (s Snapshot) Detail(now time.Time) string {
 	switch {
 	case s.Polls == 0:
 		return "not polled yet"
+	case s.Absent() && s.HaveData:
+		return fmt.Sprintf("gone from the system bus, last reply %s ago", s.SampleAge(now).Round(time.Second))
 	case s.Absent():
 		return "not on the system bus"
 	case !s.Up && !s.HaveData:
