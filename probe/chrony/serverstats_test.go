@@ -116,3 +116,26 @@ func TestServerStatsOverUDP(t *testing.T) {
 		p.client.Close()
 	}
 }
+
+// BenchmarkPollServer is one read of the server side of a real chronyd with
+// one client: serverstats and one page of clients over the unix socket.
+func BenchmarkPollServer(b *testing.B) {
+	port := 20000 + int(time.Now().UnixNano()%20000)
+	c := chronydtest.Start(b, chronydtest.Options{Sources: 1, Extra: []string{
+		fmt.Sprintf("port %d", port), "bindaddress 127.0.0.1", "allow 127.0.0.1",
+	}})
+	if _, err := ntp.QueryWithOptions("127.0.0.1", ntp.QueryOptions{Port: port, Timeout: 2 * time.Second}); err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Address = c.Socket
+	cl := newClient(newNetDialer(cfg), cfg.Timeout, nil)
+	defer cl.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cl.PollServer(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
