@@ -42,8 +42,8 @@ func TestParse(t *testing.T) {
 		yaml string
 		want func(*Config)
 	}{
-		{"empty file", "", func(*Config) {}},
-		{"comments only", "# nothing set\n", func(*Config) {}},
+		{"explicitly the defaults", "{}\n", func(*Config) {}},
+		{"comments and the defaults", "# nothing set\n{}\n", func(*Config) {}},
 		{"partial section keeps other defaults", "health:\n  offset_critical: 2s\n",
 			func(c *Config) { c.Health.OffsetCritical = 2 * time.Second }},
 		{"sample interval", "clock:\n  sample_interval: 250ms\n",

@@ -10,7 +10,13 @@ import (
 
 // Write prints the facts and the verdict for a person, in the spirit of
 // `chronyc tracking` with a judgement at the top.
-func Write(w io.Writer, f Facts, v Verdict) error {
+func Write(w io.Writer, f Facts, v Verdict) error { return write(w, f, v, false) }
+
+// WriteVerbose is Write with the figures only a developer or a bug report
+// needs (`clockwatch status --verbose`): the wall−boot gap.
+func WriteVerbose(w io.Writer, f Facts, v Verdict) error { return write(w, f, v, true) }
+
+func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 	ew := &errWriter{w: w}
 	ew.printf("Clock health   : %s\n", v.Level)
 	for _, fd := range v.Findings {
@@ -18,7 +24,9 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 	}
 	if s := f.Clocks; s != nil {
 		ew.printf("Wall clock     : %s\n", time.Unix(0, s.Real).UTC().Format(time.RFC3339Nano))
-		ew.printf("Wall−boot gap  : %s seconds\n", seconds(s.WallBootGap()))
+		if verbose {
+			ew.printf("Wall−boot gap  : %s seconds (REALTIME − BOOTTIME: moves only when the wall clock is set; step detection watches it)\n", seconds(s.WallBootGap()))
+		}
 		ew.printf("Suspended      : %v\n", s.Suspended())
 		if s.TAI != 0 {
 			ew.printf("TAI−UTC        : %v\n", s.TAIOffset())
@@ -32,7 +40,7 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 		}
 		ew.printf("Kernel synced  : %s (%s, status 0x%04x)\n", sync, k.State, k.Status)
 		ew.printf("Kernel offset  : %v\n", k.Offset)
-		ew.printf("Frequency      : %+.3f ppm\n", k.Frequency*1e6)
+		ew.printf("Kernel freq.   : %+.3f ppm (the kernel's frequency correction)\n", k.Frequency*1e6)
 		ew.printf("Max error      : %v%s\n", k.MaxError, saturated(k))
 		ew.printf("Est. error     : %v\n", k.EstError)
 		ew.printf("Kernel TAI     : %v\n", k.TAI)
@@ -43,7 +51,7 @@ func Write(w io.Writer, f Facts, v Verdict) error {
 		ew.printf("System offset  : %+.9f seconds (positive: this clock is ahead)\n", tr.SystemOffset)
 		ew.printf("Last offset    : %+.9f seconds\n", tr.LastOffset)
 		ew.printf("RMS offset     : %.9f seconds\n", tr.RMSOffset)
-		ew.printf("Frequency      : %+.3f ppm\n", tr.Frequency*1e6)
+		ew.printf("chronyd freq.  : %+.3f ppm (how fast this clock would run without chronyd; positive: fast)\n", tr.Frequency*1e6)
 		ew.printf("Root delay     : %.9f seconds\n", tr.RootDelay)
 		ew.printf("Root dispersion: %.9f seconds\n", tr.RootDispersion)
 		ew.printf("Sources        : %d, %d selectable\n", len(c.Sources), c.SelectableSources())

@@ -3,9 +3,17 @@
 // event, and the clock epoch and sequence with the boot id, written
 // atomically, so that the epoch never goes back.
 //
+// The order of the writes is what keeps the epoch monotonic across a crash
+// at any of them (docs/step-detection.md): a new boot's increment and every
+// event are journal lines, fsync'd before state.json is replaced, and the
+// epoch loaded is the largest either holds. Every write goes through FS, so
+// that FaultFS can crash at each one in the fault suite.
+//
 // Nothing here is fatal: when the state directory cannot be written the
 // journal keeps the state in memory, says so once in the log, reports it
-// through Persistent (a metric), and tries again at the next event. A torn
-// last line, left by a crash in the middle of a write, is cut off when the
-// journal is opened and skipped with a warning when it is read.
+// through Persistent and Err (a metric, and a lost probe for the stepdown
+// server), and tries again every RetryInterval and at the next event. A
+// last line left by a crash in the middle of a write is completed when only
+// its newline is missing, else cut off; lines past MaxLineBytes and values
+// no run writes are skipped with a warning naming the line.
 package journal

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
@@ -48,6 +49,10 @@ type Config struct {
 	MaxBytes int64 `yaml:"max_bytes"`
 }
 
+// MaxMaxBytes bounds journal.max_bytes: the journal (twice this) is read
+// whole at every start.
+const MaxMaxBytes = 256 << 20
+
 // DefaultConfig returns the state directory left to Resolve and 1 MiB
 // (about 3,000 events per file).
 func DefaultConfig() Config { return Config{MaxBytes: 1 << 20} }
@@ -69,8 +74,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir != "" && !filepath.IsAbs(c.Dir):
 		return fmt.Errorf("%s.dir: must be an absolute path, got %q", ConfigKey, c.Dir)
-	case c.MaxBytes < 4096:
-		return fmt.Errorf("%s.max_bytes: must be at least 4096, got %d", ConfigKey, c.MaxBytes)
+	case c.MaxBytes < 4096 || c.MaxBytes > MaxMaxBytes:
+		return fmt.Errorf("%s.max_bytes: must be between 4096 and %d (256 MiB; the journal is read whole at start), got %d", ConfigKey, MaxMaxBytes, c.MaxBytes)
 	}
 	return nil
 }
@@ -83,7 +88,24 @@ type Options struct {
 	BootID func() (string, error)
 	// Getenv resolves an empty Config.Dir; nil is os.Getenv.
 	Getenv func(string) string
+	// FS is where the files are written; nil is the real file system. The
+	// fault suite passes a FaultFS to crash at every durable write.
+	FS FS
 }
+
+// MaxLineBytes bounds one journal line (an event takes about 330 bytes): a
+// longer line is skipped with a warning without being held in memory, so a
+// torn or hostile line of any size costs neither the daemon nor `clockwatch
+// events` more than this.
+const MaxLineBytes = 64 << 10
+
+// maxStateBytes bounds state.json (about 120 bytes when written by us).
+const maxStateBytes = 64 << 10
+
+// typeBoot is the journal line that records the epoch increment of a new
+// boot, so that losing state.json cannot undo it. It is not a step.Event:
+// Read does not return it.
+const typeBoot = "boot"
 
 // persisted is the content of state.json.
 type persisted struct {
@@ -94,38 +116,78 @@ type persisted struct {
 	GapBoot int64  `json:"gap_boot_ns,omitempty"`
 }
 
+// sanitize refuses, field by field, values no run of clockwatch writes: an
+// epoch or sequence past step.MaxEpoch (recovered from the journal instead),
+// or a baseline that puts the wall clock before 1970 or past 2262, or a
+// negative BOOTTIME (dropped: the next start cannot see a step made while it
+// was down, and says so). It returns what was refused.
+func (p *persisted) sanitize() []string {
+	var bad []string
+	if p.Epoch > step.MaxEpoch {
+		bad = append(bad, fmt.Sprintf("epoch %d is past 2^53: no clock steps that often", p.Epoch))
+		p.Epoch = 0
+	}
+	if p.Seq > step.MaxEpoch {
+		bad = append(bad, fmt.Sprintf("seq %d is past 2^53", p.Seq))
+		p.Seq = 0
+	}
+	switch {
+	case p.GapBoot < 0:
+		bad = append(bad, fmt.Sprintf("gap_boot_ns %d is negative: BOOTTIME never is", p.GapBoot))
+	case p.GapBoot == 0 && p.Gap != 0:
+		bad = append(bad, fmt.Sprintf("gap_ns %d without gap_boot_ns", p.Gap))
+	case p.GapBoot > 0 && p.Gap < -p.GapBoot:
+		bad = append(bad, fmt.Sprintf("gap_ns %d with gap_boot_ns %d puts the wall clock before 1970", p.Gap, p.GapBoot))
+	case p.GapBoot > 0 && p.Gap > math.MaxInt64-p.GapBoot:
+		bad = append(bad, fmt.Sprintf("gap_ns %d with gap_boot_ns %d puts the wall clock past 2262", p.Gap, p.GapBoot))
+	default:
+		return bad
+	}
+	p.Gap, p.GapBoot = 0, 0
+	return bad
+}
+
 // Journal appends events and persists the state. Its methods are safe for
 // concurrent use.
 type Journal struct {
 	cfg    Config
 	log    *slog.Logger
+	fs     FS
 	bootID string
 
 	mu    sync.Mutex
-	f     *os.File
+	f     File
 	size  int64
 	state persisted
 	err   error // the last persistence error, nil when persisting
+	// boot is a new boot's increment not yet in the journal (the journal
+	// could not be written at Open); it is written before the next event.
+	boot bool
 
 	persistent atomic.Bool
 }
 
 // Open loads the persisted state and opens the journal for appending; an
-// empty cfg.Dir is resolved from the environment (Resolve). It never fails: without a writable directory the Journal runs in memory and
-// Persistent reports false.
+// empty cfg.Dir is resolved from the environment (Resolve). It never fails:
+// without a writable directory the Journal runs in memory and Persistent
+// reports false.
 //
-// The epoch loaded is the larger of state.json's and the journal's last
-// event's, so losing state.json cannot make it go back. After a reboot (a
-// new boot id) the epoch is incremented: clockwatch could not watch the
-// clock while the machine was down.
+// The epoch loaded is the largest of state.json's and every journal line's,
+// so losing state.json cannot make it go back. After a reboot (a new boot id)
+// the epoch is incremented, clockwatch could not watch the clock while the
+// machine was down, and the increment is written to the journal (a "boot"
+// line) before state.json, so it is recoverable from either.
 func Open(cfg Config, opts Options) *Journal {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	j := &Journal{cfg: cfg.Resolve(getenv), log: opts.Logger}
+	j := &Journal{cfg: cfg.Resolve(getenv), log: opts.Logger, fs: opts.FS}
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
+	}
+	if j.fs == nil {
+		j.fs = OSFS{}
 	}
 	readBootID := opts.BootID
 	if readBootID == nil {
@@ -144,23 +206,30 @@ func Open(cfg Config, opts Options) *Journal {
 		j.state.Gap, j.state.GapBoot = 0, 0
 	}
 	if j.state.BootID != "" && id != "" && j.state.BootID != id {
-		j.state.Epoch++
+		j.state.Epoch = j.nextEpoch(j.state.Epoch)
+		j.boot = true
 		j.log.Info("New boot since the last run: clock epoch incremented", "epoch", j.state.Epoch)
 	}
 	j.state.BootID = id
 
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if err := j.openLocked(); err != nil {
-		j.failLocked(err)
-		return j
-	}
-	if err := j.writeStateLocked(); err != nil {
+	if err := j.persistLocked(nil, nil); err != nil {
 		j.failLocked(err)
 		return j
 	}
 	j.persistent.Store(true)
 	return j
+}
+
+// nextEpoch increments an epoch, saturating loudly at step.MaxEpoch.
+func (j *Journal) nextEpoch(e uint64) uint64 {
+	if e >= step.MaxEpoch {
+		j.log.Error("Clock epoch is at its maximum (2^53) and stays there: clients can no longer tell steps apart by the epoch",
+			"epoch", e, "fix", "stop clockwatch, remove the state directory's files, and restart every client")
+		return step.MaxEpoch
+	}
+	return e + 1
 }
 
 // ReadBootID reads this boot's id from BootIDPath.
@@ -173,10 +242,12 @@ func ReadBootID() (string, error) {
 }
 
 // load reads state.json and the journal, and keeps the larger epoch and seq.
+// A value no run writes (an epoch past 2^53, a baseline before 1970) is
+// refused, logged with the file and the value.
 func (j *Journal) load() persisted {
 	var st persisted
 	path := filepath.Join(j.cfg.Dir, StateFile)
-	switch b, err := os.ReadFile(path); {
+	switch b, err := readFile(j.fs, path, maxStateBytes); {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
 		j.log.Warn("Cannot read the persisted clock epoch; recovering it from the journal", "path", path, "err", err)
@@ -184,23 +255,39 @@ func (j *Journal) load() persisted {
 		if err := json.Unmarshal(b, &st); err != nil {
 			j.log.Warn("Persisted clock epoch is corrupt; recovering it from the journal", "path", path, "err", err)
 			st = persisted{}
+		} else if bad := st.sanitize(); len(bad) > 0 {
+			j.log.Error("Persisted state has values no run writes; refused them (the epoch comes from the journal, a refused baseline is dropped)",
+				"path", path, "refused", strings.Join(bad, "; "))
 		}
 	}
-	recs, _, err := Read(j.cfg.Dir, zeroTime)
+	var last line
+	warnings, err := readLines(j.fs, j.cfg.Dir, func(l line) {
+		st.Epoch = max(st.Epoch, l.rec.Event.Epoch)
+		st.Seq = max(st.Seq, l.rec.Event.Seq)
+		last = l
+	})
 	if err != nil {
 		j.log.Warn("Cannot read the event journal", "dir", j.cfg.Dir, "err", err)
 	}
-	var last Record
-	for _, r := range recs {
-		st.Epoch = max(st.Epoch, r.Event.Epoch)
-		st.Seq = max(st.Seq, r.Event.Seq)
-		last = r
-	}
-	if st.BootID == "" && last.BootID != "" {
-		st.BootID = last.BootID
-		if last.Event.Boot != 0 {
-			st.Gap, st.GapBoot = last.Event.WallAfter.UnixNano()-last.Event.Boot, last.Event.Boot
+	for i, w := range warnings {
+		if i == 10 {
+			j.log.Warn("More unreadable journal lines", "count", len(warnings)-i)
+			break
 		}
+		j.log.Warn("Event journal line skipped", "warning", w)
+	}
+	switch {
+	case last.rec.BootID == "":
+	case st.BootID == "" || (last.rec.BootID == j.bootID && st.BootID != j.bootID):
+		// state.json is lost, or older than the journal's record of this
+		// boot (a crash between the two writes): the journal says which
+		// boot was counted last.
+		st.BootID, st.Gap, st.GapBoot = last.rec.BootID, 0, 0
+	}
+	if e := last.rec.Event; !last.boot && last.rec.BootID == st.BootID && e.Boot != 0 && e.Boot >= st.GapBoot {
+		// The last event's gap is the newest baseline: an event line holds
+		// the step, its epoch and the gap after it in one write.
+		st.Gap, st.GapBoot = e.WallAfter.UnixNano()-e.Boot, e.Boot
 	}
 	return st
 }
@@ -212,23 +299,30 @@ func (j *Journal) State() step.State {
 	return step.State{Epoch: j.state.Epoch, Seq: j.state.Seq, Gap: j.state.Gap, GapBoot: j.state.GapBoot}
 }
 
-// SaveBaseline persists the REALTIME−BOOTTIME gap of a sample, so that the
-// next start in this boot can tell whether the clock was stepped while
-// clockwatch was not running. The daemon saves it after its first sample and
-// when it stops; every event saves it too. A zero sample is ignored.
-func (j *Journal) SaveBaseline(s probe.Sample) {
+// SaveBaseline persists the REALTIME−BOOTTIME gap of a sample with the
+// detector's state after that sample, so that the next start in this boot can
+// tell whether the clock was stepped while clockwatch was not running. The
+// daemon saves it after the first sample's events are appended and when it
+// stops; every event saves it too. The epoch and sequence saved are the
+// larger of the journal's and st's: a baseline is never written with an
+// epoch older than the steps before it, even when the bus dropped their
+// events. A zero sample is ignored.
+func (j *Journal) SaveBaseline(s probe.Sample, st step.State) {
 	if s.Boot == 0 {
 		return
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.state.Gap, j.state.GapBoot = s.Real-s.Boot, s.Boot
-	if !j.persistent.Load() {
+	j.state.Epoch = max(j.state.Epoch, st.Epoch)
+	j.state.Seq = max(j.state.Seq, st.Seq)
+	if s.Boot >= j.state.GapBoot {
+		j.state.Gap, j.state.GapBoot = s.Real-s.Boot, s.Boot
+	}
+	if err := j.persistLocked(nil, nil); err != nil {
+		j.failLocked(err)
 		return
 	}
-	if err := j.writeStateLocked(); err != nil {
-		j.failLocked(err)
-	}
+	j.recoveredLocked()
 }
 
 // Dir returns the state directory in use.
@@ -248,25 +342,28 @@ func (j *Journal) Err() error {
 }
 
 // openLocked creates the directory and opens events.jsonl for appending,
-// cutting off a torn last line.
+// completing or cutting off a torn last line.
 func (j *Journal) openLocked() error {
 	if j.f != nil {
 		return nil
 	}
-	if err := os.MkdirAll(j.cfg.Dir, 0o750); err != nil {
+	if err := j.fs.MkdirAll(j.cfg.Dir, 0o750); err != nil {
 		return fmt.Errorf("creating the state directory: %w", err)
 	}
 	path := filepath.Join(j.cfg.Dir, EventsFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+	f, err := j.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
 		return fmt.Errorf("opening the event journal: %w", err)
 	}
-	size, err := cutTornTail(f)
+	size, err := repairTail(f)
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("repairing %s: %w", path, err)
 	}
-	if size.cut > 0 {
+	switch {
+	case size.completed:
+		j.log.Warn("Event journal's last line lacked its newline (a crash mid-write); it parses, so it was kept and completed", "path", path)
+	case size.cut > 0:
 		j.log.Warn("Event journal ended in a torn line (a crash mid-write); cut it off", "path", path, "bytes", size.cut)
 	}
 	if _, err := f.Seek(0, io.SeekEnd); err != nil {
@@ -277,10 +374,15 @@ func (j *Journal) openLocked() error {
 	return nil
 }
 
-type tail struct{ kept, cut int64 }
+type tail struct {
+	kept, cut int64
+	completed bool
+}
 
-// cutTornTail truncates f after its last newline.
-func cutTornTail(f *os.File) (tail, error) {
+// repairTail makes f end in a newline: a last line that lacks only its
+// newline but parses (the crash came between the record and its newline) is
+// kept and completed; anything else after the last newline is cut off.
+func repairTail(f File) (tail, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return tail{}, err
@@ -292,27 +394,61 @@ func cutTornTail(f *os.File) (tail, error) {
 	// Read backwards in chunks to the last newline.
 	buf := make([]byte, 4096)
 	end := size
+	keep := int64(0)
 	for end > 0 {
 		n := min(int64(len(buf)), end)
 		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
 			return tail{}, err
 		}
 		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			keep := end - n + int64(i) + 1
-			if keep == size {
-				return tail{kept: size}, nil
-			}
-			return tail{kept: keep, cut: size - keep}, f.Truncate(keep)
+			keep = end - n + int64(i) + 1
+			break
 		}
 		end -= n
 	}
-	return tail{cut: size}, f.Truncate(0)
+	if keep == size {
+		return tail{kept: size}, nil
+	}
+	if rest := size - keep; rest <= MaxLineBytes {
+		b := make([]byte, rest)
+		if _, err := f.ReadAt(b, keep); err != nil {
+			return tail{}, err
+		}
+		if _, err := parseLine(bytes.TrimSpace(b)); err == nil {
+			if _, err := f.Seek(0, io.SeekEnd); err != nil {
+				return tail{}, err
+			}
+			if _, err := f.Write([]byte{'\n'}); err != nil {
+				return tail{}, err
+			}
+			if err := f.Sync(); err != nil {
+				return tail{}, err
+			}
+			return tail{kept: size + 1, completed: true}, nil
+		}
+	}
+	if err := f.Truncate(keep); err != nil {
+		return tail{}, err
+	}
+	if err := f.Sync(); err != nil {
+		return tail{}, err
+	}
+	return tail{kept: keep, cut: size - keep}, nil
 }
 
 // Append writes e to the journal, fsyncs it, and persists the state. When
 // persistence fails it keeps the state in memory and returns the error (once
-// per failure streak it is also logged).
-func (j *Journal) Append(e step.Event) error {
+// per failure streak it is also logged). The event line alone makes the
+// step, its epoch and the baseline after it durable; state.json follows.
+func (j *Journal) Append(e step.Event) error { return j.AppendThen(e, nil) }
+
+// AppendThen is Append that calls durable (unless nil) as soon as the event
+// line is fsync'd, before state.json is replaced: what durable announces can
+// no longer be lost (the line alone holds the step, its epoch and the
+// baseline), and it waits one fsync instead of three. When the line cannot
+// be written, durable is called after the failure is recorded (Err says
+// so). durable runs with the journal locked: it must not call the Journal.
+func (j *Journal) AppendThen(e step.Event, durable func(step.Event)) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.state.Epoch = max(j.state.Epoch, e.Epoch)
@@ -320,23 +456,72 @@ func (j *Journal) Append(e step.Event) error {
 	if e.Boot != 0 && e.Boot >= j.state.GapBoot {
 		j.state.Gap, j.state.GapBoot = e.WallAfter.UnixNano()-e.Boot, e.Boot
 	}
-	if err := j.appendLocked(e); err != nil {
+	called := false
+	after := func() {
+		if durable != nil && !called {
+			called = true
+			durable(e)
+		}
+	}
+	if err := j.persistLocked(&e, after); err != nil {
 		j.failLocked(err)
+		after()
 		return err
 	}
-	if j.err != nil {
-		j.log.Info("Event journal is persisting again", "dir", j.cfg.Dir)
-	}
-	j.err = nil
-	j.persistent.Store(true)
+	j.recoveredLocked()
 	return nil
 }
 
-func (j *Journal) appendLocked(e step.Event) error {
+// Retry tries to persist the state again after a failure; it returns the
+// error that remains, nil once persisting. Run calls it periodically, so
+// that a state directory that has room again is used without waiting for an
+// event.
+func (j *Journal) Retry() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil {
+		return nil
+	}
+	if err := j.persistLocked(nil, nil); err != nil {
+		j.failLocked(err)
+		return err
+	}
+	j.recoveredLocked()
+	return nil
+}
+
+func (j *Journal) recoveredLocked() {
+	if j.err != nil {
+		j.log.Info("Event journal is persisting again", "dir", j.cfg.Dir, "epoch", j.state.Epoch)
+	}
+	j.err = nil
+	j.persistent.Store(true)
+}
+
+// persistLocked writes what is pending, in the order that keeps the epoch
+// recoverable: a new boot's increment line, then the event e (if any), each
+// fsync'd, then state.json.
+func (j *Journal) persistLocked(e *step.Event, afterLine func()) error {
 	if err := j.openLocked(); err != nil {
 		return err
 	}
-	line := appendLine(nil, j.bootID, e)
+	if j.boot {
+		line := appendBootLine(nil, j.bootID, j.state.Epoch, j.state.Seq)
+		if err := j.writeLineLocked(line); err != nil {
+			return err
+		}
+		j.boot = false
+	}
+	if e != nil {
+		if err := j.writeLineLocked(appendLine(nil, j.bootID, *e)); err != nil {
+			return err
+		}
+		afterLine()
+	}
+	return j.writeStateLocked()
+}
+
+func (j *Journal) writeLineLocked(line []byte) error {
 	if j.size > 0 && j.size+int64(len(line)) > j.cfg.MaxBytes {
 		if err := j.rotateLocked(); err != nil {
 			return err
@@ -350,7 +535,7 @@ func (j *Journal) appendLocked(e step.Event) error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("syncing the event journal: %w", err)
 	}
-	return j.writeStateLocked()
+	return nil
 }
 
 func appendLine(b []byte, bootID string, e step.Event) []byte {
@@ -362,6 +547,13 @@ func appendLine(b []byte, bootID string, e step.Event) []byte {
 	return append(b, "}\n"...)
 }
 
+func appendBootLine(b []byte, bootID string, epoch, seq uint64) []byte {
+	b = append(b, `{"boot_id":`...)
+	id, _ := json.Marshal(bootID)
+	b = append(b, id...)
+	return fmt.Appendf(b, `,"type":%q,"seq":%d,"epoch":%d}`+"\n", typeBoot, seq, epoch)
+}
+
 func (j *Journal) rotateLocked() error {
 	if err := j.f.Close(); err != nil {
 		j.f = nil
@@ -369,12 +561,14 @@ func (j *Journal) rotateLocked() error {
 	}
 	j.f = nil
 	from, to := filepath.Join(j.cfg.Dir, EventsFile), filepath.Join(j.cfg.Dir, RotatedFile)
-	if err := os.Rename(from, to); err != nil {
+	if err := j.fs.Rename(from, to); err != nil {
 		return fmt.Errorf("rotating the event journal: %w", err)
 	}
-	if err := syncDir(j.cfg.Dir); err != nil {
-		return err
+	if err := j.fs.SyncDir(j.cfg.Dir); err != nil {
+		return fmt.Errorf("syncing the state directory: %w", err)
 	}
+	// The line about to be written opens the new file and carries the
+	// epoch, so the rotated file may go with the next rotation.
 	return j.openLocked()
 }
 
@@ -387,11 +581,16 @@ func (j *Journal) writeStateLocked() error {
 	}
 	b = append(b, '\n')
 	path := filepath.Join(j.cfg.Dir, StateFile)
-	tmp, err := os.CreateTemp(j.cfg.Dir, StateFile+".tmp*")
+	tmp, err := j.fs.CreateTemp(j.cfg.Dir, StateFile+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing the clock epoch: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	renamed := false
+	defer func() {
+		if !renamed {
+			_ = j.fs.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing the clock epoch: %w", err)
@@ -403,22 +602,14 @@ func (j *Journal) writeStateLocked() error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing the clock epoch: %w", err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
+	if err := j.fs.Chmod(tmp.Name(), 0o640); err != nil {
 		return fmt.Errorf("writing the clock epoch: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := j.fs.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("replacing the clock epoch: %w", err)
 	}
-	return syncDir(j.cfg.Dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing the state directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
+	renamed = true
+	if err := j.fs.SyncDir(j.cfg.Dir); err != nil {
 		return fmt.Errorf("syncing the state directory: %w", err)
 	}
 	return nil
@@ -438,10 +629,21 @@ func (j *Journal) failLocked(err error) {
 	j.persistent.Store(false)
 }
 
-// Run appends the events received until ctx is done or events is closed.
-// Failures are logged and reported by Persistent, never returned.
-func (j *Journal) Run(ctx context.Context, events <-chan step.Event) error {
+// RetryInterval is how often Run tries again to persist after a failure.
+const RetryInterval = 10 * time.Second
+
+// Run appends the events received until ctx is done or events is closed,
+// and hands each to forward (nil: none) once it is appended: what forward
+// announces is durable, or Err says why not. While persistence fails, it
+// retries every RetryInterval. Failures are logged and reported by
+// Persistent, never returned.
+func (j *Journal) Run(ctx context.Context, events <-chan step.Event, forward func(step.Event)) error {
 	defer j.Close()
+	if forward == nil {
+		forward = func(step.Event) {}
+	}
+	retry := time.NewTicker(RetryInterval)
+	defer retry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -452,16 +654,18 @@ func (j *Journal) Run(ctx context.Context, events <-chan step.Event) error {
 					if !ok {
 						return nil
 					}
-					_ = j.Append(e)
+					_ = j.AppendThen(e, forward)
 				default:
 					return nil
 				}
 			}
+		case <-retry.C:
+			_ = j.Retry()
 		case e, ok := <-events:
 			if !ok {
 				return nil
 			}
-			_ = j.Append(e)
+			_ = j.AppendThen(e, forward)
 		}
 	}
 }
@@ -476,25 +680,4 @@ func (j *Journal) Close() error {
 	err := j.f.Close()
 	j.f = nil
 	return err
-}
-
-// scanLines calls fn for every line of r with its number; it returns whether
-// the data ended without a final newline.
-func scanLines(r io.Reader, fn func(n int, line []byte, last bool)) error {
-	br := bufio.NewReader(r)
-	n := 0
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			n++
-			_, peekErr := br.Peek(1)
-			fn(n, line, errors.Is(peekErr, io.EOF))
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }

@@ -84,7 +84,7 @@ func TestBaselineGap(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	j := Open(cfg(dir), Options{BootID: bootID("a")})
-	j.SaveBaseline(probe.Sample{Mono: 5e9, Boot: 6e9, Real: 1_790_000_000e9})
+	j.SaveBaseline(probe.Sample{Mono: 5e9, Boot: 6e9, Real: 1_790_000_000e9}, step.State{})
 	j.Close()
 	j = Open(cfg(dir), Options{BootID: bootID("a")})
 	if got, want := j.State(), (step.State{Gap: 1_790_000_000e9 - 6e9, GapBoot: 6e9}); got != want {
@@ -295,7 +295,7 @@ func TestRunAppendsUntilClosed(t *testing.T) {
 	ch <- event(1, 1, time.Second)
 	ch <- event(2, 2, time.Second)
 	close(ch)
-	if err := j.Run(t.Context(), ch); err != nil {
+	if err := j.Run(t.Context(), ch, nil); err != nil {
 		t.Fatal(err)
 	}
 	recs, _, _ := Read(dir, time.Time{})
@@ -359,7 +359,7 @@ func TestValidate(t *testing.T) {
 		{DefaultConfig(), ""},
 		{Config{MaxBytes: 1 << 20}, ""},
 		{Config{Dir: "var/lib", MaxBytes: 1 << 20}, `journal.dir: must be an absolute path, got "var/lib"`},
-		{Config{Dir: "/x", MaxBytes: 10}, "journal.max_bytes: must be at least 4096, got 10"},
+		{Config{Dir: "/x", MaxBytes: 10}, "journal.max_bytes: must be between 4096 and 268435456 (256 MiB; the journal is read whole at start), got 10"},
 	} {
 		err := tc.c.Validate()
 		got := ""
@@ -370,4 +370,35 @@ func TestValidate(t *testing.T) {
 			t.Errorf("Validate(%+v) = %q, want %q", tc.c, got, tc.want)
 		}
 	}
+}
+
+// BenchmarkAppend is the cost of one event made durable: the journal line
+// fsync'd, then state.json replaced (fsync, rename, directory fsync). The
+// stepdown server hears an event only after this (docs/step-detection.md).
+func BenchmarkAppend(b *testing.B) {
+	j := Open(cfg(b.TempDir()), Options{BootID: bootID("a")})
+	defer j.Close()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := j.Append(event(uint64(i+1), uint64(i+1), time.Second)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAppendUntilDurable is what the stepdown server waits for: the
+// time from an event to its line fsync'd (AppendThen's callback), reported
+// as durable-ns/op beside the whole Append.
+func BenchmarkAppendUntilDurable(b *testing.B) {
+	j := Open(cfg(b.TempDir()), Options{BootID: bootID("a")})
+	defer j.Close()
+	var wait time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		began := time.Now()
+		if err := j.AppendThen(event(uint64(i+1), uint64(i+1), time.Second), func(step.Event) { wait += time.Since(began) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(wait.Nanoseconds())/float64(b.N), "durable-ns/op")
 }

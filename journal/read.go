@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -31,56 +32,150 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // Read returns the journal's records, oldest first, whose wall time (after
 // the event) is at or after since (the zero time: all). Lines that cannot be
 // read are skipped with a warning, never an error: a torn last line is what
-// a crash mid-write leaves. A directory without a journal has no records.
+// a crash mid-write leaves. A line longer than MaxLineBytes is skipped without
+// being read into memory. A directory without a journal has no records.
 func Read(dir string, since time.Time) (recs []Record, warnings []string, err error) {
+	warnings, err = readLines(OSFS{}, dir, func(l line) {
+		if !l.boot && (since.IsZero() || !l.rec.Event.WallAfter.Before(since)) {
+			recs = append(recs, l.rec)
+		}
+	})
+	return recs, warnings, err
+}
+
+// line is one parsed journal line: an event, or a new boot's epoch increment.
+type line struct {
+	rec  Record
+	boot bool
+}
+
+// readLines calls fn with every line of the rotated file then of the
+// current one that parses, and returns a warning for every other.
+func readLines(fs FS, dir string, fn func(line)) (warnings []string, err error) {
 	for _, name := range []string{RotatedFile, EventsFile} {
 		path := filepath.Join(dir, name)
-		f, err := os.Open(path)
+		f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return recs, warnings, fmt.Errorf("reading the event journal: %w", err)
+			return warnings, fmt.Errorf("reading the event journal: %w", err)
 		}
-		err = scanLines(f, func(n int, line []byte, last bool) {
-			torn := last && !bytes.HasSuffix(line, []byte("\n"))
-			line = bytes.TrimSpace(line)
-			if len(line) == 0 {
+		err = scanLines(f, MaxLineBytes, func(n int, b []byte, torn bool, long int64) {
+			if long > 0 {
+				warnings = append(warnings, fmt.Sprintf("%s line %d: skipped: %d bytes, longer than the %d a journal line may have", path, n, long, MaxLineBytes))
 				return
 			}
-			r, perr := parseLine(line)
+			b = bytes.TrimSpace(b)
+			if len(b) == 0 {
+				return
+			}
+			l, perr := parseAny(b)
 			switch {
 			case perr != nil && torn:
 				warnings = append(warnings, fmt.Sprintf("%s line %d: torn last line skipped (an unfinished write, e.g. a crash): %v", path, n, perr))
 			case perr != nil:
 				warnings = append(warnings, fmt.Sprintf("%s line %d: skipped: %v", path, n, perr))
-			case since.IsZero() || !r.Event.WallAfter.Before(since):
-				recs = append(recs, r)
+			default:
+				fn(l)
 			}
 		})
 		f.Close()
 		if err != nil {
-			return recs, warnings, fmt.Errorf("reading %s: %w", path, err)
+			return warnings, fmt.Errorf("reading %s: %w", path, err)
 		}
 	}
-	return recs, warnings, nil
+	return warnings, nil
 }
 
-func parseLine(line []byte) (Record, error) {
+// scanLines calls fn for every line of r with its number, whether it is a
+// last line without a newline (torn), and, for a line longer than limit, its
+// length instead of its bytes: no more than limit bytes are ever held.
+func scanLines(r io.Reader, limit int, fn func(n int, line []byte, torn bool, long int64)) error {
+	br := bufio.NewReaderSize(r, limit)
+	n := 0
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long := int64(len(b))
+			for errors.Is(err, bufio.ErrBufferFull) {
+				b, err = br.ReadSlice('\n')
+				long += int64(len(b))
+			}
+			n++
+			fn(n, nil, false, long)
+		} else if len(b) > 0 {
+			n++
+			fn(n, b, !bytes.HasSuffix(b, []byte("\n")), 0)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// parseAny parses an event line or a boot line.
+func parseAny(b []byte) (line, error) {
+	var head struct {
+		BootID *string `json:"boot_id"`
+		Type   string  `json:"type"`
+		Epoch  uint64  `json:"epoch"`
+		Seq    uint64  `json:"seq"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return line{}, err
+	}
+	if head.BootID == nil {
+		return line{}, errors.New("no boot_id")
+	}
+	if head.Type != typeBoot {
+		r, err := parseLine(b)
+		return line{rec: r}, err
+	}
+	if head.Epoch > step.MaxEpoch || head.Seq > step.MaxEpoch {
+		return line{}, fmt.Errorf("epoch %d or seq %d past 2^53: no clock steps that often", head.Epoch, head.Seq)
+	}
+	return line{boot: true, rec: Record{BootID: *head.BootID, Event: step.Event{Epoch: head.Epoch, Seq: head.Seq}}}, nil
+}
+
+func parseLine(b []byte) (Record, error) {
 	var head struct {
 		BootID *string `json:"boot_id"`
 	}
-	if err := json.Unmarshal(line, &head); err != nil {
+	if err := json.Unmarshal(b, &head); err != nil {
 		return Record{}, err
 	}
 	if head.BootID == nil {
 		return Record{}, errors.New("no boot_id")
 	}
 	var e step.Event
-	if err := json.Unmarshal(line, &e); err != nil {
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Record{}, err
+	}
+	if err := e.Check(); err != nil {
 		return Record{}, err
 	}
 	return Record{BootID: *head.BootID, Event: e}, nil
+}
+
+// readFile reads a whole file of at most limit bytes.
+func readFile(fs FS, path string, limit int64) ([]byte, error) {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes, which no run writes", limit)
+	}
+	return b, nil
 }
 
 // Print writes records for `clockwatch events`: one JSON object per line

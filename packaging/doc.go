@@ -2,8 +2,11 @@
 // (nfpm.yaml, the maintainer scripts, the default configuration
 // clockwatch.yml) and the tests that install them the way a user does.
 //
-// The install test changes the machine it runs on (it installs, upgrades and
-// purges the .deb with dpkg), so it only runs when CLOCKWATCH_PACKAGE_TEST=1,
-// as root; `make test` sets the variable. It cleans up after itself, failed
-// or not, and refuses to run where clockwatch is already installed.
+// The install test installs, upgrades and purges the .deb with dpkg, in a
+// throwaway copy of the machine's root (internal/throwawayroot: an overlay of
+// / in a private mount namespace), never on the machine itself, and checks
+// afterwards that the host's dpkg status, users and groups, /etc/clockwatch,
+// /var/lib/clockwatch and /run/clockwatch are as they were. It builds the
+// packages, which is slow, so it only runs when CLOCKWATCH_PACKAGE_TEST=1, as
+// root; `make test` sets the variable.
 package packaging

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/internal/throwawayroot"
 )
 
-// EnvPackageTest opts in to the test that installs packages on this machine.
+// EnvPackageTest opts in to the package test: it builds the packages (slow)
+// and installs them in a throwaway root, never on this machine itself.
 const EnvPackageTest = "CLOCKWATCH_PACKAGE_TEST"
 
 const (
@@ -138,43 +140,117 @@ func checkRPM(t *testing.T, rpmPath string) {
 	}
 }
 
-// TestDebInstallUpgradePurge installs an older build of the .deb, checks
-// what it put on the machine, upgrades to a newer build over an edited
-// configuration, removes and purges it, and checks what is left.
+// TestDebInstallUpgradePurge builds an older and a newer .deb, then, in a
+// throwaway copy of this machine's root (internal/throwawayroot), installs
+// the older one, checks what it put on the machine, upgrades to the newer one
+// over an edited configuration, removes and purges it, and checks what is
+// left. Afterwards it checks that the host's dpkg database, users and
+// clockwatch's directories are as they were before.
 func TestDebInstallUpgradePurge(t *testing.T) {
+	if inside := os.Getenv(envInside); inside != "" {
+		installUpgradePurge(t, inside)
+		return
+	}
 	if os.Getenv(EnvPackageTest) != "1" {
-		t.Skipf("installs a package on this machine: set %s=1 (make test does) to run it", EnvPackageTest)
+		t.Skipf("builds packages and installs them in a throwaway root: set %s=1 (make test does) to run it", EnvPackageTest)
 	}
 	if os.Geteuid() != 0 {
-		testtool.Missing(t, "the package test installs with dpkg and must run as root")
+		testtool.Missing(t, "the package test mounts a throwaway root and installs with dpkg: it must run as root")
 	}
 	testtool.Require(t, "dpkg")
-	analyze := testtool.Require(t, "systemd-analyze")
-	if st := packageStatus(); st != "" && !strings.HasPrefix(st, "un") {
-		t.Fatalf("clockwatch is already known to dpkg here (%q): refusing to install over or purge it", st)
+	testtool.Require(t, "systemd-analyze")
+	before, err := throwawayroot.TakeHost()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, db := range []string{"passwd", "group"} {
-		if entry, ok := getent(db, "clockwatch"); ok {
-			t.Fatalf("a clockwatch %s entry exists without the package (%s): refusing to run, a purge would delete it", db, entry)
-		}
-	}
-	t.Cleanup(func() {
-		if st := packageStatus(); st != "" && !strings.HasPrefix(st, "un") {
-			if out, err := exec.Command("dpkg", "--purge", "clockwatch").CombinedOutput(); err != nil {
-				t.Errorf("cleanup: dpkg --purge clockwatch: %v\n%s", err, out)
-			}
-		}
-		// A failure half-way through a postinst can leave the user behind.
-		exec.Command("userdel", "clockwatch").Run()
-		exec.Command("groupdel", "clockwatch").Run()
-		os.RemoveAll("/var/lib/clockwatch")
-		os.RemoveAll("/etc/clockwatch")
-	})
 
 	oldDeb := build(t, oldVersion, "deb")["deb"]
 	newPkgs := build(t, newVersion, "deb", "rpm")
-	newDeb := newPkgs["deb"]
 	t.Run("rpm", func(t *testing.T) { checkRPM(t, newPkgs["rpm"]) })
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := throwawayroot.Command(exec.Command(self, "-test.run=^TestDebInstallUpgradePurge$", "-test.v", "-test.count=1", "-test.timeout=10m"))
+	cmd.Env = append(os.Environ(), envInside+"="+strings.Join([]string{t.TempDir(), oldDeb, newPkgs["deb"]}, string(os.PathListSeparator)))
+	out, err := cmd.CombinedOutput()
+	t.Logf("in the throwaway root:\n%s", out)
+	if err != nil {
+		t.Errorf("the install, upgrade and purge in the throwaway root failed (%v): see its output above", err)
+	}
+
+	after, err := throwawayroot.TakeHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range before.Diff(after) {
+		t.Errorf("the package test changed the host: %s", d)
+	}
+}
+
+// envInside tells the test binary, started again by the test above in a mount
+// namespace of its own, to enter the throwaway root and install there. Its
+// value: the scratch directory for the root, the older and the newer .deb,
+// separated by the path list separator.
+const envInside = "CLOCKWATCH_PACKAGE_TEST_INSIDE"
+
+// installUpgradePurge is the part of the package test that runs inside the
+// throwaway root.
+func installUpgradePurge(t *testing.T, inside string) {
+	args := strings.Split(inside, string(os.PathListSeparator))
+	if len(args) != 3 {
+		t.Fatalf("%s=%q: want scratch, old .deb and new .deb", envInside, inside)
+	}
+	scratch := args[0]
+	// What the checks compare with lives in this tree, which the root does
+	// not show: read it first, with the packages.
+	packagedConfig, err := os.ReadFile("clockwatch.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := map[string][]string{}
+	for _, g := range []struct{ glob, dir string }{
+		{"../alerts/*.yml", "/usr/share/clockwatch/alerts"},
+		{"../dashboards/*.json", "/usr/share/clockwatch/dashboards"},
+		{"../docs/*.md", "/usr/share/doc/clockwatch/docs"},
+	} {
+		srcs, _ := filepath.Glob(g.glob)
+		for _, src := range srcs {
+			shipped[g.dir] = append(shipped[g.dir], filepath.Base(src))
+		}
+	}
+	debs := map[string][]byte{}
+	for _, p := range args[1:] {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		debs[filepath.Base(p)] = b
+	}
+	if err := throwawayroot.Enter(scratch); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range debs {
+		if err := os.WriteFile(filepath.Join("/tmp", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldDeb, newDeb := filepath.Join("/tmp", filepath.Base(args[1])), filepath.Join("/tmp", filepath.Base(args[2]))
+
+	// The root is a copy of the host: what is true of one is true of the other.
+	if st := packageStatus(); st != "" && !strings.HasPrefix(st, "un") {
+		t.Fatalf("clockwatch is already known to dpkg here (%q): the test needs a host without it", st)
+	}
+	for _, db := range []string{"passwd", "group"} {
+		if entry, ok := getent(db, "clockwatch"); ok {
+			t.Fatalf("a clockwatch %s entry exists without the package (%s): the test needs a host without it", db, entry)
+		}
+	}
+	analyze := testtool.Require(t, "systemd-analyze")
+	if err := throwawayroot.Inside(); err != nil {
+		t.Fatal(err)
+	}
 
 	took := dpkg(t, "-i", oldDeb)
 	t.Logf("dpkg -i of %s took %v", filepath.Base(oldDeb), took.Round(time.Millisecond))
@@ -206,23 +282,14 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 			}
 		}
 		// Whatever alert rules, dashboards and docs the tree has ship.
-		for _, g := range []struct{ glob, dir string }{
-			{"../alerts/*.yml", "/usr/share/clockwatch/alerts"},
-			{"../dashboards/*.json", "/usr/share/clockwatch/dashboards"},
-			{"../docs/*.md", "/usr/share/doc/clockwatch/docs"},
-		} {
-			srcs, _ := filepath.Glob(g.glob)
-			for _, src := range srcs {
-				if p := filepath.Join(g.dir, filepath.Base(src)); !exists(p) {
-					t.Errorf("%s is not installed as %s", src, p)
+		for dir, names := range shipped {
+			for _, name := range names {
+				if p := filepath.Join(dir, name); !exists(p) {
+					t.Errorf("%s is not installed as %s", name, p)
 				}
 			}
 		}
-		want, err := os.ReadFile("clockwatch.yml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := os.ReadFile(configPath); err != nil || string(got) != string(want) {
+		if got, err := os.ReadFile(configPath); err != nil || string(got) != string(packagedConfig) {
 			t.Errorf("%s differs from packaging/clockwatch.yml (err %v)", configPath, err)
 		}
 		if conffiles := run(t, "dpkg-query", "-W", "-f=${Conffiles}", "clockwatch"); !strings.Contains(conffiles, configPath) {

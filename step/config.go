@@ -58,6 +58,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%s.min_step: must be at most 1s, got %v", ConfigKey, c.MinStep)
 	case c.SlewWindow < c.Interval:
 		return fmt.Errorf("%s.slew_window: must be at least clock.sample_interval (%v), got %v", ConfigKey, c.Interval, c.SlewWindow)
+	case c.SlewWindow > time.Hour:
+		return fmt.Errorf("%s.slew_window: must be at most 1h, got %v", ConfigKey, c.SlewWindow)
 	}
 	return nil
 }

@@ -33,6 +33,10 @@ type Stats struct {
 	// LateMarks counts marks that arrived after a sample later than the mark
 	// had already been observed: sampling had seen their step first.
 	LateMarks uint64
+	// ResumeMarks counts marks folded into the resume just before them: the
+	// kernel cancels CANCEL_ON_SET timers on resume from a work item, so the
+	// mark may come after the sample that saw the resume.
+	ResumeMarks uint64
 	// Steps, ClockSets and Resumes count the events of each type.
 	Steps, ClockSets, Resumes uint64
 }
@@ -49,6 +53,13 @@ type Slew struct {
 // maxEvents is how many events one Observe can return: a resume, then a step
 // or a clock-set note.
 const maxEvents = 2
+
+// resumeMarkWindow is how long after the sample that saw a resume a
+// clock-set mark with no change of its own is taken to be the resume's. The
+// kernel sends it from a work item queued on resume: about 15 ms later on a
+// real machine, more under load or in a VM. A set with a measurable step in
+// the window is still a step; only a bare clock-set note is folded.
+const resumeMarkWindow = 2 * time.Second
 
 // Detector turns a sequence of samples and clock-set marks into events. It is
 // not safe for concurrent use: one goroutine (the Sampler) owns it.
@@ -69,6 +80,11 @@ type Detector struct {
 	lastStepMono     int64
 	lastStepMarked   bool
 	haveLastStep     bool
+
+	// The interval of the last resume, to fold its late marks into it.
+	lastResumePrevMono int64
+	lastResumeMono     int64
+	haveLastResume     bool
 
 	// The last interval's slew, used to take a running slew out of a step's
 	// size, and the reference sample of the slew-rate window.
@@ -113,6 +129,10 @@ func (d *Detector) ClockSet(monoNs int64) {
 		if d.haveLastStep && !d.lastStepMarked && monoNs > d.lastStepPrevMono &&
 			monoNs <= d.lastStepMono+int64(d.cfg.Interval) {
 			d.lastStepMarked = true
+			return
+		}
+		if d.resumeExplains(monoNs) {
+			d.stats.ResumeMarks++
 			return
 		}
 		// Otherwise it stays pending and the next sample decides.
@@ -176,12 +196,13 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 		d.out[n] = e
 		n++
 		explained = true
+		d.haveLastResume, d.lastResumePrevMono, d.lastResumeMono = true, prev.Mono, cur.Mono
 	}
 
 	switch {
 	case isStep:
 		d.stats.Steps++
-		d.state.Epoch++
+		d.state.Epoch = nextEpoch(d.state.Epoch)
 		d.state.Seq++
 		e := d.newEvent(TypeStep, prev, cur, marked, sampled, markMono)
 		e.Step = time.Duration(size)
@@ -202,6 +223,9 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 		// that step's.
 		d.stats.LateMarks++
 		d.lastStepMarked = true
+	case marked && !explained && d.resumeExplains(markMono):
+		// The resume's own mark, after the sample that saw the resume.
+		d.stats.ResumeMarks++
 	case marked && !explained:
 		d.stats.ClockSets++
 		d.state.Seq++
@@ -217,6 +241,13 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 		return nil
 	}
 	return d.out[:n]
+}
+
+// resumeExplains reports whether a clock-set mark at monoNs, with no change
+// of its own, belongs to the last resume: it falls in the interval that saw
+// the resume or within resumeMarkWindow after it.
+func (d *Detector) resumeExplains(monoNs int64) bool {
+	return d.haveLastResume && monoNs > d.lastResumePrevMono && monoNs <= d.lastResumeMono+int64(resumeMarkWindow)
 }
 
 // sinceLastRun compares the first sample with the gap a previous run
@@ -235,7 +266,7 @@ func (d *Detector) sinceLastRun(cur probe.Sample) []Event {
 		return nil
 	}
 	d.stats.Steps++
-	d.state.Epoch++
+	d.state.Epoch = nextEpoch(d.state.Epoch)
 	d.state.Seq++
 	d.out[0] = Event{
 		Type: TypeStep, Seq: d.state.Seq, Epoch: d.state.Epoch, Step: time.Duration(dGap),
@@ -298,6 +329,15 @@ func isLeap(prev, cur probe.Sample, dGap, noise int64) bool {
 	}
 	dTAIGap := (cur.TAI - cur.Boot) - (prev.TAI - prev.Boot)
 	return abs(dTAIGap) <= noise && abs(abs(dGap)-int64(time.Second)) <= noise
+}
+
+// nextEpoch increments an epoch, saturating at MaxEpoch (the journal logs
+// it): wrapping to 0 would make every old fencing token look current.
+func nextEpoch(e uint64) uint64 {
+	if e >= MaxEpoch {
+		return MaxEpoch
+	}
+	return e + 1
 }
 
 func gap(s probe.Sample) int64       { return s.Real - s.Boot }

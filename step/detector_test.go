@@ -85,6 +85,29 @@ func TestDetector(t *testing.T) {
 				{Type: "resume", Seen: "both", Seq: 1, Delay: markDelay, Susp: time.Hour},
 				{Type: "step", Step: -3 * time.Second, Seen: "both", Epoch: 1, Seq: 2, Delay: markDelay},
 			}},
+		// The kernel cancels CANCEL_ON_SET timers on resume from a work
+		// item: the mark comes ~15 ms after the sample that saw the resume.
+		{name: "resume mark 15 ms after the resume's sample is folded into it",
+			ops:  []op{ticks(3, tick), suspend(time.Hour), ticks(1, tick), markIn(15 * ms), ticks(3, tick)},
+			want: []got{{Type: "resume", Seen: "sampling", Seq: 1, Delay: tick, Susp: time.Hour}}},
+		{name: "resume mark read before the resume's sample, delivered after, is folded",
+			ops:  []op{ticks(3, tick), suspend(time.Hour), ticks(1, tick), markOnly(-5 * ms), ticks(3, tick)},
+			want: []got{{Type: "resume", Seen: "sampling", Seq: 1, Delay: tick, Susp: time.Hour}}},
+		{name: "resume mark 1.5 s late under load is folded",
+			ops:  []op{ticks(3, tick), suspend(time.Hour), ticks(1, tick), ticks(14, tick), markIn(50 * ms), ticks(3, tick)},
+			want: []got{{Type: "resume", Seen: "sampling", Seq: 1, Delay: tick, Susp: time.Hour}}},
+		{name: "a step after the resume's sample is still a step",
+			ops: []op{ticks(3, tick), suspend(time.Hour), ticks(1, tick), stepBy(-3 * time.Second), markIn(15 * ms), ticks(3, tick)},
+			want: []got{
+				{Type: "resume", Seen: "sampling", Seq: 1, Delay: tick, Susp: time.Hour},
+				{Type: "step", Step: -3 * time.Second, Seen: "both", Epoch: 1, Seq: 2, Delay: markDelay},
+			}},
+		{name: "a clock set 3 s after a resume is its own",
+			ops: []op{ticks(3, tick), suspend(time.Hour), ticks(1, tick), ticks(30, tick), markIn(15 * ms), ticks(3, tick)},
+			want: []got{
+				{Type: "resume", Seen: "sampling", Seq: 1, Delay: tick, Susp: time.Hour},
+				{Type: "clock_set", Seen: "clock_set", Seq: 2, Delay: markDelay},
+			}},
 		{name: "30 s pause without change", ops: []op{ticks(3, tick), ticks(1, 30*time.Second), ticks(3, tick)}},
 		{name: "30 s pause in a 400 ppm slew", ops: []op{slew(400e-6), ticks(3, tick), ticks(1, 30*time.Second), ticks(3, tick)}},
 		{name: "1 ms step in a 30 s pause needs the mark",
@@ -173,6 +196,10 @@ func TestDetectorSinceLastRun(t *testing.T) {
 			want: []got{{Type: "step", Step: time.Hour, Seen: "restart", Epoch: 1, Seq: 1, Delay: 60*time.Second + tick}}},
 		{name: "1 ms is within the allowance of a minute", state: State{Gap: simGap + int64(ms), GapBoot: savedBoot}},
 		{name: "saved in the future: another boot", state: State{Gap: simGap + int64(time.Hour), GapBoot: int64(2000 * time.Second)}},
+		{name: "epoch at 2^53 saturates instead of wrapping", state: State{Epoch: MaxEpoch, Seq: 7, Gap: simGap - int64(time.Hour), GapBoot: savedBoot},
+			want: []got{{Type: "step", Step: time.Hour, Seen: "restart", Epoch: MaxEpoch, Seq: 8, Delay: 60*time.Second + tick}}},
+		{name: "epoch 2^64-1 saturates at 2^53", state: State{Epoch: 1<<64 - 1, Seq: 7, Gap: simGap - int64(time.Hour), GapBoot: savedBoot},
+			want: []got{{Type: "step", Step: time.Hour, Seen: "restart", Epoch: MaxEpoch, Seq: 8, Delay: 60*time.Second + tick}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

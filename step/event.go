@@ -2,7 +2,9 @@ package step
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -103,6 +105,39 @@ type Event struct {
 	// samples compared.
 	Uncertainty time.Duration
 }
+
+// MaxEpoch bounds the epoch and the sequence: 2^53, the largest integer a
+// JSON client holding numbers as doubles reads exactly. No machine steps that
+// often; a persisted value past it is corruption, and the Detector saturates
+// there rather than wrap to 0.
+const MaxEpoch = 1 << 53
+
+// Check refuses an event no run of the Detector produces (a persisted one
+// that was corrupted or forged): an epoch or sequence past MaxEpoch, negative
+// clock readings or durations, a wall time before 1970 or past 2262.
+func (e Event) Check() error {
+	switch {
+	case e.Type == TypeStep && e.Epoch == 0:
+		return errors.New("a step with epoch 0: every step increments the epoch")
+	case e.Epoch > MaxEpoch || e.Seq > MaxEpoch:
+		return fmt.Errorf("epoch %d or seq %d past 2^53: no clock steps that often", e.Epoch, e.Seq)
+	case e.Mono < 0 || e.Boot < 0:
+		return fmt.Errorf("mono_ns %d or boot_ns %d negative: no kernel reads that", e.Mono, e.Boot)
+	case e.Delay < 0 || e.Uncertainty < 0 || e.Suspended < 0:
+		return fmt.Errorf("negative delay_seconds, uncertainty_seconds or suspended_seconds")
+	case !wallOK(e.WallBefore) || !wallOK(e.WallAfter):
+		return fmt.Errorf("wall_before %s or wall_after %s outside 1970..2262: no kernel reads that",
+			e.WallBefore.UTC().Format(time.RFC3339), e.WallAfter.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+var (
+	minWall = time.Unix(0, 0)
+	maxWall = time.Unix(0, math.MaxInt64)
+)
+
+func wallOK(t time.Time) bool { return t.IsZero() || (!t.Before(minWall) && !t.After(maxWall)) }
 
 // StepSeconds returns Step in seconds.
 func (e Event) StepSeconds() float64 { return e.Step.Seconds() }

@@ -77,6 +77,17 @@ func mark() op {
 	}
 }
 
+// markIn lets d pass, delivers a clock-set mark, then the Sampler's fresh
+// sample 50 µs later.
+func markIn(d time.Duration) op {
+	return func(s *sim) {
+		s.advance(d)
+		s.d.ClockSet(s.mono)
+		s.advance(50 * time.Microsecond)
+		s.observe()
+	}
+}
+
 // markOnly delivers a mark at the current time without sampling.
 func markOnly(at time.Duration) op {
 	return func(s *sim) { s.d.ClockSet(s.mono + int64(at)) }

@@ -11,13 +11,22 @@ import (
 	"github.com/clockwatch/clockwatch/step"
 )
 
+// Counts is what a recording or a replay went through, for its summary line.
+type Counts struct {
+	// Samples and Marks are the trace's samples and clock-set marks.
+	Samples, Marks int
+	// Events is how many events the detector found (Replay only).
+	Events int
+}
+
 // Record writes a trace of the live clocks to w: a sample at once and every
 // interval, and for every mark the mark and a fresh sample right after it,
 // as the daemon's Sampler does. marks may be nil. It returns nil when ctx is
 // done, or the first read or write error.
-func Record(ctx context.Context, clocks probe.ClockReader, marks <-chan probe.Mark, interval time.Duration, w io.Writer) error {
+func Record(ctx context.Context, clocks probe.ClockReader, marks <-chan probe.Mark, interval time.Duration, w io.Writer) (Counts, error) {
+	var n Counts
 	if interval <= 0 {
-		return fmt.Errorf("recording a trace: interval must be positive, got %v", interval)
+		return n, fmt.Errorf("recording a trace: interval must be positive, got %v", interval)
 	}
 	tw := NewWriter(w)
 	var s probe.Sample
@@ -28,25 +37,27 @@ func Record(ctx context.Context, clocks probe.ClockReader, marks <-chan probe.Ma
 		if err := tw.Sample(s); err != nil {
 			return fmt.Errorf("writing the trace: %w", err)
 		}
+		n.Samples++
 		return nil
 	}
 	if err := sample(); err != nil {
-		return err
+		return n, err
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return n, nil
 		case m := <-marks:
 			if err := tw.ClockSet(m.Mono); err != nil {
-				return fmt.Errorf("writing the trace: %w", err)
+				return n, fmt.Errorf("writing the trace: %w", err)
 			}
+			n.Marks++
 		case <-t.C:
 		}
 		if err := sample(); err != nil {
-			return err
+			return n, err
 		}
 	}
 }
@@ -55,9 +66,10 @@ func Record(ctx context.Context, clocks probe.ClockReader, marks <-chan probe.Ma
 // from the zero State, and writes one JSON line per event to w. It stops at
 // the first bad line with an error naming it; the events before it are
 // written.
-func Replay(r io.Reader, cfg step.Config, w io.Writer) error {
+func Replay(r io.Reader, cfg step.Config, w io.Writer) (Counts, error) {
+	var n Counts
 	if err := cfg.Validate(); err != nil {
-		return err
+		return n, err
 	}
 	d := step.NewDetector(cfg, step.State{})
 	tr := NewReader(r)
@@ -65,19 +77,22 @@ func Replay(r io.Reader, cfg step.Config, w io.Writer) error {
 	for {
 		l, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return n, nil
 		}
 		if err != nil {
-			return err
+			return n, err
 		}
 		if l.ClockSet {
+			n.Marks++
 			d.ClockSet(l.Sample.Mono)
 			continue
 		}
+		n.Samples++
 		for _, e := range d.Observe(l.Sample) {
+			n.Events++
 			buf = append(e.AppendJSON(buf[:0]), '\n')
 			if _, err := w.Write(buf); err != nil {
-				return fmt.Errorf("writing replayed events: %w", err)
+				return n, fmt.Errorf("writing replayed events: %w", err)
 			}
 		}
 	}

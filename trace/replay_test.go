@@ -41,7 +41,7 @@ func TestReplayGolden(t *testing.T) {
 			}
 			defer f.Close()
 			var out bytes.Buffer
-			if err := Replay(f, step.DefaultConfig(), &out); err != nil {
+			if _, err := Replay(f, step.DefaultConfig(), &out); err != nil {
 				t.Fatalf("Replay(%s) = %v", path, err)
 			}
 			golden := filepath.Join("testdata", name+".events.jsonl")
@@ -68,7 +68,7 @@ func TestReplayStopsAtBadLine(t *testing.T) {
 {"mono_ns":300000000,"bogus":1}
 `
 	var out bytes.Buffer
-	err := Replay(strings.NewReader(in), step.DefaultConfig(), &out)
+	_, err := Replay(strings.NewReader(in), step.DefaultConfig(), &out)
 	if err == nil || err.Error() != `trace line 3: not valid JSON: json: unknown field "bogus"` {
 		t.Errorf("Replay() = %v, want the line 3 error", err)
 	}
@@ -82,7 +82,7 @@ func TestReplayRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	cfg := step.DefaultConfig()
 	cfg.Interval = 0
-	if err := Replay(strings.NewReader(""), cfg, &bytes.Buffer{}); err == nil {
+	if _, err := Replay(strings.NewReader(""), cfg, &bytes.Buffer{}); err == nil {
 		t.Error("Replay with interval 0 succeeded")
 	}
 }
@@ -208,7 +208,7 @@ func TestRecordSteadyTrace(t *testing.T) {
 	go func() { _ = w.Run(ctx) }()
 	<-w.Ready()
 	var buf bytes.Buffer
-	if err := Record(ctx, probe.SysClocks{}, w.Marks(), 100*time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, probe.SysClocks{}, w.Marks(), 100*time.Millisecond, &buf); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile("testdata/recorded-steady.trace.jsonl", buf.Bytes(), 0o644); err != nil {
@@ -230,6 +230,6 @@ func FuzzReplay(f *testing.F) {
 {"mono_ns":0,"clock_set":true}
 {"mono_ns":9223372036854775807,"boot_ns":9223372036854775807,"real_ns":-9223372036854775808,"tai_ns":-1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = Replay(bytes.NewReader(data), step.DefaultConfig(), io.Discard)
+		_, _ = Replay(bytes.NewReader(data), step.DefaultConfig(), io.Discard)
 	})
 }

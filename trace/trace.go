@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/clockwatch/clockwatch/probe"
 )
@@ -87,6 +88,14 @@ func (r *Reader) Next() (Line, error) {
 	return Line{}, io.EOF
 }
 
+// The bounds of a sample's values: a clock reading past MaxClockNs (2^62 ns,
+// 146 years of uptime, or REALTIME in 2116) or a read window over an hour is
+// no kernel's, and would overflow the detector's differences.
+const (
+	MaxClockNs  = 1 << 62
+	MaxWindowNs = int64(time.Hour)
+)
+
 func (r *Reader) parse(b []byte) (Line, error) {
 	if b[0] != '{' {
 		return Line{}, errors.New("not a JSON object")
@@ -126,6 +135,18 @@ func (r *Reader) parse(b []byte) (Line, error) {
 		return Line{}, errors.New("sample without real_ns")
 	case j.Window != nil && *j.Window < 0:
 		return Line{}, fmt.Errorf("window_ns must not be negative, got %d", *j.Window)
+	case j.Window != nil && *j.Window > MaxWindowNs:
+		return Line{}, fmt.Errorf("window_ns %d is over %d (an hour): no clock read takes that long", *j.Window, MaxWindowNs)
+	case *j.Mono > MaxClockNs:
+		return Line{}, fmt.Errorf("mono_ns %d is over %d (2^62, 146 years): no kernel reads that", *j.Mono, int64(MaxClockNs))
+	case *j.Boot < 0 || *j.Boot > MaxClockNs:
+		return Line{}, fmt.Errorf("boot_ns %d is outside 0..2^62: no kernel reads that", *j.Boot)
+	case *j.Real < 0 || *j.Real > MaxClockNs:
+		return Line{}, fmt.Errorf("real_ns %d is outside 0..2^62 (1970 to 2116): no kernel reads that", *j.Real)
+	case j.Raw != nil && (*j.Raw < 0 || *j.Raw > MaxClockNs):
+		return Line{}, fmt.Errorf("raw_ns %d is outside 0..2^62: no kernel reads that", *j.Raw)
+	case j.TAI != nil && (*j.TAI < 0 || *j.TAI > MaxClockNs):
+		return Line{}, fmt.Errorf("tai_ns %d is outside 0..2^62: no kernel reads that", *j.TAI)
 	case r.haveSample && *j.Mono <= r.lastSample:
 		return Line{}, fmt.Errorf("non-monotonic mono_ns: sample at %d is not after the previous sample's %d", *j.Mono, r.lastSample)
 	}

@@ -52,6 +52,14 @@ func TestReaderErrors(t *testing.T) {
 		{"clock_set false", `{"mono_ns":100,"clock_set":false}`, "trace line 1: clock_set must be true when present (a sample has no clock_set member)"},
 		{"mark with sample fields", `{"mono_ns":100,"clock_set":true,"real_ns":1}`, "trace line 1: a clock_set mark has only mono_ns"},
 		{"negative window", `{"mono_ns":1,"boot_ns":1,"real_ns":1,"window_ns":-3}`, "trace line 1: window_ns must not be negative, got -3"},
+		{"window past an hour", `{"mono_ns":1,"boot_ns":1,"real_ns":1,"window_ns":9223372036854775807}`,
+			"trace line 1: window_ns 9223372036854775807 is over 3600000000000 (an hour): no clock read takes that long"},
+		{"real before 1970", `{"mono_ns":1,"boot_ns":1,"real_ns":-9223372036854775808}`,
+			"trace line 1: real_ns -9223372036854775808 is outside 0..2^62 (1970 to 2116): no kernel reads that"},
+		{"negative boot", `{"mono_ns":1,"boot_ns":-1,"real_ns":1}`, "trace line 1: boot_ns -1 is outside 0..2^62: no kernel reads that"},
+		{"mono past 2^62", `{"mono_ns":9223372036854775807,"boot_ns":1,"real_ns":1}`,
+			"trace line 1: mono_ns 9223372036854775807 is over 4611686018427387904 (2^62, 146 years): no kernel reads that"},
+		{"negative tai", `{"mono_ns":1,"boot_ns":1,"real_ns":1,"tai_ns":-1}`, "trace line 1: tai_ns -1 is outside 0..2^62: no kernel reads that"},
 		{"too long", ok + strings.Repeat(" ", MaxLineBytes+1), "trace line 2: longer than 65536 bytes"},
 	}
 	for _, tc := range tests {
@@ -98,7 +106,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	want := []Line{
 		{Sample: probe.Sample{Mono: 1, Boot: 2, Real: 1_790_000_000_000_000_000, Raw: 4, TAI: 5, Window: 6}},
 		{Sample: probe.Sample{Mono: 7}, ClockSet: true},
-		{Sample: probe.Sample{Mono: 8, Boot: 9, Real: -10}},
+		{Sample: probe.Sample{Mono: 8, Boot: 9, Real: 10}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -149,7 +157,7 @@ func TestRecord(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	clocks := &countingClocks{n: 4, cancel: cancel, marks: make(chan probe.Mark, 1)}
 	var buf bytes.Buffer
-	if err := Record(ctx, clocks, clocks.marks, time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, clocks, clocks.marks, time.Millisecond, &buf); err != nil {
 		t.Fatalf("Record() = %v", err)
 	}
 	got, err := readAll(t, &buf)
@@ -178,7 +186,7 @@ func TestRecordRealClocks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	var buf bytes.Buffer
-	if err := Record(ctx, probe.SysClocks{}, nil, 5*time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, probe.SysClocks{}, nil, 5*time.Millisecond, &buf); err != nil {
 		t.Fatal(err)
 	}
 	lines, err := readAll(t, &buf)

@@ -28,13 +28,14 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("run", "Run the daemon (the default command).").Default()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		logger := c.logger()
-		cfg, err := config.Load(c.configFile)
+		configFile := c.configPath()
+		cfg, err := config.Load(configFile)
 		if *check {
 			if err != nil {
 				fmt.Fprintln(c.stderr, err)
 				return 1
 			}
-			name := c.configFile
+			name := configFile
 			if name == "" {
 				name = "(no file: defaults)"
 			}
@@ -57,7 +58,7 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 		d := daemon.New(cfg, daemon.Options{
 			Notifier:         notifier,
 			WatchdogInterval: watchdog,
-			ConfigFile:       c.configFile,
+			ConfigFile:       configFile,
 			Web:              webFlags,
 			MetricsPath:      *metricsPath,
 		}, logger)

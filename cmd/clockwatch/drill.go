@@ -14,14 +14,19 @@ func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("drill", "Ask the running clockwatch to send every subscriber a stepdown marked as a drill, then a resume. Root, clockwatch's user and stepdown.drill_uids only.")
 	var o tool.DrillOptions
 	var reason string
-	cmd.Flag("socket", "Path of clockwatch's stepdown socket.").Default(stepdown.DefaultSocket).StringVar(&o.Path)
+	cmd.Flag("socket", "Path of clockwatch's stepdown socket; by default where the daemon opens it (stepdown.socket, under RUNTIME_DIRECTORY when that is set).").PlaceHolder("PATH").StringVar(&o.Path)
 	cmd.Flag("reason", "Reason the drill's stepdown carries.").Default("drill").
 		EnumVar(&reason, "drill", "step", "offset", "unsynchronized", "error_bound", "probe_lost", "suspend")
 	cmd.Flag("step", "Simulated step to announce, e.g. --step=-12.4s.").DurationVar(&o.Step)
 	cmd.Flag("hold", "How long the drill holds the stepdown state before the resume.").Default("5s").DurationVar(&o.Hold)
 	cmd.Flag("json", "Print the drill's events as JSON lines.").BoolVar(&o.JSON)
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
-		o.Reason = stepdown.Reason(reason)
+		path, err := c.stepdownSocket(o.Path)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clockwatch drill: %v\n", err)
+			return 2
+		}
+		o.Path, o.Reason = path, stepdown.Reason(reason)
 		if err := tool.Drill(ctx, c.stdout, o); err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch drill: %v\n", err)
 			return 1

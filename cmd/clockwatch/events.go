@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,11 +20,12 @@ func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 	asJSON := cmd.Flag("json", "Print JSON lines, as stored in the journal.").Bool()
 	dir := cmd.Flag("journal.dir", "State directory holding the journal; by default the configured journal.dir.").PlaceHolder("DIR").String()
 	return subcommand{clause: cmd, run: func(context.Context) int {
-		jcfg, err := journalConfig(c)
+		cfg, err := c.config()
 		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: %v\n", err)
 			return 2
 		}
+		jcfg := cfg.Journal
 		if *dir != "" {
 			jcfg.Dir = *dir
 		}
@@ -30,14 +34,28 @@ func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 			fmt.Fprintf(c.stderr, "clockwatch: events: --since: %v\n", err)
 			return 2
 		}
-		recs, warnings, err := journal.Read(jcfg.Dir, from)
+		if st, err := os.Stat(jcfg.Dir); err != nil || !st.IsDir() {
+			// Not "no events": the journal is elsewhere, or clockwatch
+			// never ran with this state directory.
+			fmt.Fprintf(c.stderr, "clockwatch: events: the journal directory %s does not exist or is not a directory (%v); give the daemon's state directory with --journal.dir, or set journal.dir or STATE_DIRECTORY as the daemon has them\n", jcfg.Dir, errOrNotDir(err))
+			return 1
+		}
+		all, warnings, err := journal.Read(jcfg.Dir, time.Time{})
 		journal.PrintWarnings(c.stderr, warnings)
 		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: events: %v\n", err)
 			return 1
 		}
+		recs := all
+		if !from.IsZero() {
+			recs = slices.DeleteFunc(slices.Clone(all), func(r journal.Record) bool { return r.Event.WallAfter.Before(from) })
+		}
 		if len(recs) == 0 && !*asJSON {
-			fmt.Fprintf(c.stderr, "No clock events in the journal under %s.\n", jcfg.Dir)
+			if older := len(all) - len(recs); older > 0 {
+				fmt.Fprintf(c.stderr, "No clock events %s (%d older) in the journal under %s.\n", sinceText(*since), older, jcfg.Dir)
+			} else {
+				fmt.Fprintf(c.stderr, "No clock events in the journal under %s.\n", jcfg.Dir)
+			}
 		}
 		if err := journal.Print(c.stdout, recs, *asJSON); err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: events: %v\n", err)
@@ -45,6 +63,22 @@ func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		return 0
 	}}
+}
+
+// sinceText says what --since selected: "in the last 1m" or "since TIME".
+func sinceText(since string) string {
+	since = strings.TrimSpace(since)
+	if _, err := time.ParseDuration(since); err == nil {
+		return "in the last " + since
+	}
+	return "since " + since
+}
+
+func errOrNotDir(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("not a directory")
 }
 
 // parseSince reads --since: empty (everything), a duration back from now,

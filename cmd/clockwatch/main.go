@@ -22,12 +22,20 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// cli is what every subcommand shares: its output streams and the global flags.
+// cli is what every subcommand shares: its output streams, its environment
+// and the global flags.
 type cli struct {
 	stdout, stderr io.Writer
-	configFile     string
-	logLevel       string
-	logFormat      string
+	// getenv reads the environment (RUNTIME_DIRECTORY, STATE_DIRECTORY).
+	getenv func(string) string
+	// defaultConfigFile is read when --config.file is not given and it
+	// exists (DefaultConfigFile; tests point it elsewhere).
+	defaultConfigFile string
+
+	configFile    string
+	configFileSet bool // --config.file was given, perhaps empty: then no file
+	logLevel      string
+	logFormat     string
 }
 
 // subcommand is one verb of the binary. run returns the process exit code.
@@ -36,15 +44,25 @@ type subcommand struct {
 	run    func(ctx context.Context) int
 }
 
+// run runs the command line args with this process's environment.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr}
+	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, defaultConfigFile: DefaultConfigFile}
+	return c.run(ctx, args)
+}
+
+// exitCode is what kingpin's terminate panics with once it has printed help
+// or the version, so that parsing stops there and no command runs.
+type exitCode int
+
+func (c *cli) run(ctx context.Context, args []string) int {
 	app := kingpin.New("clockwatch", "Watches this machine's clocks, exports their health to Prometheus and tells lock holders when the clock cannot be trusted.")
-	app.UsageWriter(stderr)
-	app.ErrorWriter(stderr)
-	app.Terminate(nil)
+	app.UsageWriter(c.stdout) // help and --version, asked for: standard output
+	app.ErrorWriter(c.stderr)
+	app.Terminate(func(code int) { panic(exitCode(code)) })
 	app.HelpFlag.Short('h')
-	app.Flag("config.file", "YAML configuration file; without one clockwatch runs with its defaults.").
-		PlaceHolder("FILE").StringVar(&c.configFile)
+	app.Version(version.Print("clockwatch"))
+	app.Flag("config.file", "YAML configuration file; by default "+DefaultConfigFile+" when it exists, else the built-in defaults (--config.file= for those).").
+		PlaceHolder("FILE").IsSetByUser(&c.configFileSet).StringVar(&c.configFile)
 	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").
 		Default("info").EnumVar(&c.logLevel, "debug", "info", "warn", "error")
 	app.Flag("log.format", "Output format of log messages: logfmt or json.").
@@ -61,9 +79,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		addDrillCommand(app, c),
 	}
 
-	selected, err := app.Parse(joinNegativeValues(args))
+	selected, code, err := parse(app, joinNegativeValues(args))
+	if code >= 0 {
+		return code // help or the version was printed
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "clockwatch: %v (try --help)\n", err)
+		fmt.Fprintf(c.stderr, "clockwatch: %v (try --help)\n", err)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -73,6 +94,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return s.run(ctx)
 		}
 	}
-	fmt.Fprintf(stderr, "clockwatch: no command %q\n", selected)
+	fmt.Fprintf(c.stderr, "clockwatch: no command %q\n", selected)
 	return 2
+}
+
+// parse parses args; code is the exit code when kingpin terminated
+// (help, --version), -1 when a command is to run.
+func parse(app *kingpin.Application, args []string) (selected string, code int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ec, ok := r.(exitCode)
+			if !ok {
+				panic(r)
+			}
+			code = int(ec)
+		}
+	}()
+	selected, err = app.Parse(args)
+	return selected, -1, err
 }

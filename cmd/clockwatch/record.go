@@ -20,11 +20,12 @@ func addRecordCommand(app *kingpin.Application, c *cli) subcommand {
 	out := cmd.Flag("out", "Write the trace to this file instead of standard output.").PlaceHolder("FILE").String()
 	interval := cmd.Flag("interval", "Sampling interval; by default the configured step.interval.").Duration()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
-		cfg, err := stepConfig(c)
+		full, err := c.config()
 		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: %v\n", err)
 			return 2
 		}
+		cfg := full.Step
 		if *interval == 0 {
 			*interval = cfg.Interval
 		}
@@ -38,15 +39,19 @@ func addRecordCommand(app *kingpin.Application, c *cli) subcommand {
 			defer f.Close()
 			w = f
 		}
-		if err := recordTrace(ctx, *duration, *interval, w); err != nil {
+		n, err := recordTrace(ctx, *duration, *interval, w)
+		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: record: %v\n", err)
 			return 1
+		}
+		if *out != "" { // on standard output the summary would mix with the trace's readers
+			fmt.Fprintf(c.stderr, "clockwatch record: %s and %s written to %s\n", count(n.Samples, "sample"), count(n.Marks, "clock-set mark"), *out)
 		}
 		return 0
 	}}
 }
 
-func recordTrace(ctx context.Context, duration, interval time.Duration, w io.Writer) error {
+func recordTrace(ctx context.Context, duration, interval time.Duration, w io.Writer) (trace.Counts, error) {
 	if duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, duration)
@@ -56,6 +61,7 @@ func recordTrace(ctx context.Context, duration, interval time.Duration, w io.Wri
 	defer cancel()
 	watcher := probe.NewClockSetWatcher()
 	g, ctx := errgroup.WithContext(ctx)
+	var n trace.Counts
 	g.Go(func() error { return watcher.Run(ctx) })
 	g.Go(func() error {
 		defer cancel() // stop the watcher when recording stops
@@ -64,7 +70,18 @@ func recordTrace(ctx context.Context, duration, interval time.Duration, w io.Wri
 		case <-ctx.Done():
 			return nil
 		}
-		return trace.Record(ctx, probe.SysClocks{}, watcher.Marks(), interval, w)
+		var err error
+		n, err = trace.Record(ctx, probe.SysClocks{}, watcher.Marks(), interval, w)
+		return err
 	})
-	return g.Wait()
+	err := g.Wait()
+	return n, err
+}
+
+// count says "1 sample" or "3 samples".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

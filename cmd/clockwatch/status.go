@@ -3,24 +3,26 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/stepdown/server"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
 	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
+	verbose := cmd.Flag("verbose", "Also print the figures a bug report needs (the wall−boot gap step detection watches).").Short('v').Bool()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
-		cfg, err := config.Load(c.configFile)
+		cfg, err := c.config()
 		if err != nil {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)
@@ -28,18 +30,49 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
 		if cfg.Chrony.Enabled {
 			pollChrony(ctx, cfg.Chrony, &f)
-			if cfg.Chrony.ConfPath != "" {
-				f.ChronyAudit = chrony.AuditFindings(cfg.Chrony.ConfPath)
-			}
+			f.ChronyAudit = auditRunningChrony(os.DirFS("/proc"), cfg.Chrony.ConfPath)
 		}
-		f.RecentSteps = recentSteps(cfg.Journal.Resolve(os.Getenv).Dir, *recent, time.Now())
+		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
-		if err := health.Write(c.stdout, f, v); err != nil {
+		v = withUndisciplined(v, f, cfg.Stepdown)
+		write := health.Write
+		if *verbose {
+			write = health.WriteVerbose
+		}
+		if err := write(c.stdout, f, v); err != nil {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)
 		}
 		return int(v.Level)
 	}}
+}
+
+// withUndisciplined adds to v, on a host nobody disciplines, the line the
+// daemon logs at start: its stepdown socket stays in stepdown for good.
+func withUndisciplined(v health.Verdict, f health.Facts, sd server.Config) health.Verdict {
+	if w := health.UndisciplinedWarning(sd); w != "" && health.NobodyDisciplines(f.Chrony != nil, f.Kernel) {
+		v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
+		v.Level = max(v.Level, health.Warning)
+	}
+	return v
+}
+
+// auditRunningChrony audits the chrony.conf the running chronyd reads (its
+// -f, else confPath, the configured default), and nothing when no chronyd
+// runs or the audit is off (confPath ""): a file nobody runs says nothing
+// about this clock.
+func auditRunningChrony(proc fs.FS, confPath string) []chrony.Finding {
+	if confPath == "" {
+		return nil
+	}
+	path, running, err := chrony.RunningConf(proc, chrony.DefaultPIDFile, confPath)
+	if err != nil {
+		return []chrony.Finding{{Warning: true, Text: "Cannot tell which chrony.conf chronyd runs: " + err.Error() + "."}}
+	}
+	if !running {
+		return nil
+	}
+	return chrony.AuditFindings(path)
 }
 
 // pollChrony asks chronyd once, as the daemon's poller would.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// runCLI runs a command line in this process, with its environment but
+// without the machine's /etc/clockwatch/clockwatch.yml.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(t.Context(), args, &out, &errOut)
+	c := &cli{stdout: &out, stderr: &errOut, getenv: os.Getenv}
+	code = c.run(t.Context(), args)
 	return code, out.String(), errOut.String()
 }
 
@@ -27,8 +31,9 @@ func TestReplayCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code != 0 || errOut != "" {
-		t.Fatalf("replay exit %d, stderr %q", code, errOut)
+	// 43 lines: 42 samples and the clock-set mark.
+	if wantErr := "clockwatch replay: 42 samples and 1 clock-set mark, 1 event\n"; code != 0 || errOut != wantErr {
+		t.Fatalf("replay exit %d, stderr %q; want 0 and the summary %q", code, errOut, wantErr)
 	}
 	if diff := cmp.Diff(string(want), out); diff != "" {
 		t.Errorf("replay output (-want +got):\n%s", diff)
@@ -78,9 +83,20 @@ func TestEventsCommand(t *testing.T) {
 	if code != 0 || out != string(data) {
 		t.Errorf("events --json: exit %d, output differs from the journal:\n%s", code, out)
 	}
-	code, _, errOut = runCLI(t, "events", "--journal.dir", t.TempDir())
-	if code != 0 || !strings.Contains(errOut, "No clock events") {
-		t.Errorf("empty journal: exit %d, stderr %q", code, errOut)
+	empty := t.TempDir()
+	code, _, errOut = runCLI(t, "events", "--journal.dir", empty)
+	if want := "No clock events in the journal under " + empty + ".\n"; code != 0 || errOut != want {
+		t.Errorf("empty journal: exit %d, stderr %q; want 0 and %q", code, errOut, want)
+	}
+	// All 5 events in the file are older than a minute.
+	code, out, errOut = runCLI(t, "events", "--journal.dir", dir, "--since", "1m")
+	if want := "No clock events in the last 1m (5 older) in the journal under " + dir + ".\n"; code != 0 || out != "" || errOut != want {
+		t.Errorf("events --since 1m: exit %d, stdout %q, stderr %q; want 0 and %q", code, out, errOut, want)
+	}
+	missing := filepath.Join(empty, "no-such-dir")
+	code, _, errOut = runCLI(t, "events", "--journal.dir", missing)
+	if code != 1 || !strings.Contains(errOut, "the journal directory "+missing+" does not exist") {
+		t.Errorf("events on a missing directory: exit %d, stderr %q; want 1 and an error naming it", code, errOut)
 	}
 }
 
@@ -111,15 +127,21 @@ func TestRecordCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	if code := run(ctx, []string{"record", "--duration", "120ms", "--interval", "20ms", "--out", out}, &stdout, &stderr); code != 0 {
+	c := &cli{stdout: &stdout, stderr: &stderr, getenv: os.Getenv}
+	if code := c.run(ctx, []string{"record", "--duration", "120ms", "--interval", "20ms", "--out", out}); code != 0 {
 		t.Fatalf("record exit %d: %s", code, stderr.String())
 	}
-	code, events, errOut := runCLI(t, "replay", out)
-	if code != 0 || events != "" {
-		t.Errorf("replaying a steady recording: exit %d, events %q, stderr %q", code, events, errOut)
-	}
 	b, _ := os.ReadFile(out)
-	if n := strings.Count(string(b), "\n"); n < 3 {
+	n := strings.Count(string(b), "\n")
+	if n < 3 {
 		t.Errorf("recorded %d lines in 120ms at 20ms, want at least 3", n)
+	}
+	// A steady clock: every line a sample, no mark.
+	if want := fmt.Sprintf("clockwatch record: %d samples and 0 clock-set marks written to %s\n", n, out); stderr.String() != want || stdout.Len() != 0 {
+		t.Errorf("record: stdout %q, stderr %q; want nothing and %q", stdout.String(), stderr.String(), want)
+	}
+	code, events, errOut := runCLI(t, "replay", out)
+	if want := fmt.Sprintf("clockwatch replay: %d samples and 0 clock-set marks, 0 events\n", n); code != 0 || events != "" || errOut != want {
+		t.Errorf("replaying a steady recording: exit %d, events %q, stderr %q; want 0, none and %q", code, events, errOut, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -46,13 +47,18 @@ type Options struct {
 	// WatchdogInterval is systemd's watchdog timeout
 	// (sdnotify.WatchdogInterval); zero turns the watchdog off.
 	WatchdogInterval time.Duration
+	// MaxHTTPConns caps the HTTP connections; zero is 256.
+	MaxHTTPConns int
 }
 
 // Daemon is a configured clockwatch ready to run.
 type Daemon struct {
-	opts    Options
-	logger  *slog.Logger
-	cfg     atomic.Pointer[config.Config]
+	opts   Options
+	logger *slog.Logger
+	cfg    atomic.Pointer[config.Config]
+	// started is the configuration the daemon started with: what a reload
+	// cannot change stays as it says.
+	started *config.Config
 	reloads *exporter.ReloadMetrics
 	// stepdown and sources are set by Run before any task starts; reloads
 	// and the systemd status line read them.
@@ -71,7 +77,7 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 	if opts.MetricsPath == "" {
 		opts.MetricsPath = "/metrics"
 	}
-	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now())}
+	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now()), started: cfg}
 	d.cfg.Store(cfg)
 	return d
 }
@@ -80,7 +86,9 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
 	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
-	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger).WithTimesyncd(cfg.Timesyncd, d.logger)
+	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
+	sources.EnablePTP(cfg.PTP, d.logger)
+	sources.EnableTimesyncd(cfg.Timesyncd, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),
@@ -100,14 +108,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.stepdown = sd.Server
 		collectors = append(collectors, sd.Server.Collector())
 		tasks = append(tasks, sd.Tasks()...)
+		tasks = append(tasks, func(ctx context.Context) error {
+			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
+		})
+	}
+	// A start that fails from here on (a port in use) gives the stepdown
+	// socket back: no socket file or lock file is left behind.
+	fail := func(err error) error {
+		if d.stepdown != nil {
+			d.stepdown.Close()
+		}
+		return err
 	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
-		return fmt.Errorf("registering collectors: %w", err)
+		return fail(fmt.Errorf("registering collectors: %w", err))
 	}
 	listeners, err := d.listen()
 	if err != nil {
-		return err
+		return fail(err)
 	}
 
 	g, ctx := errgroup.WithContext(ctx)
@@ -205,10 +224,14 @@ func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "clockwatch",
 			Description: "Watches this machine's clocks: steps, offset, time daemons, and the stepdown socket for lock holders.",
-			Version:     version.Info(),
+			Version:     buildVersion(),
+			// No pprof links: pprof is not served. A 60 s CPU profile on
+			// the metrics port is a cost anyone who reaches it could
+			// impose, and it would need a write timeout of minutes.
+			Profiling: "false",
 			Links: []web.LandingLinks{
 				{Address: d.opts.MetricsPath, Text: "Metrics"},
-				{Address: "/healthz", Text: "Health"},
+				{Address: "/healthz", Text: "Liveness (the process answers; the clock's health is in the metrics and clockwatch status)"},
 			},
 		})
 		if err == nil {
@@ -218,12 +241,23 @@ func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
 	return mux
 }
 
+func (d *Daemon) maxHTTPConns() int {
+	if d.opts.MaxHTTPConns > 0 {
+		return d.opts.MaxHTTPConns
+	}
+	return maxHTTPConns
+}
+
 func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http.Handler) error {
 	if d.opts.Web == nil {
 		<-ctx.Done()
 		return nil
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	limit := newConnLimiter(d.maxHTTPConns())
+	srv := newHTTPServer(h, limit)
+	for i, l := range listeners {
+		listeners[i] = limit.wrap(l)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if listeners == nil {
@@ -279,17 +313,22 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		sd := cfg.Stepdown
-		sd.Socket = socketPath(sd, os.Getenv) // as at the start, or every reload would look like a socket change
-		restart, err := d.stepdown.Reload(sd)
-		if err != nil {
+		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
+		if _, err := d.stepdown.Reload(sd); err != nil {
 			d.reloads.Record(false, time.Now())
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
 			return false
 		}
-		if restart {
-			d.logger.Warn("some stepdown settings (socket, mode, group, limits) take effect at the next restart")
+	}
+	var later []string
+	for _, key := range config.Changed(d.started, cfg) {
+		if !config.Reloadable(key) {
+			later = append(later, key)
 		}
+	}
+	if len(later) > 0 {
+		d.logger.Warn("configuration reloaded, but these settings take effect only at the next restart",
+			"settings", strings.Join(later, ", "), "file", d.opts.ConfigFile)
 	}
 	d.cfg.Store(cfg)
 	d.reloads.Record(true, time.Now())

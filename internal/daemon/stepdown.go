@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/clockwatch/clockwatch/probe"
@@ -16,18 +15,6 @@ import (
 
 // stepEventBuffer is how many step events the stepdown feed may fall behind.
 const stepEventBuffer = 1024
-
-// socketPath chooses the stepdown socket: the configured path, except that
-// the default follows systemd's RuntimeDirectory= when set.
-func socketPath(cfg server.Config, getenv func(string) string) string {
-	if cfg.Socket != server.DefaultSocket {
-		return cfg.Socket
-	}
-	if dir := getenv("RUNTIME_DIRECTORY"); dir != "" {
-		return filepath.Join(dir, filepath.Base(server.DefaultSocket))
-	}
-	return cfg.Socket
-}
 
 // Stepdown is the stepdown server with its inputs wired: step events from
 // the bus, the kernel's synchronisation state, and the time daemon reading.
@@ -49,7 +36,7 @@ type Stepdown struct {
 // chrony may be nil when no time daemon is polled.
 func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chrony func() server.ChronyReading,
 	poll time.Duration, logger *slog.Logger) (*Stepdown, error) {
-	cfg.Socket = socketPath(cfg, os.Getenv)
+	cfg = cfg.Resolve(os.Getenv)
 	srv, err := server.New(cfg, server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
@@ -60,7 +47,7 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chron
 	if chrony == nil {
 		chrony = func() server.ChronyReading { return server.ChronyReading{} }
 	}
-	return &Stepdown{Server: srv, sub: steps.Bus.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
+	return &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
 		steps: steps, poll: poll, log: logger}, nil
 }
 
@@ -85,8 +72,13 @@ func (s *Stepdown) Tasks() []func(context.Context) error {
 	}
 }
 
-// apply turns one detector event into a stepdown input.
+// apply turns one detector event into a stepdown input. Events arrive once
+// the journal has written them; when it could not, the journal probe fails
+// first, so the epoch is not announced as if it were durable.
 func (s *Stepdown) apply(e step.Event) {
+	if !s.steps.Journal.Persistent() { // an atomic: the journal may still hold its lock
+		s.journalProbe() // the good news waits for the next poll
+	}
 	switch e.Type {
 	case step.TypeStep:
 		s.Server.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
@@ -96,10 +88,23 @@ func (s *Stepdown) apply(e step.Event) {
 	}
 }
 
+// journalProbe tells the policy whether the epoch is being persisted: while
+// it is not, a restart could announce an older epoch (or the same one for a
+// new step), so clockwatch cannot vouch for fencing tokens and the journal
+// counts as a lost probe (reason probe_lost, source journal).
+func (s *Stepdown) journalProbe() {
+	if err := s.steps.Journal.Err(); err != nil {
+		s.Server.ProbeFailed("journal", fmt.Errorf("the clock epoch is not durable: %w", err))
+		return
+	}
+	s.Server.ProbeOK("journal")
+}
+
 // read feeds the kernel's state and returns the time daemon's, once a poll.
 func (s *Stepdown) read() server.ChronyReading {
 	raw, err := s.timex.ReadTimex()
 	tx := probe.Decode(raw)
 	s.Server.Kernel(tx.Synchronized(), tx.MaxError, err)
+	s.journalProbe()
 	return s.chrony()
 }

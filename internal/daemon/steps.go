@@ -19,10 +19,15 @@ const journalBuffer = 1024
 // directly, and through the bus to the journal and to any other subscriber
 // (the stepdown server).
 type Steps struct {
-	// Bus carries every event (steps, clock sets, resumes). Subscribers
-	// filter on Event.Type; a full subscriber misses events, never blocks
-	// detection.
+	// Bus carries every event (steps, clock sets, resumes) as the detector
+	// sees it. Subscribers filter on Event.Type; a full subscriber misses
+	// events, never blocks detection.
 	Bus *bus.Bus[step.Event]
+	// Durable carries the same events once the journal has written them
+	// (or failed to: Journal.Err says so): what announces an epoch to
+	// clients subscribes here, so that an epoch announced is never lost by
+	// a crash.
+	Durable *bus.Bus[step.Event]
 	// Journal persists the events and the clock epoch.
 	Journal *journal.Journal
 	// Collector exports the step metrics; register it.
@@ -47,7 +52,7 @@ func NewSteps(cfg step.Config, jcfg journal.Config, clocks probe.ClockReader, lo
 	b := bus.New[step.Event]()
 	w := probe.NewClockSetWatcher()
 	det := step.NewDetector(cfg, j.State())
-	s := &Steps{Bus: b, Journal: j, Watcher: w, log: logger}
+	s := &Steps{Bus: b, Durable: bus.New[step.Event](), Journal: j, Watcher: w, log: logger}
 	// The journal subscribes before the sampler starts, so it misses
 	// nothing.
 	s.journalSub = b.Subscribe(journalBuffer)
@@ -77,15 +82,36 @@ func (s *Steps) Tasks() []func(context.Context) error {
 			defer s.journalSub.Close()
 			// The gap of the first sample and of the last one, so that the
 			// next start in this boot sees a step made while we were down.
+			// The first sample's events (a step made while we were down)
+			// are queued before Ready: append them first, so that the
+			// baseline is never durable ahead of the step it hides.
 			select {
 			case <-s.Sampler.Ready():
-				s.Journal.SaveBaseline(s.Sampler.Gauges().Load().Sample)
+				s.drainQueued()
+				snap := s.Sampler.Gauges().Load()
+				s.Journal.SaveBaseline(snap.Sample, snap.State)
 			case <-ctx.Done():
 			}
-			err := s.Journal.Run(ctx, s.journalSub.C())
-			s.Journal.SaveBaseline(s.Sampler.Gauges().Load().Sample)
+			err := s.Journal.Run(ctx, s.journalSub.C(), s.Durable.Publish)
+			snap := s.Sampler.Gauges().Load()
+			s.Journal.SaveBaseline(snap.Sample, snap.State)
 			return err
 		},
+	}
+}
+
+// drainQueued appends the events already queued for the journal.
+func (s *Steps) drainQueued() {
+	for {
+		select {
+		case e, ok := <-s.journalSub.C():
+			if !ok {
+				return
+			}
+			_ = s.Journal.AppendThen(e, s.Durable.Publish)
+		default:
+			return
+		}
 	}
 }
 

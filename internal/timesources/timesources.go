@@ -7,6 +7,7 @@ import (
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/stepdown/server"
@@ -27,8 +28,27 @@ type Sources struct {
 	Ntpd *ntpd.Poller
 	// NTPProbes is the independent SNTP prober (nil without servers).
 	NTPProbes *sntp.Prober
-	// Timesyncd is the systemd-timesyncd poller (nil in mode off).
+	// PTP is the ptp4l poller (see EnablePTP).
+	PTP *ptp.Poller
+	// Timesyncd is the systemd-timesyncd poller (see EnableTimesyncd).
 	Timesyncd *timesyncd.Poller
+}
+
+// EnablePTP adds the ptp4l poller when cfg enables it. With the address
+// "auto" and no ptp4l it costs one stat a poll and exports nothing.
+func (s *Sources) EnablePTP(cfg ptp.Config, logger *slog.Logger) {
+	if cfg.Enabled {
+		s.PTP = ptp.NewPoller(cfg, logger.With("probe", ptp.SourceName))
+	}
+}
+
+// EnableTimesyncd adds the timesyncd poller unless its mode is off. In mode
+// auto without timesyncd it costs one failed D-Bus call a poll and exports
+// up 0 and found 0.
+func (s *Sources) EnableTimesyncd(cfg timesyncd.Config, logger *slog.Logger) {
+	if cfg.Enabled() {
+		s.Timesyncd = timesyncd.NewPoller(cfg, logger.With("probe", timesyncd.SourceName))
+	}
 }
 
 // New builds the enabled pollers. The configurations must be valid.
@@ -47,18 +67,13 @@ func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *So
 	return s
 }
 
-// WithTimesyncd adds the timesyncd poller unless its mode is off.
-func (s *Sources) WithTimesyncd(c timesyncd.Config, logger *slog.Logger) *Sources {
-	if c.Enabled() {
-		s.Timesyncd = timesyncd.NewPoller(c, logger.With("probe", "timesyncd"))
-	}
-	return s
-}
-
 // TimeSources returns the enabled sources that produce timesource
 // readings, for health and the stepdown policy.
 func (s *Sources) TimeSources() []timesource.Source {
 	var out []timesource.Source
+	if s.PTP != nil {
+		out = append(out, s.PTP)
+	}
 	if s.Timesyncd != nil {
 		out = append(out, s.Timesyncd)
 	}
@@ -86,6 +101,9 @@ func (s *Sources) Collectors() []prometheus.Collector {
 	}
 	if s.NTPProbes != nil {
 		cs = append(cs, exporter.NewNTPProbeCollector(s.NTPProbes))
+	}
+	if s.PTP != nil {
+		cs = append(cs, exporter.NewPtp4lCollector(s.PTP))
 	}
 	if s.Timesyncd != nil {
 		cs = append(cs, exporter.NewTimesyncdCollector(s.Timesyncd))
@@ -120,6 +138,9 @@ func (s *Sources) Run(ctx context.Context) error {
 	}
 	if s.NTPProbes != nil {
 		g.Go(func() error { return s.NTPProbes.Run(ctx) })
+	}
+	if s.PTP != nil {
+		g.Go(func() error { return s.PTP.Run(ctx) })
 	}
 	if s.Timesyncd != nil {
 		g.Go(func() error { return s.Timesyncd.Run(ctx) })

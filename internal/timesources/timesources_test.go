@@ -10,6 +10,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/ntptest"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
 	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -29,14 +30,22 @@ func TestSources(t *testing.T) {
 	p := sntp.DefaultConfig()
 	p.Servers = []string{srv.Addr().String()}
 	p.SampleSpacing, p.Samples = 0, 2
+	s := New(c, n, p, slog.New(slog.DiscardHandler))
+	if s.Chrony == nil || s.ChronyServer == nil || s.Ntpd != nil || s.NTPProbes == nil {
+		t.Fatalf("sources %+v: want chrony (with its server side) and the probes, not ntpd (off by default)", s)
+	}
+	pc := ptp.DefaultConfig()
+	pc.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down
+	s.EnablePTP(pc, slog.New(slog.DiscardHandler))
 	ts := timesyncd.DefaultConfig()
 	ts.Address = "unix:path=" + t.TempDir() + "/no-bus"
-	s := New(c, n, p, slog.New(slog.DiscardHandler)).WithTimesyncd(ts, slog.New(slog.DiscardHandler))
-	if s.Chrony == nil || s.Ntpd != nil || s.NTPProbes == nil || s.Timesyncd == nil {
-		t.Fatalf("sources %+v: want chrony, timesyncd and the probes, not ntpd (off by default)", s)
+	s.EnableTimesyncd(ts, slog.New(slog.DiscardHandler))
+	// chrony's server side, the NTP probes, ptp4l, timesyncd.
+	if s.PTP == nil || s.Timesyncd == nil || len(s.Collectors()) != 4 {
+		t.Fatalf("with ptp and timesyncd enabled: PTP %v, timesyncd %v, %d collectors: want both pollers and 4 collectors", s.PTP, s.Timesyncd, len(s.Collectors()))
 	}
-	if got := len(s.TimeSources()); got != 1 {
-		t.Errorf("TimeSources() has %d sources, want timesyncd's", got)
+	if got := len(s.TimeSources()); got != 2 {
+		t.Errorf("TimeSources() has %d sources, want ptp4l's and timesyncd's", got)
 	}
 	reg, err := exporter.NewRegistry(append(s.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), s.Probes()...))...)
 	if err != nil {
@@ -46,7 +55,8 @@ func TestSources(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if s.Chrony.Snapshot().Polls > 0 && s.Timesyncd.Snapshot().Polls > 0 && len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
+		if s.Chrony.Snapshot().Polls > 0 && s.PTP.Snapshot().Polls > 0 && s.Timesyncd.Snapshot().Polls > 0 &&
+			len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -64,14 +74,17 @@ func TestSources(t *testing.T) {
 	if r := (&Sources{}).ChronyReading(); r.Valid || r.Err != nil {
 		t.Errorf("ChronyReading() with chrony off = %+v, want zero", r)
 	}
-	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up", "clockwatch_timesyncd_found")
-	if err != nil || n2 != 3 {
-		t.Errorf("gathered %d series of clockwatch_chrony_up, clockwatch_ntp_probe_up and clockwatch_timesyncd_found (err %v), want 3", n2, err)
+	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up", "clockwatch_ptp4l_up", "clockwatch_timesyncd_found")
+	if err != nil || n2 != 4 {
+		t.Errorf("gathered %d series of clockwatch_chrony_up, clockwatch_ntp_probe_up, clockwatch_ptp4l_up and clockwatch_timesyncd_found (err %v), want 4", n2, err)
 	}
 	if r := s.Timesyncd.Reading(); r.Found || r.Err != nil {
 		t.Errorf("timesyncd's reading without a bus = %+v, want absent and silent", r)
 	}
-	if s := (&Sources{}).WithTimesyncd(timesyncd.Config{Mode: timesyncd.ModeOff}, slog.New(slog.DiscardHandler)); s.Timesyncd != nil {
-		t.Error("timesyncd in mode off has a poller")
+	off := &Sources{}
+	off.EnablePTP(ptp.Config{}, slog.New(slog.DiscardHandler))
+	off.EnableTimesyncd(timesyncd.Config{Mode: timesyncd.ModeOff}, slog.New(slog.DiscardHandler))
+	if off.PTP != nil || off.Timesyncd != nil {
+		t.Errorf("turned off, ptp4l %v and timesyncd %v have pollers", off.PTP, off.Timesyncd)
 	}
 }

@@ -79,7 +79,11 @@ func (a *Audit) Findings() []Finding {
 		if a.LeapSecMode == "step" {
 			how = "chronyd steps the clock by one second"
 		}
-		f = append(f, Finding{Warning: true, Text: fmt.Sprintf(
+		// Not a warning: it is chrony's default, so a stock host could never
+		// be OK, clockwatch reports the leap step and steps its subscribers
+		// down, and a leap second due today is a warning of its own (the
+		// kernel's STA_INS/STA_DEL, chronyd's leap status).
+		f = append(f, Finding{Text: fmt.Sprintf(
 			"leapsecmode is %q: at a leap second %s. To spread it over hours instead, set \"leapsecmode slew\" (or \"smoothtime 400 0.001 leaponly\" on servers) together with \"maxslewrate 1000\".",
 			a.LeapSecMode, how)})
 	}

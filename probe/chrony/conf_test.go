@@ -121,7 +121,7 @@ func TestFindings(t *testing.T) {
 			a:    Audit{MakeStep: &MakeStep{Threshold: 0.1, Limit: -1, File: "/etc/chrony/conf.d/x.conf", Line: 4}, MaxSlewRate: DefaultMaxSlewRate, LeapSecMode: "system"},
 			want: []Finding{
 				{Warning: true, Text: `/etc/chrony/conf.d/x.conf:4 has "makestep 0.1 -1": chronyd may step the clock at any time when its offset exceeds 0.1 s, which breaks leases, locks and timeouts that trust the wall clock. Change it to "makestep 0.1 3" so that chronyd steps only in its first three clock updates after it starts and slews afterwards.`},
-				{Warning: true, Text: `leapsecmode is "system": at a leap second the kernel steps the clock back by one second. To spread it over hours instead, set "leapsecmode slew" (or "smoothtime 400 0.001 leaponly" on servers) together with "maxslewrate 1000".`},
+				{Text: `leapsecmode is "system": at a leap second the kernel steps the clock back by one second. To spread it over hours instead, set "leapsecmode slew" (or "smoothtime 400 0.001 leaponly" on servers) together with "maxslewrate 1000".`},
 				{Text: "chronyd slews the clock by at most 0.0833333 s per second (maxslewrate 83333.3 ppm): correcting a 1 s offset takes at least 12 s."},
 			},
 		},

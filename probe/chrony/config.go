@@ -77,11 +77,11 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf(`chrony.address: must be "auto", an absolute unix socket path or host:port, got %q`, c.Address))
 		}
 	}
-	if c.PollInterval <= 0 {
-		errs = append(errs, fmt.Errorf("chrony.poll_interval: must be positive, got %s", c.PollInterval))
+	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("chrony.poll_interval: must be between 100ms and 1h (each poll is a round of requests to chronyd), got %s", c.PollInterval))
 	}
-	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("chrony.timeout: must be positive, got %s", c.Timeout))
+	if c.Timeout < time.Millisecond {
+		errs = append(errs, fmt.Errorf("chrony.timeout: must be at least 1ms, got %s", c.Timeout))
 	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
 		errs = append(errs, fmt.Errorf("chrony.timeout: must not exceed chrony.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}

@@ -19,7 +19,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "udp", yaml: "address: \"[::1]:323\"\npoll_interval: 100ms\ntimeout: 50ms"},
 		{name: "empty address", yaml: `address: ""`, wantErr: `chrony.address: must be "auto", a unix socket path or host:port, got ""`},
 		{name: "relative path", yaml: "address: chronyd.sock", wantErr: `chrony.address: must be "auto", an absolute unix socket path or host:port, got "chronyd.sock"`},
-		{name: "bad durations", yaml: "poll_interval: -1s\ntimeout: 0s", wantErr: "chrony.poll_interval: must be positive, got -1s\nchrony.timeout: must be positive, got 0s"},
+		{name: "bad durations", yaml: "poll_interval: -1s\ntimeout: 0s", wantErr: "chrony.poll_interval: must be between 100ms and 1h (each poll is a round of requests to chronyd), got -1s\nchrony.timeout: must be at least 1ms, got 0s"},
 		{name: "timeout above interval", yaml: "poll_interval: 1s\ntimeout: 2s", wantErr: "chrony.timeout: must not exceed chrony.poll_interval (1s), got 2s"},
 		{name: "relative reply dir", yaml: "reply_socket_dir: run", wantErr: `chrony.reply_socket_dir: must be an absolute path, got "run"`},
 	} {

@@ -35,11 +35,11 @@ func (c Config) Validate() error {
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		errs = append(errs, fmt.Errorf("ntpd.address: must be on loopback (mode 6 is for the local ntpd), got %q", c.Address))
 	}
-	if c.PollInterval <= 0 {
-		errs = append(errs, fmt.Errorf("ntpd.poll_interval: must be positive, got %s", c.PollInterval))
+	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("ntpd.poll_interval: must be between 100ms and 1h (each poll is a round of mode 6 requests), got %s", c.PollInterval))
 	}
-	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("ntpd.timeout: must be positive, got %s", c.Timeout))
+	if c.Timeout < time.Millisecond {
+		errs = append(errs, fmt.Errorf("ntpd.timeout: must be at least 1ms, got %s", c.Timeout))
 	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
 		errs = append(errs, fmt.Errorf("ntpd.timeout: must not exceed ntpd.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}

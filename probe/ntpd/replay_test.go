@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/testtool"
 )
 
 var (
@@ -30,7 +32,7 @@ func captureReplies(c *Client, _ string) error {
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join("testdata", "ntpsec-local-refclock.replies"), encodeReplies(rec.replies), 0o644)
+	return os.WriteFile(filepath.Join("testdata", "ntpsec-local-refclock.replies"), testtool.EncodeDatagrams(rec.replies), 0o644)
 }
 
 // recordingConn keeps every datagram read.
@@ -47,27 +49,8 @@ func (r *recordingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// encodeReplies stores datagrams as 2-byte big-endian length + bytes.
-func encodeReplies(rs [][]byte) []byte {
-	var out []byte
-	for _, r := range rs {
-		out = append(out, byte(len(r)>>8), byte(len(r)))
-		out = append(out, r...)
-	}
-	return out
-}
-
 func decodeReplies(b []byte) [][]byte {
-	var rs [][]byte
-	for len(b) >= 2 {
-		n := int(b[0])<<8 | int(b[1])
-		b = b[2:]
-		if n > len(b) {
-			break
-		}
-		rs = append(rs, b[:n])
-		b = b[n:]
-	}
+	rs, _ := testtool.DecodeDatagrams(b) // a truncated file fails the comparison after
 	return rs
 }
 

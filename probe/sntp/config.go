@@ -48,17 +48,17 @@ func (c Config) Validate() error {
 		}
 		seen[s] = true
 	}
-	if c.Interval <= 0 {
-		errs = append(errs, fmt.Errorf("ntp_probes.interval: must be positive, got %s", c.Interval))
+	if c.Interval < time.Second || c.Interval > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("ntp_probes.interval: must be between 1s and 24h (servers rate-limit faster clients), got %s", c.Interval))
 	}
 	if c.Samples < 1 || c.Samples > 16 {
 		errs = append(errs, fmt.Errorf("ntp_probes.samples: must be between 1 and 16, got %d", c.Samples))
 	}
-	if c.SampleSpacing < 0 {
-		errs = append(errs, fmt.Errorf("ntp_probes.sample_spacing: must not be negative, got %s", c.SampleSpacing))
+	if c.SampleSpacing < 0 || c.SampleSpacing > time.Minute {
+		errs = append(errs, fmt.Errorf("ntp_probes.sample_spacing: must be between 0s and 1m, got %s", c.SampleSpacing))
 	}
-	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("ntp_probes.timeout: must be positive, got %s", c.Timeout))
+	if c.Timeout < time.Millisecond || c.Timeout > time.Minute {
+		errs = append(errs, fmt.Errorf("ntp_probes.timeout: must be between 1ms and 1m, got %s", c.Timeout))
 	}
 	if c.Interval > 0 && c.Samples >= 1 && c.Timeout > 0 && c.SampleSpacing >= 0 {
 		if round := time.Duration(c.Samples)*c.Timeout + time.Duration(c.Samples-1)*c.SampleSpacing; round > c.Interval {

@@ -142,7 +142,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "bad servers", yaml: "servers: [\"\", \"a b\", x.example, x.example]",
 			wantErr: "ntp_probes.servers[0]: empty server name\nntp_probes.servers[1]: \"a b\" is not a host name, IP address or host:port\nntp_probes.servers[3]: \"x.example\" is listed twice"},
 		{name: "bad numbers", yaml: "interval: 0s\nsamples: 0\ntimeout: -1s\nsample_spacing: -1s",
-			wantErr: "ntp_probes.interval: must be positive, got 0s\nntp_probes.samples: must be between 1 and 16, got 0\nntp_probes.sample_spacing: must not be negative, got -1s\nntp_probes.timeout: must be positive, got -1s"},
+			wantErr: "ntp_probes.interval: must be between 1s and 24h (servers rate-limit faster clients), got 0s\nntp_probes.samples: must be between 1 and 16, got 0\nntp_probes.sample_spacing: must be between 0s and 1m, got -1s\nntp_probes.timeout: must be between 1ms and 1m, got -1s"},
 		{name: "round longer than interval", yaml: "interval: 5s\nsamples: 4\ntimeout: 1s\nsample_spacing: 2s",
 			wantErr: "ntp_probes.interval: must be at least samples × timeout + (samples-1) × sample_spacing = 10s, got 5s"},
 	} {

@@ -59,11 +59,11 @@ func (c Config) Validate() error {
 	if _, err := socketPath(c.Address, noEnv); err != nil {
 		errs = append(errs, fmt.Errorf("timesyncd.address: %w", err))
 	}
-	if c.PollInterval <= 0 {
-		errs = append(errs, fmt.Errorf("timesyncd.poll_interval: must be positive, got %s", c.PollInterval))
+	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("timesyncd.poll_interval: must be between 100ms and 1h (each poll is a D-Bus call), got %s", c.PollInterval))
 	}
-	if c.Timeout <= 0 {
-		errs = append(errs, fmt.Errorf("timesyncd.timeout: must be positive, got %s", c.Timeout))
+	if c.Timeout < time.Millisecond {
+		errs = append(errs, fmt.Errorf("timesyncd.timeout: must be at least 1ms, got %s", c.Timeout))
 	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
 		errs = append(errs, fmt.Errorf("timesyncd.timeout: must not exceed timesyncd.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}

@@ -18,7 +18,7 @@ func TestConfigValidate(t *testing.T) {
 		{"mode", func(c *Config) { c.Mode = "true" }, `timesyncd.mode: must be auto, on or off, got "true"`},
 		{"address", func(c *Config) { c.Address = "/run/dbus/system_bus_socket" }, `timesyncd.address: must be "system" or a D-Bus address unix:path=/absolute/path, got "/run/dbus/system_bus_socket"`},
 		{"relative path", func(c *Config) { c.Address = "unix:path=bus" }, `timesyncd.address: must be "system" or a D-Bus address unix:path=/absolute/path, got "unix:path=bus"`},
-		{"poll", func(c *Config) { c.PollInterval = 0 }, "timesyncd.poll_interval: must be positive, got 0s"},
+		{"poll", func(c *Config) { c.PollInterval = 0 }, "timesyncd.poll_interval: must be between 100ms and 1h (each poll is a D-Bus call), got 0s"},
 		{"timeout", func(c *Config) { c.Timeout = 6 * time.Second }, "timesyncd.timeout: must not exceed timesyncd.poll_interval (5s), got 6s"},
 	} {
 		c := DefaultConfig()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown/policy"
@@ -12,6 +13,25 @@ import (
 
 // DefaultSocket is where the stepdown socket lives unless configured.
 const DefaultSocket = "/run/clockwatch/stepdown.sock"
+
+// Bounds of the numeric settings, checked by Validate (and so by
+// --config.check).
+const (
+	// MinHeartbeat: a shorter heartbeat is a busy loop of writes to every
+	// client.
+	MinHeartbeat = 10 * time.Millisecond
+	// MaxClientsLimit is the most subscribers (file descriptors) allowed.
+	MaxClientsLimit = 65536
+	// MaxQueueSize bounds one client's queue, and MaxQueuedTotal the
+	// queues of all clients together: each entry costs 24 bytes allocated
+	// when the client connects, so 2e9 would kill the daemon at the first
+	// subscriber.
+	MaxQueueSize   = 4096
+	MaxQueuedTotal = 1 << 22
+	// MinDrillHold is the shortest drill: a client must see the stepdown
+	// before the resume.
+	MinDrillHold = time.Millisecond
+)
 
 // Config is the stepdown section of clockwatch's configuration file, under the
 // top-level key "stepdown".
@@ -31,8 +51,15 @@ type Config struct {
 	// HoldDown is how long the clock must stay healthy after the last
 	// trigger before resume is sent.
 	HoldDown time.Duration `yaml:"hold_down"`
-	// MaxClients limits the number of simultaneous subscribers.
+	// MaxClients limits the number of simultaneous subscribers. A 64th of
+	// it (64 of the default 4096) is kept for root, clockwatch's own uid
+	// and DrillUIDs, so that a drill or an operator gets in when
+	// applications have taken the rest.
 	MaxClients int `yaml:"max_clients"`
+	// MaxClientsPerUID bounds the connections of any one uid (root,
+	// clockwatch's uid and DrillUIDs excepted), so that one misbehaving
+	// application cannot lock out the others.
+	MaxClientsPerUID int `yaml:"max_clients_per_uid"`
 	// QueueSize is how many messages may wait for one subscriber; one that
 	// falls further behind is disconnected.
 	QueueSize int `yaml:"queue_size"`
@@ -51,21 +78,36 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: enabled on DefaultSocket with mode 0660,
-// a 1 s heartbeat, a 30 s hold-down, 4096 clients with 64 queued messages
-// each, and policy.DefaultTriggers.
+// a 1 s heartbeat, a 30 s hold-down, 4096 clients (1024 per uid) with 64
+// queued messages each, and policy.DefaultTriggers.
 func DefaultConfig() Config {
 	return Config{
-		Enabled:      true,
-		Socket:       DefaultSocket,
-		Mode:         "0660",
-		Heartbeat:    time.Second,
-		HoldDown:     30 * time.Second,
-		MaxClients:   4096,
-		QueueSize:    64,
-		WriteTimeout: 5 * time.Second,
-		MaxDrillHold: 5 * time.Minute,
-		Triggers:     policy.DefaultTriggers(),
+		Enabled:          true,
+		Socket:           DefaultSocket,
+		Mode:             "0660",
+		Heartbeat:        time.Second,
+		HoldDown:         30 * time.Second,
+		MaxClients:       4096,
+		MaxClientsPerUID: 1024,
+		QueueSize:        64,
+		WriteTimeout:     5 * time.Second,
+		MaxDrillHold:     5 * time.Minute,
+		Triggers:         policy.DefaultTriggers(),
 	}
+}
+
+// Resolve returns c with the socket where the daemon opens it: the
+// configured path, except that the default follows systemd's
+// RuntimeDirectory= (the first path of RUNTIME_DIRECTORY) when set. Every
+// subcommand that dials the socket resolves it the same way.
+func (c Config) Resolve(getenv func(string) string) Config {
+	if c.Socket != DefaultSocket {
+		return c
+	}
+	if dir, _, _ := strings.Cut(getenv("RUNTIME_DIRECTORY"), ":"); dir != "" {
+		c.Socket = filepath.Join(dir, filepath.Base(DefaultSocket))
+	}
+	return c
 }
 
 // Validate checks the configuration; each error names its field by YAML path.
@@ -80,24 +122,33 @@ func (c Config) Validate() error {
 	if _, err := c.FileMode(); err != nil {
 		add("stepdown.mode: %w", err)
 	}
-	if c.Heartbeat <= 0 {
-		add("stepdown.heartbeat: must be positive, got %s", c.Heartbeat)
+	if c.Group != "" {
+		if _, err := lookupGroup(c.Group); err != nil {
+			errs = append(errs, fmt.Errorf("%w (name an existing group or a numeric gid)", err))
+		}
 	}
-	if c.HoldDown < 0 {
-		add("stepdown.hold_down: must not be negative, got %s", c.HoldDown)
+	durBetween := func(key string, d, lo, hi time.Duration, why string) {
+		if d < lo || d > hi {
+			add("stepdown.%s: must be between %s and %s%s, got %s", key, lo, hi, why, d)
+		}
 	}
-	if c.MaxClients <= 0 {
-		add("stepdown.max_clients: must be positive, got %d", c.MaxClients)
+	intBetween := func(key string, n, lo, hi int, why string) {
+		if n < lo || n > hi {
+			add("stepdown.%s: must be between %d and %d%s, got %d", key, lo, hi, why, n)
+		}
 	}
-	if c.QueueSize <= 0 {
-		add("stepdown.queue_size: must be positive, got %d", c.QueueSize)
+	durBetween("heartbeat", c.Heartbeat, MinHeartbeat, time.Hour, " (each beat is a write to every client)")
+	durBetween("hold_down", c.HoldDown, 0, 24*time.Hour, "")
+	intBetween("max_clients", c.MaxClients, 1, MaxClientsLimit, " (each is a file descriptor)")
+	intBetween("max_clients_per_uid", c.MaxClientsPerUID, 1, MaxClientsLimit, "")
+	intBetween("queue_size", c.QueueSize, 1, MaxQueueSize, " (each client's queue is allocated when it connects)")
+	if c.MaxClients > 0 && c.QueueSize > 0 && c.MaxClients <= MaxClientsLimit && c.QueueSize <= MaxQueueSize &&
+		c.MaxClients*c.QueueSize > MaxQueuedTotal {
+		add("stepdown.queue_size: queue_size × max_clients must be at most %d (about %d MiB of queues), got %d × %d",
+			MaxQueuedTotal, MaxQueuedTotal*24>>20, c.QueueSize, c.MaxClients)
 	}
-	if c.WriteTimeout <= 0 {
-		add("stepdown.write_timeout: must be positive, got %s", c.WriteTimeout)
-	}
-	if c.MaxDrillHold <= 0 {
-		add("stepdown.max_drill_hold: must be positive, got %s", c.MaxDrillHold)
-	}
+	durBetween("write_timeout", c.WriteTimeout, time.Millisecond, time.Minute, "")
+	durBetween("max_drill_hold", c.MaxDrillHold, MinDrillHold, 24*time.Hour, "")
 	if err := c.Triggers.Validate("stepdown.triggers"); err != nil {
 		errs = append(errs, err)
 	}

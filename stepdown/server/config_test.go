@@ -24,7 +24,7 @@ func TestConfigYAML(t *testing.T) {
 	const doc = `
 socket: /run/clockwatch/other.sock
 mode: "0600"
-group: clockwatch
+group: root
 heartbeat: 500ms
 hold_down: 1m
 max_clients: 100
@@ -47,7 +47,7 @@ triggers:
 		t.Fatal(err)
 	}
 	want := server.DefaultConfig()
-	want.Socket, want.Mode, want.Group = "/run/clockwatch/other.sock", "0600", "clockwatch"
+	want.Socket, want.Mode, want.Group = "/run/clockwatch/other.sock", "0600", "root"
 	want.Heartbeat, want.HoldDown, want.MaxClients, want.QueueSize = 500*time.Millisecond, time.Minute, 100, 16
 	want.AllowUIDs, want.AllowGIDs, want.DrillUIDs = []uint32{1000, 1001}, []uint32{50}, []uint32{1000}
 	want.Triggers.Step.Threshold = 5 * time.Millisecond
@@ -72,10 +72,19 @@ func TestConfigValidate(t *testing.T) {
 		{"relative socket", func(c *server.Config) { c.Socket = "stepdown.sock" }, `stepdown.socket: must be an absolute path, got "stepdown.sock"`},
 		{"long socket", func(c *server.Config) { c.Socket = "/" + strings.Repeat("a", 120) }, "stepdown.socket: must be at most 107 bytes long (a unix socket path), got 121"},
 		{"mode", func(c *server.Config) { c.Mode = "rw-rw----" }, `stepdown.mode: must be octal permission bits like "0660", got "rw-rw----"`},
-		{"heartbeat", func(c *server.Config) { c.Heartbeat = 0 }, "stepdown.heartbeat: must be positive, got 0s"},
-		{"hold_down", func(c *server.Config) { c.HoldDown = -time.Second }, "stepdown.hold_down: must not be negative, got -1s"},
-		{"max_clients", func(c *server.Config) { c.MaxClients = 0 }, "stepdown.max_clients: must be positive, got 0"},
-		{"queue_size", func(c *server.Config) { c.QueueSize = -1 }, "stepdown.queue_size: must be positive, got -1"},
+		{"heartbeat", func(c *server.Config) { c.Heartbeat = 0 }, "stepdown.heartbeat: must be between 10ms and 1h0m0s (each beat is a write to every client), got 0s"},
+		{"heartbeat 1ns", func(c *server.Config) { c.Heartbeat = time.Nanosecond }, "stepdown.heartbeat: must be between 10ms and 1h0m0s (each beat is a write to every client), got 1ns"},
+		{"hold_down", func(c *server.Config) { c.HoldDown = -time.Second }, "stepdown.hold_down: must be between 0s and 24h0m0s, got -1s"},
+		{"hold_down a year", func(c *server.Config) { c.HoldDown = 365 * 24 * time.Hour }, "stepdown.hold_down: must be between 0s and 24h0m0s, got 8760h0m0s"},
+		{"max_clients", func(c *server.Config) { c.MaxClients = 0 }, "stepdown.max_clients: must be between 1 and 65536 (each is a file descriptor), got 0"},
+		{"max_clients a million", func(c *server.Config) { c.MaxClients = 1 << 20 }, "stepdown.max_clients: must be between 1 and 65536 (each is a file descriptor), got 1048576"},
+		{"max_clients_per_uid", func(c *server.Config) { c.MaxClientsPerUID = 0 }, "stepdown.max_clients_per_uid: must be between 1 and 65536, got 0"},
+		{"queue_size", func(c *server.Config) { c.QueueSize = -1 }, "stepdown.queue_size: must be between 1 and 4096 (each client's queue is allocated when it connects), got -1"},
+		{"queue_size 2e9", func(c *server.Config) { c.QueueSize = 2000000000 }, "stepdown.queue_size: must be between 1 and 4096 (each client's queue is allocated when it connects), got 2000000000"},
+		{"queues together", func(c *server.Config) { c.QueueSize = 4096; c.MaxClients = 4096 }, "stepdown.queue_size: queue_size × max_clients must be at most 4194304 (about 96 MiB of queues), got 4096 × 4096"},
+		{"write_timeout", func(c *server.Config) { c.WriteTimeout = 0 }, "stepdown.write_timeout: must be between 1ms and 1m0s, got 0s"},
+		{"max_drill_hold", func(c *server.Config) { c.MaxDrillHold = 0 }, "stepdown.max_drill_hold: must be between 1ms and 24h0m0s, got 0s"},
+		{"unknown group", func(c *server.Config) { c.Group = "no-such-group-clockwatch" }, "stepdown.group: group: unknown group no-such-group-clockwatch (name an existing group or a numeric gid)"},
 		{"trigger", func(c *server.Config) { c.Triggers.Offset.Threshold = 0 }, "stepdown.triggers.offset.threshold: must be positive when enabled, got 0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,5 +96,31 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("got %v\nwant %s", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestResolveSocket(t *testing.T) {
+	t.Parallel()
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "RUNTIME_DIRECTORY" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		name, socket, runtimeDir, want string
+	}{
+		{"default without systemd", server.DefaultSocket, "", server.DefaultSocket},
+		{"default under RuntimeDirectory=", server.DefaultSocket, "/run/cw", "/run/cw/stepdown.sock"},
+		{"first of several runtime directories", server.DefaultSocket, "/run/a:/run/b", "/run/a/stepdown.sock"},
+		{"configured path stays", "/srv/s.sock", "/run/cw", "/srv/s.sock"},
+	} {
+		c := server.DefaultConfig()
+		c.Socket = tc.socket
+		if got := c.Resolve(env(tc.runtimeDir)).Socket; got != tc.want {
+			t.Errorf("%s: Resolve gives %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

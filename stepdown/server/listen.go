@@ -68,13 +68,62 @@ type Listener struct {
 }
 
 // Close closes the socket, removes the socket file when clockwatch created it,
-// and releases the lock.
+// and removes and releases the lock file (removed while still held, and Listen
+// checks that the file it locked is still the one at the path, so a racing
+// start cannot lock a removed file).
 func (l *Listener) Close() error {
 	err := l.UnixListener.Close()
 	if l.lock != nil {
+		_ = os.Remove(l.lock.Name())
 		l.lock.Close() // closing releases the flock
+		l.lock = nil
 	}
 	return err
+}
+
+// lockFile opens and locks path, retrying when the file locked was removed
+// (by a clockwatch stopping) between the open and the lock.
+func lockFile(path, socket string) (*os.File, error) {
+	for try := 0; ; try++ {
+		lock, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("opening the stepdown socket's lock file: %w", err)
+		}
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			lock.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("stepdown socket %s: another clockwatch holds %s", socket, path)
+			}
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		held, err1 := lock.Stat()
+		named, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, named) {
+			return lock, nil
+		}
+		lock.Close()
+		if try == 3 {
+			return nil, fmt.Errorf("locking %s: the file keeps being replaced", path)
+		}
+	}
+}
+
+// describe names a file type for an error message.
+func describe(m os.FileMode) string {
+	switch t := m.Type(); {
+	case t == 0:
+		return "a regular file"
+	case t&os.ModeDir != 0:
+		return "a directory"
+	case t&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&os.ModeDevice != 0:
+		return "a device"
+	default:
+		return "a " + t.String() + " file"
+	}
 }
 
 // Listen creates the socket at cfg.Socket: it creates the directory if
@@ -97,24 +146,21 @@ func Listen(cfg Config) (*Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating the stepdown socket's directory: %w", err)
 	}
-	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	lock, err := lockFile(path+".lock", path)
 	if err != nil {
-		return nil, fmt.Errorf("opening the stepdown socket's lock file: %w", err)
+		return nil, err
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	unlock := func() {
+		_ = os.Remove(lock.Name())
 		lock.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("stepdown socket %s: another clockwatch holds %s.lock", path, path)
-		}
-		return nil, fmt.Errorf("locking %s.lock: %w", path, err)
 	}
 	if err := removeStale(path); err != nil {
-		lock.Close()
+		unlock()
 		return nil, err
 	}
 	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
-		lock.Close()
+		unlock()
 		return nil, fmt.Errorf("listening on the stepdown socket: %w", err)
 	}
 	l := &Listener{UnixListener: ul, lock: lock}
@@ -141,7 +187,7 @@ func removeStale(path string) error {
 		return fmt.Errorf("checking the stepdown socket: %w", err)
 	}
 	if st.Mode()&os.ModeSocket == 0 {
-		return fmt.Errorf("stepdown socket %s exists and is not a socket (%s): refusing to replace it", path, st.Mode().Type())
+		return fmt.Errorf("stepdown socket %s exists and is %s, not a socket: refusing to replace it (remove it, or set stepdown.socket to another path)", path, describe(st.Mode()))
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {
@@ -155,6 +201,18 @@ func removeStale(path string) error {
 		return fmt.Errorf("removing the stale stepdown socket: %w", err)
 	}
 	return nil
+}
+
+// Close gives back the socket Listen opened when Run will not be called (a
+// start that failed after it): the socket file and its lock file go with
+// it. Run must not be called after Close.
+func (s *Server) Close() error {
+	if s.l == nil {
+		return nil
+	}
+	err := s.l.Close()
+	s.l = nil
+	return err
 }
 
 func lookupGroup(name string) (int, error) {

@@ -44,6 +44,9 @@ func TestListenCreatesDirectoryModeAndGroup(t *testing.T) {
 	if _, err := os.Stat(cfg.Socket); !os.IsNotExist(err) {
 		t.Errorf("socket file left behind: %v", err)
 	}
+	if _, err := os.Stat(cfg.Socket + ".lock"); !os.IsNotExist(err) {
+		t.Errorf("lock file left behind: %v", err)
+	}
 }
 
 func TestListenReplacesOnlyStaleSockets(t *testing.T) {
@@ -99,8 +102,11 @@ func TestListenReplacesOnlyStaleSockets(t *testing.T) {
 		cfg := listenConfig(t)
 		os.MkdirAll(filepath.Dir(cfg.Socket), 0o755)
 		os.WriteFile(cfg.Socket, []byte("precious"), 0o644)
-		if _, err := server.Listen(cfg); err == nil || !strings.Contains(err.Error(), "is not a socket") {
-			t.Fatalf("got %v", err)
+		if _, err := server.Listen(cfg); err == nil || !strings.Contains(err.Error(), "is a regular file, not a socket") {
+			t.Fatalf("got %v, want it to say a regular file is there", err)
+		}
+		if _, err := os.Stat(cfg.Socket + ".lock"); !os.IsNotExist(err) {
+			t.Errorf("a refused start left its lock file: %v", err)
 		}
 		if b, _ := os.ReadFile(cfg.Socket); string(b) != "precious" {
 			t.Fatal("file replaced")

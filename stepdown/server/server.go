@@ -301,19 +301,20 @@ func (s *Server) admit(conn *net.UnixConn) {
 		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
 		return
 	}
-	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down")
 		return
 	}
-	if len(s.clients) >= s.cfg.MaxClients {
+	if ok, why := s.admitLocked(cr, credErr); !ok {
 		s.mu.Unlock()
-		s.log.Warn("stepdown client refused: stepdown.max_clients reached", "pid", cr.PID, "uid", cr.UID, "max_clients", s.cfg.MaxClients)
-		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, "too many clients (stepdown.max_clients)")
+		s.log.Warn("stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+		s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
 		return
 	}
+	// The queue is allocated only for a client admitted.
+	c := &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
 	s.clients[c] = struct{}{}
 	c.raw, _ = conn.SyscallConn()
 	c.directWrite = c.writeDirect
@@ -568,7 +569,13 @@ func (s *Server) drillFrom(c *client, m stepdown.Message) {
 		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of step, offset, unsynchronized, error_bound, probe_lost, suspend, drill", m.Reason))
 		return
 	}
-	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: time.Duration(m.HoldSeconds * float64(time.Second))}
+	hold, err := drillHold(m.HoldSeconds, s.cfg.MaxDrillHold)
+	if err != nil {
+		s.met.drills.WithLabelValues("bad_request").Inc()
+		c.sendError(stepdown.CodeBadRequest, err.Error())
+		return
+	}
+	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: hold}
 	if err := s.Drill(r); err != nil {
 		code, result := stepdown.CodeBadRequest, "bad_request"
 		if errors.Is(err, ErrBusy) {

@@ -35,5 +35,11 @@
 // TestRunKillsAtTimeout, TestTimerfdSeesEachStep) and issue 3's real-kernel
 // test of the daemon (TestClockwatchDetectsStepsInVM), and the incident
 // itself: chronyd stepping the clock under clockwatch
-// (TestChronydStepSeenByClockwatch).
+// (TestChronydStepSeenByClockwatch), suspend to RAM under clockwatch
+// (TestSuspendIsOneResumeInVM: qemu's S3 with Options.QemuArgs "-global
+// PIIX4_PM.disable_s3=0", woken by the RTC alarm), and the time daemons that
+// discipline a clock reaching their synchronised states under clockwatch:
+// ntpsec's ntpd and a ptp4l slave over a veth pair between two network
+// namespaces (TestTimeDaemonsSyncInVM; veth.ko comes from
+// scripts/deps.d/41-ptp.sh).
 package vm

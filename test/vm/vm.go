@@ -70,6 +70,9 @@ type Options struct {
 	CPUs int
 	// Cmdline holds extra kernel command line parameters.
 	Cmdline []string
+	// QemuArgs holds extra qemu arguments, such as
+	// "-global", "PIIX4_PM.disable_s3=0" to let the guest suspend to RAM.
+	QemuArgs []string
 	// Console, when set, receives the guest console as it comes.
 	Console io.Writer
 }
@@ -140,7 +143,7 @@ func Run(t testing.TB, opts Options) (*Result, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, qemu,
+	cmd := exec.CommandContext(ctx, qemu, append([]string{
 		"-accel", "tcg",
 		"-machine", "pc",
 		"-smp", strconv.Itoa(opts.CPUs),
@@ -153,7 +156,7 @@ func Run(t testing.TB, opts Options) (*Result, error) {
 		"-kernel", kernel,
 		"-initrd", initrd,
 		"-append", strings.Join(cmdline, " "),
-	)
+	}, opts.QemuArgs...)...)
 	// The default Cancel kills cmd.Process: the qemu this run started, and
 	// nothing else. Pdeathsig kills it too if the test binary dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

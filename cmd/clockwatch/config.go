@@ -1,0 +1,58 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/clockwatch/clockwatch/config"
+)
+
+// DefaultConfigFile is where the packages install the configuration: every
+// subcommand reads it when --config.file is not given and it exists, so that
+// plain `clockwatch status` or `clockwatch watch` on a packaged host sees
+// what the daemon (started with this path by its unit) sees.
+const DefaultConfigFile = "/etc/clockwatch/clockwatch.yml"
+
+// configPath is the configuration file the command line selects: the
+// --config.file given (an empty one: none), else the default file when it
+// exists, else none ("").
+func (c *cli) configPath() string {
+	if c.configFileSet || c.configFile != "" {
+		return c.configFile
+	}
+	if c.defaultConfigFile == "" {
+		return ""
+	}
+	if _, err := os.Stat(c.defaultConfigFile); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return c.defaultConfigFile // a default that exists but cannot be read is an error Load reports
+}
+
+// config loads the configuration and resolves its paths exactly as the
+// daemon does: the journal under STATE_DIRECTORY and the stepdown socket
+// under RUNTIME_DIRECTORY when those are set and the configuration leaves
+// the defaults.
+func (c *cli) config() (*config.Config, error) {
+	cfg, err := config.Load(c.configPath())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Journal = cfg.Journal.Resolve(c.getenv)
+	cfg.Stepdown = cfg.Stepdown.Resolve(c.getenv)
+	return cfg, nil
+}
+
+// stepdownSocket is the socket watch and drill dial: the --socket given, else
+// the one the daemon opens with this configuration and environment.
+func (c *cli) stepdownSocket(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return "", err
+	}
+	return cfg.Stepdown.Socket, nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// commands are every subcommand of the binary.
+var commands = []string{"run", "status", "version", "events", "record", "replay", "watch", "drill", "help"}
+
+// runBinary runs the built binary with env (NAME=value) added to this
+// process's environment and returns its exit code and output; a run that
+// outlives 15 s is killed and fails the test.
+func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	code, stdout, stderr, timedOut := execBinary(t, 15*time.Second, env, args...)
+	if timedOut {
+		t.Fatalf("clockwatch %s did not return within 15 s; stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout, stderr)
+	}
+	return code, stdout, stderr
+}
+
+// execBinary runs the built binary for at most timeout (then kills it) and
+// returns its exit code, output and whether it was killed.
+func execBinary(t *testing.T, timeout time.Duration, env []string, args ...string) (code int, stdout, stderr string, timedOut bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		timedOut = true
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String(), timedOut
+}
+
+// TestHelpTouchesNothing: --help of the binary and of every subcommand, and
+// `help [command]`, print the usage on standard output, exit 0 and neither
+// run the command nor write anything.
+func TestHelpTouchesNothing(t *testing.T) {
+	t.Parallel()
+	type helpCase struct {
+		args []string
+		want string // how the usage starts
+	}
+	cases := []helpCase{{[]string{"--help"}, "usage: clockwatch [<flags>]"}, {[]string{"-h"}, "usage: clockwatch [<flags>]"}, {[]string{"help"}, "usage: clockwatch [<flags>]"}}
+	for _, c := range commands {
+		want := "usage: clockwatch " + c
+		if c == "help" {
+			want = "usage: clockwatch" // kingpin: help --help is the top-level help
+		}
+		cases = append(cases, helpCase{[]string{c, "--help"}, want}, helpCase{[]string{"help", c}, "usage: clockwatch " + c})
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			state, runtime := t.TempDir(), t.TempDir()
+			// A loopback port, should the daemon start when it must not.
+			args := append([]string{"--web.listen-address=127.0.0.1:0"}, tc.args...)
+			code, out, errOut := runBinary(t, []string{"STATE_DIRECTORY=" + state, "RUNTIME_DIRECTORY=" + runtime}, args...)
+			want := tc.want
+			if code != 0 || !strings.HasPrefix(out, want) || errOut != "" {
+				t.Errorf("exit %d, want 0 with %q on stdout and nothing on stderr; stdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+			}
+			for _, d := range []string{state, runtime} {
+				if entries, _ := os.ReadDir(d); len(entries) != 0 {
+					t.Errorf("help wrote into %s: %v", d, entries)
+				}
+			}
+		})
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runBinary(t, nil, "--version")
+	_, sub, _ := runBinary(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(out, "clockwatch, version ") || errOut != "" || out != sub {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0 and what `clockwatch version` prints (%q)", code, out, errOut, sub)
+	}
+}

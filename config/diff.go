@@ -1,0 +1,44 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+)
+
+// Changed returns the YAML paths of the settings whose values differ between
+// a and b, in the order of the file's sections; a list counts as one
+// setting.
+func Changed(a, b *Config) []string {
+	var out []string
+	diffValues(reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), "", &out)
+	return out
+}
+
+func diffValues(a, b reflect.Value, path string, out *[]string) {
+	t := a.Type()
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if name == "" || name == "-" || !t.Field(i).IsExported() {
+				continue
+			}
+			p := name
+			if path != "" {
+				p = path + "." + name
+			}
+			diffValues(a.Field(i), b.Field(i), p, out)
+		}
+		return
+	}
+	if !reflect.DeepEqual(a.Interface(), b.Interface()) {
+		*out = append(*out, path)
+	}
+}
+
+// Reloadable reports whether a SIGHUP applies the setting at path at once:
+// the health thresholds, and the stepdown triggers and hold-down. Every
+// other setting takes effect at the next start.
+func Reloadable(path string) bool {
+	return strings.HasPrefix(path, "health.") || strings.HasPrefix(path, "stepdown.triggers.") ||
+		path == "stepdown.hold_down"
+}

@@ -1,0 +1,104 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+type syncedTimex struct{}
+
+func (syncedTimex) ReadTimex() (probe.RawTimex, error) { return probe.RawTimex{}, nil }
+
+// An event reaches the stepdown server's feed only once the journal holds
+// it: what clients are told survives a crash.
+func TestDurableEventsFollowTheJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := step.DefaultConfig()
+	cfg.Interval = 5 * time.Millisecond
+	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
+	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 1 << 20}, clocks, slog.New(slog.DiscardHandler))
+	sub := s.Durable.Subscribe(8)
+	defer sub.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	g, gctx := errgroup.WithContext(ctx)
+	for _, task := range s.Tasks() {
+		g.Go(func() error { return task(gctx) })
+	}
+	<-s.Ready()
+	clocks.step(-12400 * time.Millisecond)
+	select {
+	case e := <-sub.C():
+		recs, _, err := journal.Read(dir, time.Time{})
+		if err != nil || len(recs) != 1 || recs[0].Event.Seq != e.Seq {
+			t.Errorf("event seq %d forwarded while the journal holds %d records (%v): not durable yet", e.Seq, len(recs), err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no durable event 10s after the step")
+	}
+	cancel()
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With the state directory unwritable (full, read-only, or a file in the
+// way), the epoch announced cannot be made durable: the stepdown server
+// counts the journal as a lost probe, so clients are not told to trust
+// fencing tokens built on it.
+func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := step.DefaultConfig()
+	cfg.Interval = 5 * time.Millisecond
+	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := NewSteps(cfg, journal.Config{Dir: filepath.Join(blocker, "state"), MaxBytes: 1 << 20}, clocks, logger)
+	if s.Journal.Persistent() {
+		t.Fatal("journal under a regular file claims to persist")
+	}
+	scfg := server.DefaultConfig()
+	scfg.Socket = filepath.Join(dir, "sd.sock")
+	scfg.HoldDown = 10 * time.Millisecond
+	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
+	sd, err := NewStepdown(scfg, s, syncedTimex{}, nil, 10*time.Millisecond, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	for _, task := range append(s.Tasks(), sd.Tasks()...) {
+		g.Go(func() error { return task(gctx) })
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st := sd.Server.Status()
+		if st.State == stepdown.StateStepdown && st.Reason == stepdown.ReasonProbeLost {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %+v 10s after start without persistence, want stepdown probe_lost", st)
+		}
+	}
+	cancel()
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}

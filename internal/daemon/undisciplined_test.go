@@ -1,0 +1,84 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/probe/chrony"
+	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+type fixedTimex probe.RawTimex
+
+func (f fixedTimex) ReadTimex() (probe.RawTimex, error) { return probe.RawTimex(f), nil }
+
+// A host nobody disciplines gets one WARN at start naming the triggers and
+// the keys that turn them off; a host whose kernel is disciplined, and a
+// configuration that turned those triggers off, get none.
+func TestWarnIfUndisciplined(t *testing.T) {
+	t.Parallel()
+	undisciplined := fixedTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(probe.StatusUnsync)}
+	// A kernel a time daemon disciplined a minute ago: maxerror still small.
+	recent := fixedTimex{MaxError: 30_000, Status: int32(probe.StatusUnsync)}
+	noTriggers := server.DefaultConfig()
+	noTriggers.Triggers.Unsynchronized.Enabled, noTriggers.Triggers.ErrorBound.Enabled = false, false
+	for _, tc := range []struct {
+		name   string
+		chrony bool
+		timex  fixedTimex
+		sd     server.Config
+		want   bool
+	}{
+		{"chronyd absent, kernel undisciplined", true, undisciplined, server.DefaultConfig(), true},
+		{"chrony turned off, kernel undisciplined", false, undisciplined, server.DefaultConfig(), true},
+		{"chronyd absent, kernel recently disciplined", true, recent, server.DefaultConfig(), false},
+		{"triggers turned off", true, undisciplined, noTriggers, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs testtool.SyncBuffer
+			logger := slog.New(slog.NewTextHandler(&logs, nil))
+			cc := chrony.DefaultConfig()
+			cc.Enabled = tc.chrony
+			cc.Address = filepath.Join(t.TempDir(), "no-chronyd.sock")
+			cc.ConfPath = ""
+			sources := timesources.New(cc, ntpd.DefaultConfig(), sntp.DefaultConfig(), logger)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			go sources.Run(ctx)
+			start := time.Now()
+			if err := warnIfUndisciplined(ctx, sources, tc.timex, tc.sd, logger); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("the check took %v: it should decide on chrony's first failed poll", took)
+			}
+			got := strings.Count(logs.String(), "nobody disciplines this clock")
+			if tc.want && (got != 1 || !strings.Contains(logs.String(), "level=WARN") ||
+				!strings.Contains(logs.String(), "stepdown.triggers.unsynchronized.enabled: false")) {
+				t.Errorf("want one WARN naming the trigger and its key; log:\n%s", logs.String())
+			}
+			if !tc.want && got != 0 {
+				t.Errorf("want no warning; log:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// daemonsAnswered waits for every enabled source; one that answered ends
+// the wait at once.
+func TestDaemonsAnswered(t *testing.T) {
+	t.Parallel()
+	if decided, answered := daemonsAnswered(&timesources.Sources{}); !decided || answered {
+		t.Errorf("no sources: decided %v answered %v, want true false", decided, answered)
+	}
+}
