@@ -57,3 +57,12 @@ func PollOnce(ctx context.Context, cfg Config) Snapshot {
 	p.Poll(ctx)
 	return p.Snapshot()
 }
+
+// StatusOnce reads timesyncd once and returns its status lines, the shape
+// of ptp.StatusOnce, for `clockwatch status`.
+func StatusOnce(ctx context.Context, cfg Config, now time.Time) []string {
+	if !cfg.Enabled() {
+		return nil
+	}
+	return StatusLines(PollOnce(ctx, cfg), now)
+}

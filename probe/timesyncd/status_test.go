@@ -1,6 +1,7 @@
 package timesyncd
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"net/netip"
@@ -66,5 +67,18 @@ func TestStatusLines(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), b.String()); diff != "" {
 		t.Errorf("status lines differ from %s (-want +got):\n%s", golden, diff)
+	}
+}
+
+func TestStatusOnceWithoutTimesyncd(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Address = "unix:path=" + t.TempDir() + "/no-bus"
+	if got := StatusOnce(context.Background(), cfg, time.Now()); got != nil {
+		t.Errorf("StatusOnce without timesyncd = %q, want no lines", got)
+	}
+	cfg.Mode = ModeOn
+	if got := StatusOnce(context.Background(), cfg, time.Now()); len(got) != 1 || !strings.Contains(got[0], "no system bus at") {
+		t.Errorf("StatusOnce pinned without a bus = %q, want one line saying so", got)
 	}
 }
