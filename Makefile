@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps test-faults unit bench fmt vet clean package test-systemd-vm
+.PHONY: all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin
 
 all: build
 
@@ -50,6 +50,14 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	./scripts/bench-daemon.sh
+
+## bench-peers: clockwatch beside node_exporter (and chrony_exporter) against one chronyd -x, interleaved (scripts/bench-peers.sh).
+bench-peers:
+	./scripts/bench-peers.sh
+
+## mixin: regenerate alerts/clockwatch.rules.yml and dashboards/clockwatch.json from mixin/.
+mixin:
+	$(GO) run ./mixin/cmd/mixin
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

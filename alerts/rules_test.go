@@ -14,6 +14,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/metricsdoc"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/mixin/generate"
 )
 
 const (
@@ -22,7 +23,9 @@ const (
 	amExampleFile  = "alertmanager.example.yml"
 	runbookFile    = "../docs/runbook.md"
 	metricsDocFile = "../docs/metrics.md"
-	runbookPrefix  = "https://github.com/clockwatch/clockwatch/blob/main/docs/runbook.md#"
+	// runbookPrefix is the mixin's default runbookURLPattern up to the
+	// anchor: the runbook the packages install on every node.
+	runbookPrefix = "file:///usr/share/doc/clockwatch/docs/runbook.md#"
 )
 
 // rule is one rule of a Prometheus rule file.
@@ -143,15 +146,16 @@ var (
 )
 
 // fleetWide are the alerts about more than one instance, with what their
-// summary and description must name instead.
+// description must name instead.
 var fleetWide = map[string]string{
 	"ClockwatchClockSkewFleet": "{{ $labels.job }}",
-	"ClockwatchNotScraped":     "job clockwatch",
+	"ClockwatchNotScraped":     `{job="clockwatch"}`,
 }
 
 // TestAlertConventions checks what every alert must carry: a known
-// severity, a summary and a description naming where it happened, and a
-// runbook URL whose section exists.
+// severity, a static summary (one sentence ending in a period, so that
+// alerts group and deduplicate by it), a description naming where it
+// happened, and a runbook URL whose section exists.
 func TestAlertConventions(t *testing.T) {
 	t.Parallel()
 	runbook, err := os.ReadFile(runbookFile)
@@ -193,10 +197,11 @@ func TestAlertConventions(t *testing.T) {
 		if !ok {
 			where = "{{ $labels.instance }}"
 		}
-		for _, a := range []string{"summary", "description"} {
-			if !strings.Contains(r.Annotations[a], where) {
-				t.Errorf("%s: %s does not say where (%s): %q", r.Alert, a, where, r.Annotations[a])
-			}
+		if sum := r.Annotations["summary"]; sum == "" || strings.Contains(sum, "{{") || !strings.HasSuffix(sum, ".") {
+			t.Errorf("%s: summary %q: want a static sentence ending in a period (the instance and value go in the description)", r.Alert, sum)
+		}
+		if !strings.Contains(r.Annotations["description"], where) {
+			t.Errorf("%s: description does not say where (%s): %q", r.Alert, where, r.Annotations["description"])
 		}
 		if len(r.Annotations["description"]) < 80 {
 			t.Errorf("%s: description too short to say what happened: %q", r.Alert, r.Annotations["description"])
@@ -285,8 +290,8 @@ func TestRulesUseDocumentedMetrics(t *testing.T) {
 }
 
 // TestAlertmanagerExample checks the example configuration with amtool and
-// that it routes every alert by severity: critical to the pager, the rest to
-// tickets.
+// that it routes every alert by severity: critical to the pager, warning to
+// tickets, info to the null receiver.
 func TestAlertmanagerExample(t *testing.T) {
 	t.Parallel()
 	out := run(t, "amtool", "check-config", amExampleFile)
@@ -297,10 +302,7 @@ func TestAlertmanagerExample(t *testing.T) {
 		if r.Alert == "" {
 			continue
 		}
-		want := "tickets"
-		if r.Labels["severity"] == "critical" {
-			want = "pager"
-		}
+		want := map[string]string{"critical": "pager", "warning": "tickets", "info": "null"}[r.Labels["severity"]]
 		got := strings.TrimSpace(run(t, "amtool", "config", "routes", "test", "--config.file="+amExampleFile,
 			"alertname="+r.Alert, "severity="+r.Labels["severity"], "instance=node1:9847", "job=clockwatch"))
 		if got != want {
@@ -316,5 +318,91 @@ func TestFilesAreWhereDocsSay(t *testing.T) {
 		if _, err := os.Stat(filepath.Clean(f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestPromtoolTestRulesOtherSelector runs the promtool unit tests again on
+// rules generated from the mixin for another job (and another runbook),
+// with the test series moved to that job: the alerts fire the same way
+// whatever the selector.
+func TestPromtoolTestRulesOtherSelector(t *testing.T) {
+	t.Parallel()
+	files, err := generate.Generate("../mixin", map[string]any{
+		"clockwatchSelector": `job="node-clock"`,
+		"runbookURLPattern":  "https://wiki.example/clockwatch#%s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, rulesFile), files["alerts/"+rulesFile], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rulesTestFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := strings.NewReplacer(
+		`job="clockwatch"`, `job="node-clock"`,
+		`job=\"clockwatch\"`, `job=\"node-clock\"`,
+		"job: clockwatch", "job: node-clock",
+		"nodes of job clockwatch", "nodes of job node-clock",
+		runbookPrefix, "https://wiki.example/clockwatch#",
+	).Replace(string(b))
+	if tests == string(b) {
+		t.Fatalf("%s: nothing to move to another job", rulesTestFile)
+	}
+	path := filepath.Join(dir, rulesTestFile)
+	if err := os.WriteFile(path, []byte(tests), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, "promtool", "test", "rules", path)
+	if !strings.Contains(out, "SUCCESS") {
+		t.Errorf("promtool test rules (job node-clock):\n%s", out)
+	}
+}
+
+// TestAlertmanagerExampleInhibits checks that every page with a ticket of
+// the same condition (ClockwatchXCritical and ClockwatchXWarning) silences
+// that ticket on the same node.
+func TestAlertmanagerExampleInhibits(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(amExampleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var am struct {
+		InhibitRules []struct {
+			Source []string `yaml:"source_matchers"`
+			Target []string `yaml:"target_matchers"`
+			Equal  []string `yaml:"equal"`
+		} `yaml:"inhibit_rules"`
+	}
+	if err := yaml.Unmarshal(b, &am); err != nil {
+		t.Fatal(err)
+	}
+	alerts := map[string]bool{}
+	for _, r := range readRules(t) {
+		alerts[r.Alert] = r.Alert != ""
+	}
+	var pairs int
+	for name := range alerts {
+		base, ok := strings.CutSuffix(name, "Critical")
+		if !ok || !alerts[base+"Warning"] {
+			continue
+		}
+		pairs++
+		var found bool
+		for _, ir := range am.InhibitRules {
+			found = found || (slices.Equal(ir.Source, []string{`alertname="` + name + `"`}) &&
+				slices.Equal(ir.Target, []string{`alertname="` + base + `Warning"`}) &&
+				slices.Contains(ir.Equal, "instance") && slices.Contains(ir.Equal, "job"))
+		}
+		if !found {
+			t.Errorf("%s: no inhibit rule silences %sWarning on the same job and instance", amExampleFile, base)
+		}
+	}
+	if pairs == 0 {
+		t.Error("no critical alert has a warning sibling: the test checks nothing")
 	}
 }

@@ -48,8 +48,14 @@ type Config struct {
 // Clock configures the local clock sampling.
 type Clock struct {
 	// SampleInterval is how often the clocks are sampled for step detection
-	// and the clock gauges.
+	// while sampling is what detects steps: when the kernel's clock-set
+	// notifications are not available, and for a burst after a clock set,
+	// a resume or a step.
 	SampleInterval time.Duration `yaml:"sample_interval"`
+	// IdleSampleInterval is how often they are sampled otherwise, while the
+	// clock-set notifications are watched (they wake the sampler at once).
+	// 0 turns the idle interval off: always SampleInterval.
+	IdleSampleInterval time.Duration `yaml:"idle_sample_interval"`
 }
 
 // Health holds the thresholds `clockwatch status` and the systemd STATUS line
@@ -79,7 +85,7 @@ func Default() Config {
 		NTPProbes: sntp.DefaultConfig(),
 		PTP:       ptp.DefaultConfig(),
 		Timesyncd: timesyncd.DefaultConfig(),
-		Clock:     Clock{SampleInterval: st.Interval},
+		Clock:     Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
 			OffsetCritical:     500 * time.Millisecond,
@@ -101,6 +107,9 @@ func (c *Config) Validate() error {
 	si := c.Clock.SampleInterval
 	check(si >= time.Millisecond && si <= time.Minute, "clock.sample_interval",
 		"must be between 1ms and 1m, got %v", si)
+	idle := c.Clock.IdleSampleInterval
+	check(idle >= 0 && idle <= time.Minute, "clock.idle_sample_interval",
+		"must be between 0 (off) and 1m, got %v", idle)
 	h := c.Health
 	check(h.OffsetWarning > 0 && h.OffsetWarning <= MaxThreshold, "health.offset_warning", "must be between 1ns and %v, got %v", MaxThreshold, h.OffsetWarning)
 	check(h.OffsetCritical <= MaxThreshold, "health.offset_critical", "must be at most %v, got %v", MaxThreshold, h.OffsetCritical)
@@ -221,6 +230,7 @@ func Parse(data []byte, name string) (*Config, error) {
 		return nil, fmt.Errorf("%s: more than one YAML document; clockwatch reads one", name)
 	}
 	c.Step.Interval = c.Clock.SampleInterval
+	c.Step.IdleInterval = c.Clock.IdleSampleInterval
 	if err := c.Validate(); err != nil {
 		var root yaml.Node
 		_ = yaml.Unmarshal(data, &root) // it decoded above, so it parses

@@ -20,6 +20,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/metricsdoc"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/mixin/generate"
 )
 
 const (
@@ -137,9 +138,9 @@ func (d dashboard) queries() []query {
 	}
 	for _, v := range d.Templating.List {
 		if q, ok := v.Query.(string); ok && v.Type == "query" {
-			sel, _, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(q, "label_values("), ")"), ",")
-			if ok {
-				out = append(out, query{fmt.Sprintf("variable %q", v.Name), sel})
+			args := strings.TrimSuffix(strings.TrimPrefix(q, "label_values("), ")")
+			if i := strings.LastIndex(args, ","); i > 0 {
+				out = append(out, query{fmt.Sprintf("variable %q", v.Name), args[:i]})
 			}
 		}
 	}
@@ -155,6 +156,10 @@ func substitute(expr string) string {
 		"$__range", "1h",
 		"${instance}", ".+",
 		"$instance", ".+",
+		"${job}", ".+",
+		"$job", ".+",
+		"${cluster}", ".+",
+		"$cluster", ".+",
 	).Replace(expr)
 }
 
@@ -217,8 +222,13 @@ func TestVariablesAndDatasources(t *testing.T) {
 	if v := vars["datasource"]; v.Type != "datasource" || v.Query != "prometheus" {
 		t.Errorf("variable datasource = %+v, want a prometheus data source variable", v)
 	}
-	if v := vars["instance"]; v.Type != "query" || v.Datasource == nil || v.Datasource.UID != "${datasource}" {
-		t.Errorf("variable instance = %+v, want a query on ${datasource}", v)
+	for _, name := range []string{"job", "instance"} {
+		if v := vars[name]; v.Type != "query" || v.Datasource == nil || v.Datasource.UID != "${datasource}" {
+			t.Errorf("variable %s = %+v, want a query on ${datasource}", name, v)
+		}
+	}
+	if q, _ := vars["job"].Query.(string); !strings.Contains(q, `job="clockwatch"`) {
+		t.Errorf("variable job: query %q does not use the mixin's selector job=\"clockwatch\"", q)
 	}
 	wantDS := datasource{Type: "prometheus", UID: "${datasource}"}
 	for _, p := range d.allPanels() {
@@ -235,8 +245,8 @@ func TestVariablesAndDatasources(t *testing.T) {
 			if tg.Datasource == nil || *tg.Datasource != wantDS {
 				t.Errorf("panel %d %q target %s: datasource %v, want %v", p.ID, p.Title, tg.RefID, tg.Datasource, wantDS)
 			}
-			if !strings.Contains(tg.Expr, "$instance") {
-				t.Errorf("panel %d %q target %s ignores the instance variable: %s", p.ID, p.Title, tg.RefID, tg.Expr)
+			if !strings.Contains(tg.Expr, "$instance") || !strings.Contains(tg.Expr, "$job") {
+				t.Errorf("panel %d %q target %s ignores the job or instance variable: %s", p.ID, p.Title, tg.RefID, tg.Expr)
 			}
 		}
 	}
@@ -262,7 +272,7 @@ func TestRequiredPanels(t *testing.T) {
 	}{
 		{"Offset from true time", "timeseries", "clockwatch_chrony_tracking_system_time_offset_seconds"},
 		{"Wall/boot gap change (10m)", "timeseries", "clockwatch_clock_wall_boot_gap_seconds"},
-		{"Frequency correction", "timeseries", "clockwatch_kernel_frequency_adjustment_ratio"},
+		{"Frequency correction", "timeseries", "clockwatch_kernel_frequency_offset_ratio"},
 		{"Error bound", "timeseries", "clockwatch_chrony_clock_error_bound_seconds"},
 		{"chrony sources", "table", "clockwatch_chrony_source_info"},
 		{"NTP peers: offsets", "timeseries", "clockwatch_ntp_probe_offset_seconds"},
@@ -386,9 +396,54 @@ ntp_probes:
 		prom.WaitVector(t, `clockwatch_chrony_selectable_sources >= 1 and on () count(clockwatch_chrony_source_estimated_offset_seconds) == 2 and on () count(clockwatch_ntp_probe_offset_seconds) == 2`, 60*time.Second, promtest.NonEmpty)
 	}
 
+	queriesReturnData(t, prom, load(t), substitute, documented, withChrony)
+
+	// The same clockwatch scraped under another job, with the dashboard
+	// generated from the mixin for that job: its $job variable lists that
+	// job, and every query, with $job set to it, has the same data.
+	other := promtest.StartPrometheus(t, promtest.PrometheusOptions{Targets: []string{cw.Addr}, Job: "node-clock"})
+	other.WaitTargetsUp(t, "node-clock", 1, 60*time.Second)
+	other.WaitVector(t, `count_over_time(clockwatch_clock_up[1m]) >= 3`, 30*time.Second, promtest.NonEmpty)
+	if withChrony {
+		other.WaitVector(t, `clockwatch_chrony_selectable_sources >= 1 and on () count(clockwatch_ntp_probe_offset_seconds) == 2`, 60*time.Second, promtest.NonEmpty)
+	}
+	files, err := generate.Generate("../mixin", map[string]any{"clockwatchSelector": `job="node-clock"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(files["dashboards/"+dashboardFile], &d); err != nil {
+		t.Fatal(err)
+	}
+	var jobs []string
+	for _, q := range d.queries() {
+		if q.where != `variable "job"` {
+			continue
+		}
+		v, err := other.QueryVector(context.Background(), q.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range v {
+			jobs = append(jobs, string(s.Metric["job"]))
+		}
+	}
+	if !slices.Equal(slices.Compact(jobs), []string{"node-clock"}) {
+		t.Fatalf("the job variable of the dashboard for job node-clock lists %v", jobs)
+	}
+	queriesReturnData(t, other, d, func(e string) string {
+		return substitute(strings.NewReplacer("${job}", "node-clock", "$job", "node-clock").Replace(e))
+	}, documented, withChrony)
+}
+
+// queriesReturnData runs every query of d, with Grafana's variables
+// substituted by sub, and fails on those that do not parse or return no
+// data (but for what absentHere explains).
+func queriesReturnData(t *testing.T, prom *promtest.Prometheus, d dashboard, sub func(string) string, documented map[string]metricsdoc.Metric, withChrony bool) {
+	t.Helper()
 	var empty []string
-	for _, q := range load(t).queries() {
-		expr := substitute(q.expr)
+	for _, q := range d.queries() {
+		expr := sub(q.expr)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		v, err := prom.Query(ctx, expr)
 		cancel()
@@ -420,7 +475,7 @@ ntp_probes:
 			empty = append(empty, fmt.Sprintf("%s (%s)", q.where, why))
 			continue
 		}
-		t.Errorf("%s returned no data: %s", q.where, substitute(q.expr))
+		t.Errorf("%s returned no data: %s", q.where, sub(q.expr))
 	}
 	sort.Strings(empty)
 	if len(empty) > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
@@ -73,11 +74,24 @@ var _ ChronySnapshotter = (*chrony.Poller)(nil)
 // errChronyNotPolled is the probe's error before the poller's first poll.
 var errChronyNotPolled = errors.New("chronyd has not been polled yet")
 
+// SourceDetailer says whether every per-source figure is wanted
+// (chrony.source_details); *chrony.Poller fits. A ChronySnapshotter that
+// does not implement it gets every figure.
+type SourceDetailer interface {
+	SourceDetails() bool
+}
+
+var _ SourceDetailer = (*chrony.Poller)(nil)
+
 // ChronyProbe exports the chrony poller's last snapshot. A scrape never
 // waits on chronyd: it reads what the poller keeps.
 type ChronyProbe struct {
-	src ChronySnapshotter
-	now func() time.Time
+	src     ChronySnapshotter
+	now     func() time.Time
+	details bool
+	// split is set once Gatherer has been called: the figures then come
+	// from that Gatherer, and Update only reports whether chronyd answers.
+	split atomic.Bool
 
 	pollAge, pollDuration, polls, failures, connection *prometheus.Desc
 
@@ -125,10 +139,17 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
-	s := func(name, help string) *prometheus.Desc { return d(name, help, "address", "name") }
+	// The source labels are chrony_exporter's, so that its users' queries
+	// and dashboards carry over (docs/metrics.md).
+	s := func(name, help string) *prometheus.Desc { return d(name, help, "source_address", "source_name") }
+	details := true
+	if sd, ok := src.(SourceDetailer); ok {
+		details = sd.SourceDetails()
+	}
 	return &ChronyProbe{
-		src: src,
-		now: time.Now,
+		src:     src,
+		now:     time.Now,
+		details: details,
 
 		pollAge:      d(MetricChronyPollAge, "Time since the last successful poll of chronyd; the chrony figures are this old."),
 		pollDuration: d(MetricChronyPollDuration, "How long the last poll of chronyd took (tracking, sources and sourcestats)."),
@@ -153,12 +174,12 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 		errorBound:     d(MetricChronyErrorBound, "Largest error of the local clock that chronyd's figures allow: |system offset| + root dispersion + root delay / 2."),
 		selectable:     d(MetricChronySelectableSources, "Sources chronyd may select now (state sync or candidate)."),
 
-		srcInfo:       d(MetricChronySourceInfo, "One series per source with its mode (client, peer, refclock) and state (sync, candidate, falseticker, jittery, outlier, unreach).", "address", "name", "mode", "state"),
+		srcInfo:       d(MetricChronySourceInfo, "One series per source with its mode (client, peer, refclock) and state (sync, candidate, falseticker, jittery, outlier, unreach).", "source_address", "source_name", "source_mode", "source_state"),
 		srcStratum:    s(MetricChronySourceStratum, "Stratum of the source."),
 		srcPoll:       s(MetricChronySourcePollInterval, "Interval at which chronyd polls the source."),
 		srcReach:      s(MetricChronySourceReachRegister, "Reach register: one bit for each of the last 8 polls, set when it was answered (0-255)."),
 		srcReachRatio: s(MetricChronySourceReachability, "Share of the last 8 polls the source answered."),
-		srcAge:        s(MetricChronySourceLastSampleAge, "Time since the source's last sample; absent when it never gave one."),
+		srcAge:        s(MetricChronySourceLastSampleAge, "Time since the source's last sample, at the scrape (the poll's figure plus the time since the poll); absent when it never gave one."),
 		srcOffset:     s(MetricChronySourceLastSampleOffset, "Offset of the last sample, local clock minus source (positive: local ahead), adjusted for slews since."),
 		srcError:      s(MetricChronySourceLastSampleError, "Margin of error of the last sample."),
 		srcSamples:    s(MetricChronySourceSamples, "Sample points chronyd keeps for the source (sourcestats NP)."),
@@ -197,25 +218,51 @@ func (p *ChronyProbe) Describe(ch chan<- *prometheus.Desc) {
 
 // Update implements Probe. It fails (clockwatch_chrony_up 0) when the last
 // poll failed; chronyd's figures are then left out rather than exported
-// stale, while the poll counters, the data's age and the audit stay.
+// stale, while the poll counters, the data's age and the audit stay. Once
+// Gatherer has been called it sends nothing: the Gatherer sends the
+// figures.
 func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 	s := p.src.Snapshot()
+	if p.split.Load() {
+		switch {
+		case s.Polls == 0:
+			return errChronyNotPolled
+		case !s.Up:
+			return fmt.Errorf("polling chronyd: %w", s.Err)
+		}
+		return nil
+	}
+	return p.update(ch, s, true, true)
+}
+
+// update sends the snapshot's metrics: those that change only with the
+// snapshot (static), and the ages, which grow between polls (dynamic).
+func (p *ChronyProbe) update(ch chan<- prometheus.Metric, s chrony.Snapshot, static, dynamic bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := newMetricBatch(chronyMetricsFixed + chronyMetricsPerSource*len(s.Data.Sources))
 	gaugeL := func(d *prometheus.Desc, v float64, ls []*dto.LabelPair) {
-		ch <- b.next(d, prometheus.GaugeValue, v, ls)
+		if static {
+			ch <- b.next(d, prometheus.GaugeValue, v, ls)
+		}
 	}
 	gauge := func(d *prometheus.Desc, v float64) { gaugeL(d, v, nil) }
-	ch <- b.next(p.polls, prometheus.CounterValue, float64(s.Polls), nil)
-	ch <- b.next(p.failures, prometheus.CounterValue, float64(s.Failures), nil)
+	age := func(d *prometheus.Desc, v float64, ls []*dto.LabelPair) {
+		if dynamic {
+			ch <- b.next(d, prometheus.GaugeValue, v, ls)
+		}
+	}
+	if static {
+		ch <- b.next(p.polls, prometheus.CounterValue, float64(s.Polls), nil)
+		ch <- b.next(p.failures, prometheus.CounterValue, float64(s.Failures), nil)
+	}
 	p.updateAudit(s, gauge)
 	if s.Polls == 0 {
 		return errChronyNotPolled
 	}
 	gauge(p.pollDuration, s.PollDuration.Seconds())
 	if s.HaveData {
-		gauge(p.pollAge, p.now().Sub(s.LastSuccess).Seconds())
+		age(p.pollAge, p.now().Sub(s.LastSuccess).Seconds(), nil)
 	}
 	if !s.Up {
 		return fmt.Errorf("polling chronyd: %w", s.Err)
@@ -247,6 +294,9 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 	gauge(p.errorBound, t.ErrorBound())
 	gauge(p.selectable, float64(s.Data.SelectableSources()))
 
+	// Ages run on between polls (the poller follows chronyd's updates, so
+	// seconds apart): say how old each sample is now, not at the poll.
+	sincePoll := p.now().Sub(s.LastSuccess)
 	p.gen++
 	if p.sources == nil {
 		p.sources = make(map[sourceKey]*sourceLabels)
@@ -257,19 +307,24 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 		gaugeL(p.srcInfo, 1, sl.info)
 		gauge(p.srcStratum, float64(src.Stratum))
 		gauge(p.srcPoll, src.Poll.Seconds())
-		gauge(p.srcReach, float64(src.Reachability))
 		gauge(p.srcReachRatio, float64(bits.OnesCount8(src.Reachability))/8)
 		if src.LastSampleAge >= 0 {
-			gauge(p.srcAge, src.LastSampleAge.Seconds())
+			age(p.srcAge, (src.LastSampleAge + sincePoll).Seconds(), sl.ls)
 			gauge(p.srcOffset, src.LastSampleOffset)
 			gauge(p.srcError, src.LastSampleError)
 		}
+		if st := src.Stats; st != nil {
+			gauge(p.srcEstOffset, st.EstimatedOffset)
+		}
+		if !p.details {
+			continue
+		}
+		gauge(p.srcReach, float64(src.Reachability))
 		if st := src.Stats; st != nil {
 			gauge(p.srcSamples, float64(st.Samples))
 			gauge(p.srcRuns, float64(st.Runs))
 			gauge(p.srcSpan, st.Span.Seconds())
 			gauge(p.srcStdDev, st.StdDev)
-			gauge(p.srcEstOffset, st.EstimatedOffset)
 			gauge(p.srcEstOffErr, st.EstimatedOffsetError)
 			gauge(p.srcResidFreq, st.ResidualFrequency)
 			gauge(p.srcSkew, st.Skew)
@@ -291,12 +346,12 @@ func (p *ChronyProbe) sourceLabels(src chrony.Source) *sourceLabels {
 	k := sourceKey{src.Address, src.Name}
 	sl := p.sources[k]
 	if sl == nil {
-		sl = &sourceLabels{ls: labelPairs([]string{"address", "name"}, src.Address, src.Name)}
+		sl = &sourceLabels{ls: labelPairs([]string{"source_address", "source_name"}, src.Address, src.Name)}
 		p.sources[k] = sl
 	}
 	if sl.info == nil || sl.mode != src.Mode || sl.state != src.State {
 		sl.mode, sl.state = src.Mode, src.State
-		sl.info = labelPairs([]string{"address", "name", "mode", "state"}, src.Address, src.Name, src.Mode, src.State)
+		sl.info = labelPairs([]string{"source_address", "source_name", "source_mode", "source_state"}, src.Address, src.Name, src.Mode, src.State)
 	}
 	sl.gen = p.gen
 	return sl
@@ -318,3 +373,84 @@ func (p *ChronyProbe) updateAudit(s chrony.Snapshot, gauge func(*prometheus.Desc
 	}
 	gauge(p.maxSlew, a.MaxSlewRate)
 }
+
+// Gatherer returns the probe's figures as a Gatherer that gathers them
+// again only when the poller has a new snapshot: between polls (seconds
+// apart) a scrape reuses the families gathered at the first scrape after
+// the poll, with the ages (which grow) moved on by the time since. Merge it
+// with the registry (MergeGatherers); from the first call on, Update sends
+// nothing (the Scraper still exports clockwatch_chrony_up from its error).
+func (p *ChronyProbe) Gatherer() prometheus.Gatherer {
+	p.split.Store(true)
+	g := &chronyGatherer{p: p, reg: prometheus.NewRegistry()}
+	g.reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { p.update(ch, g.snap, true, true) }))
+	return g
+}
+
+// chronyGatherer is ChronyProbe.Gatherer's result.
+type chronyGatherer struct {
+	p   *ChronyProbe
+	reg *prometheus.Registry
+
+	mu     sync.Mutex
+	snap   chrony.Snapshot // the snapshot being gathered, under mu
+	key    snapshotKey
+	at     time.Time           // when cached was gathered (p.now)
+	cached []*dto.MetricFamily // never modified once gathered: scrapes share them
+}
+
+// snapshotKey tells snapshots apart: every poll and every audit makes a
+// new one.
+type snapshotKey struct {
+	polls    uint64
+	audit    *chrony.Audit
+	auditErr error
+}
+
+// Gather implements prometheus.Gatherer.
+func (g *chronyGatherer) Gather() ([]*dto.MetricFamily, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.p.src.Snapshot()
+	k := snapshotKey{s.Polls, s.Audit, s.AuditErr}
+	if g.cached == nil || k != g.key {
+		g.snap, g.at = s, g.p.now()
+		mfs, err := g.reg.Gather()
+		if err != nil {
+			g.cached = nil // gather again next time
+			return mfs, err
+		}
+		g.cached, g.key = mfs, k
+	}
+	elapsed := g.p.now().Sub(g.at).Seconds()
+	out := make([]*dto.MetricFamily, len(g.cached))
+	for i, mf := range g.cached {
+		out[i] = mf
+		if n := mf.GetName(); elapsed != 0 && (n == MetricChronyPollAge || n == MetricChronySourceLastSampleAge) {
+			out[i] = aged(mf, elapsed)
+		}
+	}
+	return out, nil
+}
+
+// aged returns a copy of a family of gauges with every value plus d (the
+// label pairs are shared: they are never modified).
+func aged(mf *dto.MetricFamily, d float64) *dto.MetricFamily {
+	c := &dto.MetricFamily{Name: mf.Name, Help: mf.Help, Type: mf.Type, Metric: make([]*dto.Metric, len(mf.Metric))}
+	ms := make([]dto.Metric, len(mf.Metric))
+	gs := make([]dto.Gauge, len(mf.Metric))
+	vs := make([]float64, len(mf.Metric))
+	for i, m := range mf.Metric {
+		vs[i] = m.GetGauge().GetValue() + d
+		gs[i].Value = &vs[i]
+		ms[i].Label, ms[i].Gauge = m.Label, &gs[i]
+		c.Metric[i] = &ms[i]
+	}
+	return c
+}
+
+// collectorFunc is an unchecked collector (no Describe) calling f.
+type collectorFunc func(ch chan<- prometheus.Metric)
+
+func (f collectorFunc) Describe(chan<- *prometheus.Desc)    {}
+func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }

@@ -81,7 +81,7 @@ func TestChronyMetricsFollowChronyd(t *testing.T) {
 			t.Errorf("poller: %v", err)
 		}
 	}()
-	reg, err := NewRegistry(NewScraper(slog.New(slog.DiscardHandler), NewChronyProbe(poller)))
+	reg, err := NewPedanticRegistry(NewScraper(slog.New(slog.DiscardHandler), NewChronyProbe(poller)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestChronyMetricsFollowChronyd(t *testing.T) {
 				return "clockwatch_chrony_up is not 1"
 			case m[MetricChronyLeapStatus] != 0 || m[MetricChronySynchronized] != 1:
 				return fmt.Sprintf("leap status %v, synchronized %v", m[MetricChronyLeapStatus], m[MetricChronySynchronized])
-			case m[MetricChronySourceInfo+"{address=127.0.0.11,mode=client,name=127.0.0.11,state=sync}"] != 1:
+			case m[MetricChronySourceInfo+"{source_address=127.0.0.11,source_mode=client,source_name=127.0.0.11,source_state=sync}"] != 1:
 				return "the source is not in state sync"
 			case math.Abs(got-step.want) > 0.05:
 				return fmt.Sprintf("system offset %v, want about %v", got, step.want)

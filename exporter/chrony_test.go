@@ -9,6 +9,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 )
@@ -122,57 +123,57 @@ clockwatch_chrony_polls_total 10
 clockwatch_chrony_selectable_sources 1
 # HELP clockwatch_chrony_source_estimated_offset_error_seconds Error bound of the estimated offset.
 # TYPE clockwatch_chrony_source_estimated_offset_error_seconds gauge
-clockwatch_chrony_source_estimated_offset_error_seconds{address="127.0.0.11",name="ntp1.example"} 0.0004
+clockwatch_chrony_source_estimated_offset_error_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 0.0004
 # HELP clockwatch_chrony_source_estimated_offset_seconds Estimated offset of the source, local clock minus source.
 # TYPE clockwatch_chrony_source_estimated_offset_seconds gauge
-clockwatch_chrony_source_estimated_offset_seconds{address="127.0.0.11",name="ntp1.example"} 2e-05
+clockwatch_chrony_source_estimated_offset_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 2e-05
 # HELP clockwatch_chrony_source_info One series per source with its mode (client, peer, refclock) and state (sync, candidate, falseticker, jittery, outlier, unreach).
 # TYPE clockwatch_chrony_source_info gauge
-clockwatch_chrony_source_info{address="127.0.0.11",mode="client",name="ntp1.example",state="sync"} 1
-clockwatch_chrony_source_info{address="127.0.0.12",mode="client",name="127.0.0.12",state="unreach"} 1
-# HELP clockwatch_chrony_source_last_sample_age_seconds Time since the source's last sample; absent when it never gave one.
+clockwatch_chrony_source_info{source_address="127.0.0.11",source_mode="client",source_name="ntp1.example",source_state="sync"} 1
+clockwatch_chrony_source_info{source_address="127.0.0.12",source_mode="client",source_name="127.0.0.12",source_state="unreach"} 1
+# HELP clockwatch_chrony_source_last_sample_age_seconds Time since the source's last sample, at the scrape (the poll's figure plus the time since the poll); absent when it never gave one.
 # TYPE clockwatch_chrony_source_last_sample_age_seconds gauge
-clockwatch_chrony_source_last_sample_age_seconds{address="127.0.0.11",name="ntp1.example"} 10
+clockwatch_chrony_source_last_sample_age_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 15
 # HELP clockwatch_chrony_source_last_sample_error_seconds Margin of error of the last sample.
 # TYPE clockwatch_chrony_source_last_sample_error_seconds gauge
-clockwatch_chrony_source_last_sample_error_seconds{address="127.0.0.11",name="ntp1.example"} 0.0005
+clockwatch_chrony_source_last_sample_error_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 0.0005
 # HELP clockwatch_chrony_source_last_sample_offset_seconds Offset of the last sample, local clock minus source (positive: local ahead), adjusted for slews since.
 # TYPE clockwatch_chrony_source_last_sample_offset_seconds gauge
-clockwatch_chrony_source_last_sample_offset_seconds{address="127.0.0.11",name="ntp1.example"} 3e-05
+clockwatch_chrony_source_last_sample_offset_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 3e-05
 # HELP clockwatch_chrony_source_poll_interval_seconds Interval at which chronyd polls the source.
 # TYPE clockwatch_chrony_source_poll_interval_seconds gauge
-clockwatch_chrony_source_poll_interval_seconds{address="127.0.0.11",name="ntp1.example"} 64
-clockwatch_chrony_source_poll_interval_seconds{address="127.0.0.12",name="127.0.0.12"} 1
+clockwatch_chrony_source_poll_interval_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 64
+clockwatch_chrony_source_poll_interval_seconds{source_address="127.0.0.12",source_name="127.0.0.12"} 1
 # HELP clockwatch_chrony_source_reach_register Reach register: one bit for each of the last 8 polls, set when it was answered (0-255).
 # TYPE clockwatch_chrony_source_reach_register gauge
-clockwatch_chrony_source_reach_register{address="127.0.0.11",name="ntp1.example"} 254
-clockwatch_chrony_source_reach_register{address="127.0.0.12",name="127.0.0.12"} 0
+clockwatch_chrony_source_reach_register{source_address="127.0.0.11",source_name="ntp1.example"} 254
+clockwatch_chrony_source_reach_register{source_address="127.0.0.12",source_name="127.0.0.12"} 0
 # HELP clockwatch_chrony_source_reachability_ratio Share of the last 8 polls the source answered.
 # TYPE clockwatch_chrony_source_reachability_ratio gauge
-clockwatch_chrony_source_reachability_ratio{address="127.0.0.11",name="ntp1.example"} 0.875
-clockwatch_chrony_source_reachability_ratio{address="127.0.0.12",name="127.0.0.12"} 0
+clockwatch_chrony_source_reachability_ratio{source_address="127.0.0.11",source_name="ntp1.example"} 0.875
+clockwatch_chrony_source_reachability_ratio{source_address="127.0.0.12",source_name="127.0.0.12"} 0
 # HELP clockwatch_chrony_source_residual_frequency_ratio Residual frequency of the source.
 # TYPE clockwatch_chrony_source_residual_frequency_ratio gauge
-clockwatch_chrony_source_residual_frequency_ratio{address="127.0.0.11",name="ntp1.example"} 1e-09
+clockwatch_chrony_source_residual_frequency_ratio{source_address="127.0.0.11",source_name="ntp1.example"} 1e-09
 # HELP clockwatch_chrony_source_runs Runs of residuals with the same sign (sourcestats NR).
 # TYPE clockwatch_chrony_source_runs gauge
-clockwatch_chrony_source_runs{address="127.0.0.11",name="ntp1.example"} 5
+clockwatch_chrony_source_runs{source_address="127.0.0.11",source_name="ntp1.example"} 5
 # HELP clockwatch_chrony_source_samples Sample points chronyd keeps for the source (sourcestats NP).
 # TYPE clockwatch_chrony_source_samples gauge
-clockwatch_chrony_source_samples{address="127.0.0.11",name="ntp1.example"} 8
+clockwatch_chrony_source_samples{source_address="127.0.0.11",source_name="ntp1.example"} 8
 # HELP clockwatch_chrony_source_skew_ratio Error bound of the source's residual frequency.
 # TYPE clockwatch_chrony_source_skew_ratio gauge
-clockwatch_chrony_source_skew_ratio{address="127.0.0.11",name="ntp1.example"} 3e-08
+clockwatch_chrony_source_skew_ratio{source_address="127.0.0.11",source_name="ntp1.example"} 3e-08
 # HELP clockwatch_chrony_source_span_seconds Time between the oldest and newest samples.
 # TYPE clockwatch_chrony_source_span_seconds gauge
-clockwatch_chrony_source_span_seconds{address="127.0.0.11",name="ntp1.example"} 448
+clockwatch_chrony_source_span_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 448
 # HELP clockwatch_chrony_source_std_dev_seconds Estimated sample standard deviation.
 # TYPE clockwatch_chrony_source_std_dev_seconds gauge
-clockwatch_chrony_source_std_dev_seconds{address="127.0.0.11",name="ntp1.example"} 1e-05
+clockwatch_chrony_source_std_dev_seconds{source_address="127.0.0.11",source_name="ntp1.example"} 1e-05
 # HELP clockwatch_chrony_source_stratum Stratum of the source.
 # TYPE clockwatch_chrony_source_stratum gauge
-clockwatch_chrony_source_stratum{address="127.0.0.11",name="ntp1.example"} 1
-clockwatch_chrony_source_stratum{address="127.0.0.12",name="127.0.0.12"} 0
+clockwatch_chrony_source_stratum{source_address="127.0.0.11",source_name="ntp1.example"} 1
+clockwatch_chrony_source_stratum{source_address="127.0.0.12",source_name="127.0.0.12"} 0
 # HELP clockwatch_chrony_tracking_frequency_ratio Rate at which the clock would be wrong without chronyd's correction (positive: fast).
 # TYPE clockwatch_chrony_tracking_frequency_ratio gauge
 clockwatch_chrony_tracking_frequency_ratio -3e-06
@@ -305,6 +306,49 @@ func TestChronyProbeLabelsFollowChanges(t *testing.T) {
 		}
 		if got, want := len(kept.sources), len(snap.Data.Sources); got != want {
 			t.Errorf("scrape %d: label pairs kept for %d sources, want %d (those of the last scrape)", i, got, want)
+		}
+	}
+}
+
+// noDetails is a snapshot source with chrony.source_details off.
+type noDetails struct{ fixedSnapshot }
+
+func (noDetails) SourceDetails() bool { return false }
+
+// TestChronyProbeSourceDetails: without chrony.source_details a source has
+// the eight series dashboards and alerts use, and none of the others.
+func TestChronyProbeSourceDetails(t *testing.T) {
+	t.Parallel()
+	count := func(src ChronySnapshotter) map[string]int {
+		t.Helper()
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(NewScraper(quiet, NewChronyProbe(src)))
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, mf := range mfs {
+			if strings.HasPrefix(mf.GetName(), "clockwatch_chrony_source_") {
+				m[mf.GetName()] = len(mf.GetMetric())
+			}
+		}
+		return m
+	}
+	snap := chronySnapshot()
+	all, some := count(fixedSnapshot(snap)), count(noDetails{fixedSnapshot(snap)})
+	want := []string{MetricChronySourceInfo, MetricChronySourceStratum, MetricChronySourcePollInterval,
+		MetricChronySourceReachability, MetricChronySourceLastSampleAge, MetricChronySourceLastSampleOffset,
+		MetricChronySourceLastSampleError, MetricChronySourceEstimatedOffset}
+	if len(all) != chronyMetricsPerSource {
+		t.Errorf("with details: %d per-source families, want %d", len(all), chronyMetricsPerSource)
+	}
+	if len(some) != len(want) {
+		t.Errorf("without details: families %v, want %v", some, want)
+	}
+	for _, name := range want {
+		if some[name] != all[name] || some[name] == 0 {
+			t.Errorf("without details: %d series of %s, want %d as with details", some[name], name, all[name])
 		}
 	}
 }

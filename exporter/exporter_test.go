@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,9 +99,9 @@ clockwatch_kernel_clock_state{state="TIME_INS"} 1
 clockwatch_kernel_clock_state{state="TIME_OK"} 0
 clockwatch_kernel_clock_state{state="TIME_OOP"} 0
 clockwatch_kernel_clock_state{state="TIME_WAIT"} 0
-# HELP clockwatch_kernel_frequency_adjustment_ratio Frequency adjustment the kernel applies, as a ratio (adjtimex freq).
-# TYPE clockwatch_kernel_frequency_adjustment_ratio gauge
-clockwatch_kernel_frequency_adjustment_ratio 1e-05
+# HELP clockwatch_kernel_frequency_offset_ratio Frequency offset the kernel applies to the clock, as a ratio near 0 (adjtimex freq; node_exporter's node_timex_frequency_adjustment_ratio is 1 + this).
+# TYPE clockwatch_kernel_frequency_offset_ratio gauge
+clockwatch_kernel_frequency_offset_ratio 1e-05
 # HELP clockwatch_kernel_leap_pending Leap second pending at the end of the UTC day: 1 insert, -1 delete, 0 none.
 # TYPE clockwatch_kernel_leap_pending gauge
 clockwatch_kernel_leap_pending 1
@@ -115,7 +116,7 @@ clockwatch_kernel_offset_seconds -0.0025
 clockwatch_kernel_synchronized 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
-		"clockwatch_kernel_clock_state", "clockwatch_kernel_frequency_adjustment_ratio", "clockwatch_kernel_leap_pending",
+		"clockwatch_kernel_clock_state", "clockwatch_kernel_frequency_offset_ratio", "clockwatch_kernel_leap_pending",
 		"clockwatch_kernel_maxerror_seconds", "clockwatch_kernel_offset_seconds", "clockwatch_kernel_synchronized"); err != nil {
 		t.Error(err)
 	}
@@ -180,9 +181,12 @@ func TestLint(t *testing.T) {
 	}
 }
 
+// TestRegistryIsPedantic runs the production collectors through the
+// pedantic registry: what the daemon's non-pedantic registry no longer
+// checks on every scrape is checked here.
 func TestRegistryIsPedantic(t *testing.T) {
 	t.Parallel()
-	reg, err := NewRegistry(NewScraper(quiet, NewClockProbe(probe.SysClocks{}), NewKernelProbe(probe.SysTimex{})),
+	reg, err := NewPedanticRegistry(NewScraper(quiet, NewClockProbe(probe.SysClocks{}), NewKernelProbe(probe.SysTimex{})),
 		NewReloadMetrics(time.Now()))
 	if err != nil {
 		t.Fatal(err)
@@ -221,5 +225,57 @@ func BenchmarkScrapeClockwatchOnly(b *testing.B) {
 		if _, err := reg.Gather(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// blockingCollector holds every Collect until release is closed, and
+// counts the collections.
+type blockingCollector struct {
+	desc    *prometheus.Desc
+	release chan struct{}
+	started chan struct{}
+	n       atomic.Int64
+}
+
+func (c *blockingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *blockingCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.n.Add(1) == 1 {
+		close(c.started)
+	}
+	<-c.release
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1)
+}
+
+// TestMetricsHandlerServesConcurrentScrapes: scrapes that arrive together
+// (two Prometheus servers of an HA pair, or more) are all served, from one
+// collection, not refused with 503.
+func TestMetricsHandlerServesConcurrentScrapes(t *testing.T) {
+	t.Parallel()
+	c := &blockingCollector{desc: prometheus.NewDesc("test_blocking", "Blocks.", nil, nil),
+		release: make(chan struct{}), started: make(chan struct{})}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	h := MetricsHandler(reg, nil)
+	const n = 10
+	codes := make(chan int, n)
+	serve := func() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+		codes <- w.Code
+	}
+	go serve()
+	<-c.started // the first scrape is collecting: the others arrive during it
+	for range n - 1 {
+		go serve()
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(c.release)
+	for range n {
+		if code := <-codes; code != 200 {
+			t.Errorf("a concurrent scrape got %d, want 200", code)
+		}
+	}
+	if got := c.n.Load(); got >= n {
+		t.Errorf("%d collections for %d concurrent scrapes, want them to share", got, n)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // Metric names of the kernel timex probe.
 const (
 	MetricKernelOffset          = "clockwatch_kernel_offset_seconds"
-	MetricKernelFrequency       = "clockwatch_kernel_frequency_adjustment_ratio"
+	MetricKernelFrequency       = "clockwatch_kernel_frequency_offset_ratio"
 	MetricKernelMaxError        = "clockwatch_kernel_maxerror_seconds"
 	MetricKernelEstError        = "clockwatch_kernel_esterror_seconds"
 	MetricKernelSynchronized    = "clockwatch_kernel_synchronized"
@@ -52,7 +52,7 @@ func NewKernelProbe(timex probe.TimexReader) *KernelProbe {
 	p := &KernelProbe{
 		timex:     timex,
 		offset:    d(MetricKernelOffset, "Phase offset the kernel PLL is still correcting (adjtimex offset)."),
-		freq:      d(MetricKernelFrequency, "Frequency adjustment the kernel applies, as a ratio (adjtimex freq)."),
+		freq:      d(MetricKernelFrequency, "Frequency offset the kernel applies to the clock, as a ratio near 0 (adjtimex freq; node_exporter's node_timex_frequency_adjustment_ratio is 1 + this)."),
 		maxerr:    d(MetricKernelMaxError, "Kernel maximum error bound; saturates at 16 s when nothing disciplines the clock."),
 		esterr:    d(MetricKernelEstError, "Kernel estimated error, as set by the time daemon."),
 		synced:    d(MetricKernelSynchronized, "Whether the kernel considers the clock synchronised: STA_UNSYNC clear and state not TIME_ERROR (1) or not (0)."),

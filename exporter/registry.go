@@ -17,14 +17,26 @@ const (
 	MetricConfigReloadTimestamp = "clockwatch_config_last_reload_success_timestamp_seconds"
 )
 
-// NewRegistry returns a pedantic registry (it checks every collector's
-// Describe against what it collects) holding the build info, process and Go
-// runtime metrics, and the given collectors.
+// NewRegistry returns the daemon's registry holding the build info, process
+// and Go runtime metrics, and the given collectors. It is not pedantic: the
+// pedantic registry checks every metric of every scrape against its
+// collector's Describe, a fifth of a scrape's CPU for a check whose answer
+// never changes in production; the tests run the same collectors through
+// NewPedanticRegistry.
 func NewRegistry(cs ...prometheus.Collector) (*prometheus.Registry, error) {
-	reg := prometheus.NewPedanticRegistry()
+	return register(prometheus.NewRegistry(), cs)
+}
+
+// NewPedanticRegistry is NewRegistry with client_golang's pedantic checks,
+// for tests.
+func NewPedanticRegistry(cs ...prometheus.Collector) (*prometheus.Registry, error) {
+	return register(prometheus.NewPedanticRegistry(), cs)
+}
+
+func register(reg *prometheus.Registry, cs []prometheus.Collector) (*prometheus.Registry, error) {
 	cs = append([]prometheus.Collector{
 		versioncollector.NewCollector("clockwatch"),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		NewProcessCollector(),
 		collectors.NewGoCollector(),
 	}, cs...)
 	for _, c := range cs {
@@ -35,16 +47,24 @@ func NewRegistry(cs ...prometheus.Collector) (*prometheus.Registry, error) {
 	return reg, nil
 }
 
+// MaxScrapesInFlight is how many /metrics requests are served at once, as
+// node_exporter's --web.max-requests default; more get 503.
+const MaxScrapesInFlight = 40
+
 // MetricsHandler serves reg in the text format, or OpenMetrics when the
-// scraper asks for it. At most one scrape runs at a time: the values are
-// cheap to read, but a flood of scrapes must not become a flood of syscalls.
-func MetricsHandler(reg *prometheus.Registry, errorLog promhttp.Logger) http.Handler {
+// scraper asks for it. Up to MaxScrapesInFlight requests are served at
+// once (a pair of Prometheus servers scrape together), and requests that
+// arrive while a gather is under way share its result: N concurrent scrapes
+// collect once. No collector waits on anything (the time daemons' figures are
+// snapshots kept by their pollers), so there is no per-request timeout
+// goroutine: the HTTP server's own timeouts bound a slow client.
+func MetricsHandler(reg prometheus.Gatherer, errorLog promhttp.Logger) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog:            errorLog,
 		ErrorHandling:       promhttp.ContinueOnError,
 		EnableOpenMetrics:   true,
-		MaxRequestsInFlight: 1,
-		Timeout:             10 * time.Second,
+		MaxRequestsInFlight: MaxScrapesInFlight,
+		CoalesceGather:      true,
 	})
 }
 

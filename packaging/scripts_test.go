@@ -23,6 +23,10 @@ func fakeCommands() map[string]string {
 	for _, c := range []string{"groupadd", "useradd", "usermod", "userdel", "groupdel", "systemctl"} {
 		m[c] = `echo "` + c + ` $*" >>"$LOG"`
 	}
+	// systemctl is-enabled answers as the preset policy in $STATE/preset
+	// says (enable when there is none, as systemd's default).
+	m["systemctl"] += `
+[ "$1" != is-enabled ] || ! grep -qx disable "$STATE/preset" 2>/dev/null`
 	return m
 }
 
@@ -31,7 +35,7 @@ func fakeCommands() map[string]string {
 // The paths the scripts touch (/run/systemd/system, policy-rc.d, the state
 // and runtime directories) are rewritten into the test's directory, so the
 // script cannot change this machine.
-func runScript(t *testing.T, script string, args []string, systemd bool, policy int, users, groups []string, memberOf string) []string {
+func runScript(t *testing.T, script string, args []string, systemd bool, policy int, users, groups []string, memberOf, preset string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
@@ -51,6 +55,9 @@ func runScript(t *testing.T, script string, args []string, systemd bool, policy 
 	}
 	for _, g := range groups {
 		os.WriteFile(filepath.Join(state, "group", g), nil, 0o644)
+	}
+	if preset != "" {
+		os.WriteFile(filepath.Join(state, "preset"), []byte(preset+"\n"), 0o644)
 	}
 	if memberOf != "" {
 		os.WriteFile(filepath.Join(state, "groups-of-clockwatch"), []byte(memberOf+"\n"), 0o644)
@@ -116,6 +123,7 @@ func TestMaintainerScripts(t *testing.T) {
 		users    []string
 		groups   []string
 		memberOf string
+		preset   string // the rpm's preset policy for the unit: enable (default) or disable
 		want     []string
 	}{
 		{
@@ -150,7 +158,12 @@ func TestMaintainerScripts(t *testing.T) {
 		{
 			name: "rpm install on RHEL with a chrony group", script: "postinstall.sh", args: []string{"1"},
 			systemd: true, policy: -1, groups: []string{"chrony"},
-			want: append(newUser, "usermod -a -G chrony clockwatch", "systemctl daemon-reload", "systemctl enable clockwatch.service", "systemctl start clockwatch.service"),
+			want: append(newUser, "usermod -a -G chrony clockwatch", "systemctl daemon-reload", "systemctl preset clockwatch.service", "systemctl is-enabled --quiet clockwatch.service", "systemctl start clockwatch.service"),
+		},
+		{
+			name: "rpm install where the presets disable clockwatch", script: "postinstall.sh", args: []string{"1"},
+			systemd: true, policy: -1, groups: []string{"chrony"}, preset: "disable",
+			want: append(newUser, "usermod -a -G chrony clockwatch", "systemctl daemon-reload", "systemctl preset clockwatch.service", "systemctl is-enabled --quiet clockwatch.service"),
 		},
 		{
 			name: "rpm upgrade", script: "postinstall.sh", args: []string{"2"},
@@ -204,7 +217,7 @@ func TestMaintainerScripts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := runScript(t, tc.script, tc.args, tc.systemd, tc.policy, tc.users, tc.groups, tc.memberOf)
+			got := runScript(t, tc.script, tc.args, tc.systemd, tc.policy, tc.users, tc.groups, tc.memberOf, tc.preset)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s %q ran (-want +got):\n%s", tc.script, tc.args, diff)
 			}

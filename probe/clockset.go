@@ -37,6 +37,7 @@ type ClockSetWatcher struct {
 	now      func() int64
 	marks    chan Mark
 	ready    chan struct{}
+	done     chan struct{}
 	dropped  atomic.Uint64
 	wakes    atomic.Uint64
 	watching atomic.Bool
@@ -55,6 +56,10 @@ func (w *ClockSetWatcher) Marks() <-chan Mark { return w.marks }
 // unnoticed.
 func (w *ClockSetWatcher) Ready() <-chan struct{} { return w.ready }
 
+// Done is closed when Run returns: from then on clock sets go unnoticed
+// until the sampler's next sample.
+func (w *ClockSetWatcher) Done() <-chan struct{} { return w.done }
+
 // Dropped returns how many marks found the channel full.
 func (w *ClockSetWatcher) Dropped() uint64 { return w.dropped.Load() }
 
@@ -65,6 +70,7 @@ func (w *ClockSetWatcher) Wakes() uint64 { return w.wakes.Load() }
 // returns an error only if the timer cannot be created or armed, or waiting
 // on it fails.
 func (w *ClockSetWatcher) Run(ctx context.Context) error {
+	defer close(w.done)
 	t, err := w.open()
 	if err != nil {
 		return fmt.Errorf("creating the clock-set timer: %w", err)

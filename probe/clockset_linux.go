@@ -20,13 +20,15 @@ const farFuture = 1 << 33
 func NewClockSetWatcher() *ClockSetWatcher {
 	return &ClockSetWatcher{
 		open:  openTimerFD,
-		now:   monotonicNow,
+		now:   MonotonicNow,
 		marks: make(chan Mark, 64),
-		ready: make(chan struct{}),
+		ready: make(chan struct{}), done: make(chan struct{}),
 	}
 }
 
-func monotonicNow() int64 {
+// MonotonicNow reads CLOCK_MONOTONIC in ns, the clock of Mark.Mono and of
+// Sample.Mono; 0 if it cannot be read.
+func MonotonicNow() int64 {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
 		return 0

@@ -48,7 +48,7 @@ func TestClockSetWatcherSendsMarks(t *testing.T) {
 		open:  func() (clockSetTimer, error) { return ft, nil },
 		now:   func() int64 { now += 1000; return now },
 		marks: make(chan Mark, 2),
-		ready: make(chan struct{}),
+		ready: make(chan struct{}), done: make(chan struct{}),
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
@@ -86,7 +86,7 @@ func TestClockSetWatcherFailsOnWaitError(t *testing.T) {
 		open:  func() (clockSetTimer, error) { return ft, nil },
 		now:   func() int64 { return 1 },
 		marks: make(chan Mark, 1),
-		ready: make(chan struct{}),
+		ready: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := w.Run(t.Context()); err == nil || err.Error() != "waiting on the clock-set timer: boom" {
 		t.Errorf("Run() = %v, want the wait error with context", err)

@@ -23,6 +23,7 @@ const (
 	MetricJournalPersistence = "clockwatch_journal_persistence_ok"
 	MetricBusDroppedTotal    = "clockwatch_bus_events_dropped_total"
 	MetricWatcherUp          = "clockwatch_clock_set_watcher_up"
+	MetricPublishDelay       = "clockwatch_clock_event_publish_delay_seconds"
 )
 
 // DelayBuckets are the detection-delay histogram's upper bounds, in seconds:
@@ -51,6 +52,7 @@ type Collector struct {
 
 	steps, lastStep, lastStepTime, largest, epoch, delay, slew             *prometheus.Desc
 	clockSets, resumes, samples, sampleErrs, journalOK, dropped, watcherUp *prometheus.Desc
+	publishDelay                                                           *prometheus.Desc
 
 	mu                 sync.Mutex
 	backward, forward  uint64
@@ -87,6 +89,7 @@ func NewCollector(g *Gauges, journal PersistenceReporter, bus DropCounter, watch
 		journalOK:    d(MetricJournalPersistence, "1 when step events and the clock epoch are persisted under the state directory, 0 when clockwatch runs without persistence."),
 		dropped:      d(MetricBusDroppedTotal, "Events dropped for in-process subscribers whose buffer was full."),
 		watcherUp:    d(MetricWatcherUp, "1 while the kernel's clock-set notifications (a CANCEL_ON_SET timerfd) are watched; 0 means steps are seen by sampling only, up to one interval late and only above the slew allowance."),
+		publishDelay: d(MetricPublishDelay, "Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read as it woke) to the event being on the in-process bus, for every event a notification revealed (steps, clock sets, resumes): clockwatch's own part of the detection latency."),
 		delayCounts:  make([]uint64, len(DelayBuckets)+1),
 	}
 }
@@ -127,7 +130,7 @@ func (c *Collector) Record(e Event) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.steps, c.lastStep, c.lastStepTime, c.largest, c.epoch, c.delay, c.slew,
-		c.clockSets, c.resumes, c.samples, c.sampleErrs, c.journalOK, c.dropped, c.watcherUp,
+		c.clockSets, c.resumes, c.samples, c.sampleErrs, c.journalOK, c.dropped, c.watcherUp, c.publishDelay,
 	} {
 		ch <- d
 	}
@@ -161,6 +164,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- m(c.largest, prometheus.GaugeValue, largest)
 	ch <- m(c.epoch, prometheus.GaugeValue, float64(snap.State.Epoch))
 	ch <- prometheus.MustNewConstHistogram(c.delay, count, sum, buckets)
+	pc, ps, pb := c.gauges.Published().Snapshot()
+	ch <- prometheus.MustNewConstHistogram(c.publishDelay, pc, ps, pb)
 	ch <- m(c.slew, prometheus.GaugeValue, snap.Slew.Rate)
 	ch <- m(c.clockSets, prometheus.CounterValue, float64(clockSets))
 	ch <- m(c.resumes, prometheus.CounterValue, float64(resumes))

@@ -38,6 +38,17 @@ func TestCollector(t *testing.T) {
 	}
 	wall := float64(s.events[1].WallAfter.UnixNano()) / 1e9
 	want := `
+# HELP clockwatch_clock_event_publish_delay_seconds Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read as it woke) to the event being on the in-process bus, for every event a notification revealed (steps, clock sets, resumes): clockwatch's own part of the detection latency.
+# TYPE clockwatch_clock_event_publish_delay_seconds histogram
+clockwatch_clock_event_publish_delay_seconds_bucket{le="1e-05"} 0
+clockwatch_clock_event_publish_delay_seconds_bucket{le="0.0001"} 0
+clockwatch_clock_event_publish_delay_seconds_bucket{le="0.001"} 0
+clockwatch_clock_event_publish_delay_seconds_bucket{le="0.01"} 0
+clockwatch_clock_event_publish_delay_seconds_bucket{le="0.1"} 0
+clockwatch_clock_event_publish_delay_seconds_bucket{le="1"} 0
+clockwatch_clock_event_publish_delay_seconds_bucket{le="+Inf"} 0
+clockwatch_clock_event_publish_delay_seconds_sum 0
+clockwatch_clock_event_publish_delay_seconds_count 0
 # HELP clockwatch_bus_events_dropped_total Events dropped for in-process subscribers whose buffer was full.
 # TYPE clockwatch_bus_events_dropped_total counter
 clockwatch_bus_events_dropped_total 3

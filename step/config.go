@@ -16,6 +16,10 @@ type Config struct {
 	// sets it from clock.sample_interval, which the scrape-time gauges
 	// share.
 	Interval time.Duration `yaml:"-"`
+	// IdleInterval is how often the sampler reads the clocks while the
+	// clock-set watcher is watching and no burst is under way
+	// (clock.idle_sample_interval); at most Interval means always Interval.
+	IdleInterval time.Duration `yaml:"-"`
 	// MaxSlewRate is the largest rate (a ratio: 5e-4 is 500 ppm) at which the
 	// REALTIME−BOOTTIME gap may move legitimately. A change of the gap that
 	// sampling alone sees is a step only when it exceeds this rate times the
@@ -30,16 +34,18 @@ type Config struct {
 	SlewWindow time.Duration `yaml:"slew_window"`
 }
 
-// DefaultConfig returns the defaults: sample every 100 ms, a 500 ppm slew
+// DefaultConfig returns the defaults: sample every 100 ms (every 10 s while
+// the clock-set watcher watches and nothing happened lately), a 500 ppm slew
 // allowance for sampling-only detection (the kernel PLL's and adjtime()'s
 // largest rate; see docs/step-detection.md for why not chrony's 83,333 ppm),
 // 10 µs minimum step, a 10 s slew-rate window.
 func DefaultConfig() Config {
 	return Config{
-		Interval:    100 * time.Millisecond,
-		MaxSlewRate: 500e-6,
-		MinStep:     10 * time.Microsecond,
-		SlewWindow:  10 * time.Second,
+		Interval:     100 * time.Millisecond,
+		IdleInterval: 10 * time.Second,
+		MaxSlewRate:  500e-6,
+		MinStep:      10 * time.Microsecond,
+		SlewWindow:   10 * time.Second,
 	}
 }
 

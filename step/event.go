@@ -96,6 +96,11 @@ type Event struct {
 	Delay time.Duration
 	// Mono is CLOCK_MONOTONIC (ns) of the detecting sample.
 	Mono int64
+	// MarkMono is CLOCK_MONOTONIC (ns) of the clock-set mark that revealed
+	// the event (the watcher's read as the kernel woke it), 0 when sampling
+	// alone saw it. The Sampler sets it; it is not journalled. From it the
+	// Sampler and the stepdown server measure their part of the latency.
+	MarkMono int64
 	// Boot is CLOCK_BOOTTIME (ns) of the detecting sample: with WallAfter it
 	// gives the REALTIME−BOOTTIME gap after the event.
 	Boot int64

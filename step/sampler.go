@@ -15,6 +15,12 @@ import (
 // interval and right after every clock-set mark, and hands the events to its
 // sinks. Sinks run on the Sampler's goroutine and must not block (the bus
 // drops rather than waits; the collector only updates counters).
+//
+// With Adapt, it samples every Config.Interval only where that buys
+// something: while the clock-set watcher is not watching (sampling is then
+// the only evidence), and for a burst after a mark, a resume or a Burst
+// call; otherwise every idle interval. An idle process then wakes a few
+// times a minute instead of ten times a second.
 type Sampler struct {
 	cfg    Config
 	clocks probe.ClockReader
@@ -22,6 +28,13 @@ type Sampler struct {
 	det    *Detector
 	sinks  []func(Event)
 	log    *slog.Logger
+
+	idle       time.Duration // 0: always cfg.Interval
+	watcher    Watcher
+	burstC     chan struct{}
+	burstUntil time.Time
+	fast       bool         // the interval chosen for the next sample, for tests
+	now        func() int64 // CLOCK_MONOTONIC in ns
 
 	gauges     Gauges
 	ready      chan struct{}
@@ -35,8 +48,52 @@ type Sampler struct {
 func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
-		ready: make(chan struct{}),
+		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: probe.MonotonicNow,
 	}
+}
+
+// Watcher is what the Sampler needs to know of the clock-set watcher
+// (*probe.ClockSetWatcher fits): whether it is watching, and when that
+// starts and ends.
+type Watcher interface {
+	Watching() bool
+	Ready() <-chan struct{}
+	Done() <-chan struct{}
+}
+
+// BurstDuration is how long the Sampler samples at Config.Interval after a
+// mark, a resume or a Burst call, at least 20 intervals: long enough for
+// the step that often follows (a time daemon stepping after a resume, a
+// second set by the same tool) and for the detector's late-mark rule, which
+// looks one Interval back.
+func (s *Sampler) BurstDuration() time.Duration { return max(2*time.Second, 20*s.cfg.Interval) }
+
+// Adapt makes the Sampler sample every idle (longer than Config.Interval)
+// while w watches for clock sets and no burst is under way. Call it before
+// Run.
+func (s *Sampler) Adapt(idle time.Duration, w Watcher) {
+	if idle > s.cfg.Interval && w != nil {
+		s.idle, s.watcher = idle, w
+	}
+}
+
+// Burst asks for fast sampling from now for BurstDuration, with a sample at
+// once: for callers that have reason to expect a clock change (a stepdown
+// trigger, a time daemon reporting a large offset). It never blocks.
+func (s *Sampler) Burst() {
+	select {
+	case s.burstC <- struct{}{}:
+	default:
+	}
+}
+
+// nextInterval chooses the wait before the next sample.
+func (s *Sampler) nextInterval(now time.Time) time.Duration {
+	s.fast = s.idle == 0 || !s.watcher.Watching() || now.Before(s.burstUntil)
+	if s.fast {
+		return s.cfg.Interval
+	}
+	return s.idle
 }
 
 // Gauges returns the Sampler's published state, safe to read from any
@@ -52,18 +109,35 @@ func (s *Sampler) Run(ctx context.Context) error {
 	s.gauges.store(s.det, s.readErrors)
 	s.tick()
 	close(s.ready)
-	t := time.NewTicker(s.cfg.Interval)
+	// A timer re-armed after every sample, not a ticker: the interval
+	// changes with the mode, and a mark restarts the count.
+	t := time.NewTimer(s.nextInterval(time.Now()))
 	defer t.Stop()
+	var ready, done <-chan struct{}
+	if s.watcher != nil {
+		ready, done = s.watcher.Ready(), s.watcher.Done()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case m := <-s.marks:
 			s.det.ClockSet(m.Mono)
+			s.burstUntil = time.Now().Add(s.BurstDuration())
+			s.tick()
+		case <-s.burstC:
+			s.burstUntil = time.Now().Add(s.BurstDuration())
 			s.tick()
 		case <-t.C:
 			s.tick()
+		case <-ready:
+			// The watcher is armed: slow down from the next sample on.
+			ready = nil
+		case <-done:
+			// The watcher stopped: sampling is the only evidence left.
+			done = nil
 		}
+		t.Reset(s.nextInterval(time.Now()))
 	}
 }
 
@@ -87,10 +161,22 @@ func (s *Sampler) tick() {
 		return
 	}
 	for _, e := range s.det.Observe(s.sample) {
+		if (e.Seen == SeenClockSet || e.Seen == SeenBoth) && e.Delay > 0 {
+			// Delay is the detecting sample's end minus the mark.
+			e.MarkMono = s.sample.Mono + s.sample.Window - int64(e.Delay)
+		}
+		if e.Type == TypeResume || e.Type == TypeStep {
+			// What follows a resume or a step is often another change.
+			s.burstUntil = time.Now().Add(s.BurstDuration())
+		}
 		// Sinks first: the bus is what lock holders wait on; the log line
 		// can come a few microseconds later.
 		for _, sink := range s.sinks {
 			sink(e)
+		}
+		if e.MarkMono != 0 {
+			// The bus is the last sink: the event is with its subscribers.
+			s.gauges.published.Observe(time.Duration(s.now() - e.MarkMono))
 		}
 		s.logEvent(e)
 	}
@@ -134,6 +220,55 @@ type Gauges struct {
 	slewBits                               atomic.Uint64
 	slewValid                              atomic.Bool
 	epoch, evSeq, samples, marks, readErrs atomic.Uint64
+
+	// published is the latency from a clock-set mark to its event having
+	// gone through every sink (the bus last).
+	published Histogram
+}
+
+// Published returns the histogram of the latency from a clock-set mark
+// (the watcher's CLOCK_MONOTONIC read) to its event having been handed to
+// every sink, the bus included.
+func (g *Gauges) Published() *Histogram { return &g.published }
+
+// LatencyBuckets are the upper bounds, in seconds, of the latency
+// histograms (Histogram): one per decade from 10 µs to 1 s, 9 series a
+// histogram where DelayBuckets' 16 would make 19.
+var LatencyBuckets = latencyBuckets[:]
+
+var latencyBuckets = [...]float64{1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1}
+
+// Histogram counts durations in LatencyBuckets, safe for any number of
+// writers and readers (each bucket is an atomic counter; a reader may see a
+// count a moment before the sum that goes with it).
+type Histogram struct {
+	counts  [len(latencyBuckets) + 1]atomic.Uint64 // per bucket, the last +Inf
+	count   atomic.Uint64
+	sumNano atomic.Int64
+}
+
+// Observe adds d.
+func (h *Histogram) Observe(d time.Duration) {
+	secs := d.Seconds()
+	i := 0
+	for i < len(latencyBuckets) && secs > latencyBuckets[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sumNano.Add(int64(d))
+	h.count.Add(1)
+}
+
+// Snapshot returns the count, the sum in seconds and the cumulative bucket
+// counts, as prometheus.MustNewConstHistogram takes them.
+func (h *Histogram) Snapshot() (count uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, len(latencyBuckets))
+	var cum uint64
+	for i, ub := range latencyBuckets {
+		cum += h.counts[i].Load()
+		buckets[ub] = cum
+	}
+	return h.count.Load(), time.Duration(h.sumNano.Load()).Seconds(), buckets
 }
 
 func (g *Gauges) store(d *Detector, readErrors uint64) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,5 +207,136 @@ func TestSamplerRereadsWideWindows(t *testing.T) {
 				t.Errorf("window %d after %d reads, want %d after %d", s.sample.Window, c.reads, tt.wantWindow, tt.wantReads)
 			}
 		})
+	}
+}
+
+// switchWatcher is a clock-set watcher the test turns on and off.
+type switchWatcher struct {
+	watching    atomic.Bool
+	ready, done chan struct{}
+}
+
+func (w *switchWatcher) Watching() bool         { return w.watching.Load() }
+func (w *switchWatcher) Ready() <-chan struct{} { return w.ready }
+func (w *switchWatcher) Done() <-chan struct{}  { return w.done }
+
+// TestSamplerAdaptsItsInterval: fast while the watcher is not watching, slow
+// once it is, fast again for a burst after a mark or a Burst call, and fast
+// for good once the watcher is done.
+func TestSamplerAdaptsItsInterval(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Interval = time.Millisecond
+	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	marks := make(chan probe.Mark, 1)
+	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
+	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
+	s.Adapt(time.Hour, w)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
+	<-s.Ready()
+	samples := func() uint64 { return s.Gauges().Load().Samples }
+	waitFor := func(what string, n uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); samples() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d samples after 10s, want %d", what, samples(), n)
+			}
+		}
+	}
+	quiet := func(what string) {
+		t.Helper()
+		before := samples()
+		time.Sleep(50 * time.Millisecond)
+		if got := samples(); got > before+1 {
+			t.Fatalf("%s: %d samples in 50ms at a 1h interval, want at most 1", what, got-before)
+		}
+	}
+	waitFor("watcher not yet watching", 5)
+	w.watching.Store(true)
+	close(w.ready)
+	time.Sleep(10 * time.Millisecond) // the sample in flight, if any
+	quiet("watcher watching")
+
+	n := samples()
+	marks <- probe.Mark{Mono: clocks.mono()}
+	waitFor("burst after a mark", n+10)
+	if d := s.BurstDuration(); d != 2*time.Second {
+		t.Errorf("BurstDuration() = %v at a 1ms interval, want 2s", d)
+	}
+
+	w.watching.Store(false)
+	close(w.done)
+	n = samples()
+	waitFor("watcher done", n+10)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+}
+
+// TestSamplerBurst: a Burst call samples at once, then fast.
+func TestSamplerBurst(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Interval = time.Millisecond
+	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
+	w.watching.Store(true)
+	close(w.ready)
+	s := NewSampler(cfg, clocks, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	s.Adapt(time.Hour, w)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go s.Run(ctx)
+	<-s.Ready()
+	time.Sleep(20 * time.Millisecond)
+	n := s.Gauges().Load().Samples
+	if n > 2 {
+		t.Fatalf("%d samples in 20ms while idle at 1h, want 1 or 2", n)
+	}
+	s.Burst()
+	for deadline := time.Now().Add(10 * time.Second); s.Gauges().Load().Samples < n+10; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d samples 10s after Burst, want %d", s.Gauges().Load().Samples, n+10)
+		}
+	}
+}
+
+// TestSamplerMeasuresMarkToBus: an event revealed by a mark carries the
+// mark's time, and its latency to the last sink is counted.
+func TestSamplerMeasuresMarkToBus(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Interval = time.Hour
+	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	marks := make(chan probe.Mark)
+	events := make(chan Event, 4)
+	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger(), func(e Event) { events <- e })
+	s.now = clocks.mono
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go s.Run(ctx)
+	<-s.Ready()
+	clocks.step(time.Second)
+	mark := clocks.mono() + 500_000 // between the last sample and the next read
+	marks <- probe.Mark{Mono: mark}
+	e := <-events
+	if e.MarkMono != mark {
+		t.Errorf("MarkMono = %d, want the mark's %d", e.MarkMono, mark)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n, sum, buckets := s.Gauges().Published().Snapshot()
+		if n == 1 {
+			// The fake clock's next read is 0.5 ms after the mark.
+			if sum != 0.0005 || buckets[0.001] != 1 || buckets[0.0001] != 0 {
+				t.Errorf("published: sum %v, buckets %v; want 0.5 ms", sum, buckets)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("published count %d 10s after the event, want 1", n)
+		}
 	}
 }

@@ -25,11 +25,16 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	webFlags := kingpinflag.AddFlags(app, defaultListenAddress)
 	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	check := app.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
+	switches := collectorFlags(app)
 	cmd := app.Command("run", "Run the daemon (the default command).").Default()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		logger := c.logger()
 		configFile := c.configPath()
+		collectors := switches()
 		cfg, err := config.Load(configFile)
+		if err == nil {
+			cfg, err = collectors.Apply(cfg)
+		}
 		if *check {
 			if err != nil {
 				fmt.Fprintln(c.stderr, err)
@@ -61,6 +66,7 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			ConfigFile:       configFile,
 			Web:              webFlags,
 			MetricsPath:      *metricsPath,
+			Collectors:       collectors,
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)
@@ -78,4 +84,28 @@ func (c *cli) logger() *slog.Logger {
 	fmt := promslog.NewFormat()
 	_ = fmt.Set(c.logFormat)
 	return promslog.New(&promslog.Config{Level: lvl, Format: fmt, Writer: c.stderr})
+}
+
+// collectorFlags declares --[no-]collector.<name> for every optional
+// collector and returns a function giving the switches the user set.
+func collectorFlags(app *kingpin.Application) func() daemon.Collectors {
+	type flag struct {
+		value, set *bool
+	}
+	flags := map[string]flag{}
+	for _, k := range daemon.OptionalCollectors() {
+		f := flag{set: new(bool)}
+		f.value = app.Flag("collector."+k.Name, k.Help+" Overrides the configuration file; default: as the file says.").
+			IsSetByUser(f.set).Bool()
+		flags[k.Name] = f
+	}
+	return func() daemon.Collectors {
+		c := daemon.Collectors{}
+		for name, f := range flags {
+			if *f.set {
+				c[name] = *f.value
+			}
+		}
+		return c
+	}
 }

@@ -49,6 +49,9 @@ type Options struct {
 	WatchdogInterval time.Duration
 	// MaxHTTPConns caps the HTTP connections; zero is 256.
 	MaxHTTPConns int
+	// Collectors are the --[no-]collector.<name> switches, applied over
+	// the file at every reload too (New's configuration has them already).
+	Collectors Collectors
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -85,7 +88,13 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 // Run runs every task until ctx is cancelled or one of them fails.
 func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.cfg.Load()
-	steps := NewSteps(cfg.Step, cfg.Journal, d.opts.Clocks, d.logger)
+	stepCfg := cfg.Step
+	if wd := d.opts.WatchdogInterval; wd > 0 {
+		// The watchdog counts samples (systemdTasks): sample well within
+		// half its interval even when idle.
+		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
+	}
+	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
 	sources.EnablePTP(cfg.PTP, d.logger)
 	sources.EnableTimesyncd(cfg.Timesyncd, d.logger)
@@ -100,13 +109,29 @@ func (d *Daemon) Run(ctx context.Context) error {
 		steps.Collector,
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Run)
+	if sources.Chrony != nil {
+		// A clock set changes chronyd's figures at once (and chronyd may be
+		// what set the clock): poll it now rather than at its cadence.
+		sub := steps.Bus.Subscribe(16)
+		tasks = append(tasks, func(ctx context.Context) error {
+			defer sub.Close()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-sub.C():
+					sources.Chrony.Wake()
+				}
+			}
+		})
+	}
 	if cfg.Stepdown.Enabled {
 		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.ChronyReading, cfg.Chrony.PollInterval, d.logger)
 		if err != nil {
 			return err
 		}
 		d.stepdown = sd.Server
-		collectors = append(collectors, sd.Server.Collector())
+		collectors = append(collectors, sd.Server.Collector(), sd.WriteDelay)
 		tasks = append(tasks, sd.Tasks()...)
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
@@ -124,13 +149,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("registering collectors: %w", err))
 	}
+	// chronyd's figures change only when the poller polls, seconds apart:
+	// gather them once per poll, not once per scrape.
+	var gatherer prometheus.Gatherer = reg
+	for _, p := range probes {
+		if cp, ok := p.(*exporter.ChronyProbe); ok {
+			gatherer = exporter.MergeGatherers(gatherer, cp.Gatherer())
+		}
+	}
 	listeners, err := d.listen()
 	if err != nil {
 		return fail(err)
 	}
 
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(reg)) })
+	g.Go(func() error { return d.serveHTTP(ctx, listeners, d.handler(gatherer)) })
 	g.Go(func() error { return d.reloadOnHUP(ctx) })
 	for _, task := range tasks {
 		g.Go(func() error { return task(ctx) })
@@ -142,7 +175,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
-		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval,
+		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval, "idle_sample_interval", stepCfg.IdleInterval,
 		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
 	for _, task := range d.systemdTasks(steps) {
 		g.Go(func() error { return task(ctx) })
@@ -213,7 +246,7 @@ func (d *Daemon) listen() ([]net.Listener, error) {
 	return ls, nil
 }
 
-func (d *Daemon) handler(reg *prometheus.Registry) http.Handler {
+func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(d.opts.MetricsPath, exporter.MetricsHandler(reg, slog.NewLogLogger(d.logger.Handler(), slog.LevelError)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -307,6 +340,9 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 // Reload loads the configuration file again and swaps it in if it is valid.
 func (d *Daemon) Reload() bool {
 	cfg, err := config.Load(d.opts.ConfigFile)
+	if err == nil {
+		cfg, err = d.opts.Collectors.Apply(cfg)
+	}
 	if err != nil {
 		d.reloads.Record(false, time.Now())
 		d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)

@@ -29,6 +29,7 @@ func TestDurableEventsFollowTheJournal(t *testing.T) {
 	dir := t.TempDir()
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
+	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
 	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
 	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 1 << 20}, clocks, slog.New(slog.DiscardHandler))
 	sub := s.Durable.Subscribe(8)
@@ -68,6 +69,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	}
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
+	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
 	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := NewSteps(cfg, journal.Config{Dir: filepath.Join(blocker, "state"), MaxBytes: 1 << 20}, clocks, logger)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown/policy"
@@ -29,6 +31,27 @@ type Stepdown struct {
 	steps  *Steps
 	poll   time.Duration
 	log    *slog.Logger
+	// WriteDelay is the latency from a clock-set mark to the stepdown
+	// message having been written to the subscribers' sockets; register it.
+	WriteDelay *WriteDelay
+}
+
+// MetricStepdownWriteDelay is the name of WriteDelay's histogram.
+const MetricStepdownWriteDelay = "clockwatch_stepdown_write_delay_seconds"
+
+// WriteDelay exports the mark → socket write latency as a histogram.
+type WriteDelay struct {
+	h    step.Histogram
+	desc *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (w *WriteDelay) Describe(ch chan<- *prometheus.Desc) { ch <- w.desc }
+
+// Collect implements prometheus.Collector.
+func (w *WriteDelay) Collect(ch chan<- prometheus.Metric) {
+	n, sum, buckets := w.h.Snapshot()
+	ch <- prometheus.MustNewConstHistogram(w.desc, n, sum, buckets)
 }
 
 // NewStepdown builds the server and opens its socket, so a socket that
@@ -47,8 +70,11 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, chron
 	if chrony == nil {
 		chrony = func() server.ChronyReading { return server.ChronyReading{} }
 	}
+	wd := &WriteDelay{desc: prometheus.NewDesc(MetricStepdownWriteDelay,
+		"Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read) to the stepdown message of the step it revealed having been written to the subscribers' sockets (those whose buffer had room; the others get it from their queue), counted only when a subscriber was connected.",
+		nil, nil)}
 	return &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, chrony: chrony,
-		steps: steps, poll: poll, log: logger}, nil
+		steps: steps, poll: poll, log: logger, WriteDelay: wd}, nil
 }
 
 // Tasks are the server itself, the step event feed, and the poll of the
@@ -83,6 +109,11 @@ func (s *Stepdown) apply(e step.Event) {
 	case step.TypeStep:
 		s.Server.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
 			WallAfter: e.WallAfter, Epoch: e.Epoch, How: e.Seen.String()})
+		// Step writes to every subscriber whose socket has room before it
+		// returns.
+		if e.MarkMono != 0 && s.Server.Subscribers() > 0 {
+			s.WriteDelay.h.Observe(time.Duration(probe.MonotonicNow() - e.MarkMono))
+		}
 	case step.TypeResume:
 		s.Server.Suspended(e.Suspended)
 	}

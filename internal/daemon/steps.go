@@ -60,6 +60,9 @@ func NewSteps(cfg step.Config, jcfg journal.Config, clocks probe.ClockReader, lo
 	// the bus never blocks.
 	record := func(e step.Event) { s.Collector.Record(e) }
 	s.Sampler = step.NewSampler(cfg, clocks, w.Marks(), det, logger.With("component", "step"), record, b.Publish)
+	// Fast sampling only while the watcher is down or after a clock change:
+	// the watcher's marks wake the sampler at once in any case.
+	s.Sampler.Adapt(cfg.IdleInterval, w)
 	s.Collector = step.NewCollector(s.Sampler.Gauges(), j, b, w)
 	return s
 }

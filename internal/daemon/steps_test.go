@@ -43,6 +43,9 @@ func TestStepsPipeline(t *testing.T) {
 	dir := t.TempDir()
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
+	// The fake clocks step without a clock-set mark, so only sampling sees
+	// it: at the idle interval while the real watcher watches.
+	cfg.IdleInterval = 50 * time.Millisecond
 	jcfg := journal.Config{Dir: dir, MaxBytes: 1 << 20}
 	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))

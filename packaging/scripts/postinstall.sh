@@ -4,15 +4,19 @@
 # upgrade). It creates the clockwatch system user and group, adds the user to
 # chrony's group so the daemon can read chronyd's command socket, and, only
 # where systemd is running, enables and starts the service on first install
-# or restarts it on upgrade.
+# or restarts it on upgrade. On the rpm, "enables" follows the system's preset
+# policy (systemctl preset, as %systemd_post does): a distribution or image
+# whose presets disable clockwatch gets it installed, neither enabled nor
+# started. Debian enables new services (its presets enable everything).
 set -e
 
 unit=clockwatch.service
 
+rpm=0
 case "$1" in
 configure) if [ -z "$2" ]; then first=1; else first=0; fi ;;
-1) first=1 ;;
-[0-9]*) first=0 ;;
+1) first=1 rpm=1 ;;
+[0-9]*) first=0 rpm=1 ;;
 abort-upgrade | abort-remove | abort-deconfigure) exit 0 ;;
 *) first=0 ;;
 esac
@@ -54,7 +58,12 @@ if [ -d /run/systemd/system ]; then
 		case "$rc" in 0 | 104) ;; *) allowed=0 ;; esac
 	fi
 	if [ "$first" = 1 ]; then
-		systemctl enable "$unit" || true
+		if [ "$rpm" = 1 ]; then
+			systemctl preset "$unit" || true
+			systemctl is-enabled --quiet "$unit" || allowed=0
+		else
+			systemctl enable "$unit" || true
+		fi
 		if [ "$allowed" = 1 ]; then
 			systemctl start "$unit" ||
 				echo "clockwatch: the service did not start; see: journalctl -u $unit" >&2

@@ -36,8 +36,13 @@ type Config struct {
 	// /run/clockwatch. chronyd must be able to write there: not a private
 	// /tmp.
 	ReplySocketDir string `yaml:"reply_socket_dir"`
-	// PollInterval is how often chronyd is polled.
+	// PollInterval is the shortest time between two polls of chronyd.
 	PollInterval time.Duration `yaml:"poll_interval"`
+	// MaxPollInterval is the longest: between the two, the poller follows
+	// chronyd's own clock updates (polling just after the next one is due),
+	// backs off while chronyd does not answer, and polls at once after a
+	// clock set. At most PollInterval means every PollInterval.
+	MaxPollInterval time.Duration `yaml:"max_poll_interval"`
 	// Timeout bounds each request to chronyd.
 	Timeout time.Duration `yaml:"timeout"`
 	// ConfPath is the chrony.conf audited for runtime clock steps; empty
@@ -47,6 +52,13 @@ type Config struct {
 	// default: names then come from chronyd itself (the names in its
 	// configuration) or stay addresses.
 	DNSLookups bool `yaml:"dns_lookups"`
+	// SourceDetails exports every per-source figure: besides the eight that
+	// dashboards and alerts use (state, stratum, poll interval,
+	// reachability, the last sample's age, offset and error, the estimated
+	// offset), the reach register and the sourcestats regression's samples,
+	// runs, span, standard deviation, offset error, residual frequency and
+	// skew. Off by default: they were half of the per-source series.
+	SourceDetails bool `yaml:"source_details"`
 	// ServerStats reads chronyd's server side (serverstats, clients): auto
 	// (once chronyd has served someone, over its unix socket), on or off.
 	ServerStats string `yaml:"server_stats"`
@@ -55,12 +67,13 @@ type Config struct {
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
 	return Config{
-		Enabled:      true,
-		Address:      AddressAuto,
-		PollInterval: time.Second,
-		Timeout:      500 * time.Millisecond,
-		ConfPath:     "/etc/chrony/chrony.conf",
-		ServerStats:  ServerStatsAuto,
+		Enabled:         true,
+		Address:         AddressAuto,
+		PollInterval:    time.Second,
+		MaxPollInterval: 8 * time.Second,
+		Timeout:         500 * time.Millisecond,
+		ConfPath:        "/etc/chrony/chrony.conf",
+		ServerStats:     ServerStatsAuto,
 	}
 }
 
@@ -79,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("chrony.poll_interval: must be between 100ms and 1h (each poll is a round of requests to chronyd), got %s", c.PollInterval))
+	}
+	if c.MaxPollInterval < 0 || c.MaxPollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("chrony.max_poll_interval: must be between 0 (poll every chrony.poll_interval) and 1h, got %s", c.MaxPollInterval))
 	}
 	if c.Timeout < time.Millisecond {
 		errs = append(errs, fmt.Errorf("chrony.timeout: must be at least 1ms, got %s", c.Timeout))

@@ -2,9 +2,12 @@ package chrony
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -95,29 +98,35 @@ func (s Snapshot) Status() Status {
 // auditInterval is how often chrony.conf is audited again.
 const auditInterval = time.Minute
 
-// Poller polls chronyd on its own interval and keeps the last snapshot. It
-// is a task: Run it under the daemon's errgroup.
+// Poller polls chronyd and keeps the last snapshot. It is a task: Run it
+// under the daemon's errgroup. It polls as often as chronyd's data changes:
+// just after chronyd's next clock update is due (its tracking report says
+// when it last updated and how long the last interval was), within
+// [PollInterval, MaxPollInterval]; at once after Wake (a clock set); and
+// backing off to MaxPollInterval while chronyd does not answer.
 type Poller struct {
 	cfg    Config
 	client *Client
 	logger *slog.Logger
 	audit  func(path string) (*Audit, error)
+	wake   chan struct{}
+	polled chan struct{}
 
 	mu   sync.RWMutex
 	snap Snapshot
-	// logged is the state last logged, so that a lasting failure is
-	// logged once, not every second.
-	logged logState
+	// logged is what the poller last said in its log, so that a lasting
+	// failure is logged once, and again only for a reason not yet logged
+	// while it lasts (in auto mode the address alternates, and with it the
+	// wording, not the reason).
+	logged     string
+	loggedDown map[string]bool
+	// overdue counts polls since chronyd's update was due without a new
+	// one, for the back-off.
+	overdue int
+	lastRef time.Time
+	// failStreak counts the failed polls since the last good one.
+	failStreak int
 }
-
-// logState is what the poller last said in its log.
-type logState struct {
-	text string
-	at   time.Time
-}
-
-// relogInterval is how long a failure that changes its wording stays quiet.
-const relogInterval = time.Minute
 
 // NewPoller returns a poller for the configured chronyd. Source names come
 // from reverse DNS only when cfg.DNSLookups is set.
@@ -133,7 +142,7 @@ func newPoller(cfg Config, c *Client, logger *slog.Logger) *Poller {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile}
+	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile, wake: make(chan struct{}, 1), polled: make(chan struct{}, 1)}
 }
 
 // Snapshot returns the last result. It never waits on chronyd.
@@ -146,28 +155,82 @@ func (p *Poller) Snapshot() Snapshot {
 // Status returns what the stepdown triggers need, from the last result.
 func (p *Poller) Status() Status { return p.Snapshot().Status() }
 
+// SourceDetails reports whether chrony.source_details asks for every
+// per-source figure (the exporter reads it).
+func (p *Poller) SourceDetails() bool { return p.cfg.SourceDetails }
+
+// Polled receives a value after each poll has published its snapshot (at
+// most one is kept waiting): a consumer that reads Status when it fires,
+// rather than on a ticker of its own, sees every new figure at once and
+// wakes only as often as chronyd's data changes.
+func (p *Poller) Polled() <-chan struct{} { return p.polled }
+
+// Wake makes Run poll now (the clock was set: chronyd's figures change at
+// once). It never blocks.
+func (p *Poller) Wake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Run polls until ctx is done, then closes the connection (removing the
 // reply socket). It returns nil on cancellation: chronyd being away is a
 // state to report, not a reason to stop the daemon.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	t := time.NewTicker(p.cfg.PollInterval)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	var lastAudit time.Time
 	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-p.wake:
+		}
 		if p.cfg.ConfPath != "" && (lastAudit.IsZero() || time.Since(lastAudit) >= auditInterval) {
 			p.runAudit()
 			lastAudit = time.Now()
 		}
 		p.Poll(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+		t.Reset(p.next(time.Now()))
 	}
 }
 
+// updateMargin is how long after chronyd's next update is due the poller
+// polls: chronyd updates when a source's reply arrives, a little after its
+// poll.
+const updateMargin = 250 * time.Millisecond
+
+// next is the wait before the next poll, from the last snapshot.
+func (p *Poller) next(now time.Time) time.Duration {
+	lo, hi := p.cfg.PollInterval, p.cfg.MaxPollInterval
+	if hi <= lo {
+		return lo
+	}
+	s := p.Snapshot()
+	if !s.Up {
+		// chronyd does not answer: 1, 2, 4, ... PollInterval, up to the
+		// longest. It is logged and exported as down meanwhile.
+		return min(hi, lo<<min(max(p.failStreak, 1)-1, 30))
+	}
+	t := s.Data.Tracking
+	if !t.RefTime.Equal(p.lastRef) {
+		p.lastRef, p.overdue = t.RefTime, 0
+	}
+	if t.RefTime.IsZero() || t.UpdateInterval <= 0 {
+		return lo // chronyd has not updated the clock yet: it will soon
+	}
+	due := t.RefTime.Add(time.Duration(t.UpdateInterval*float64(time.Second)) + updateMargin)
+	if d := due.Sub(now); d > 0 {
+		return min(max(d, lo), hi)
+	}
+	// The update is late (a source stopped answering, or chronyd's polls
+	// grew): look again sooner than the longest, later each time.
+	p.overdue++
+	return min(hi, lo<<min(p.overdue-1, 30))
+}
 func (p *Poller) runAudit() {
 	a, err := p.audit(p.cfg.ConfPath)
 	p.mu.Lock()
@@ -198,24 +261,37 @@ func (p *Poller) Poll(ctx context.Context) {
 	s.Up = err == nil
 	if err != nil {
 		s.Failures++
+		p.failStreak++
 	} else {
 		s.Data, s.HaveData, s.LastSuccess = d, true, end
+		p.failStreak = 0
 		s.Warning = warn
 	}
 	p.snap = s
 	p.mu.Unlock()
+	select {
+	case p.polled <- struct{}{}:
+	default:
+	}
 
-	// One line when the state changes, and not more than once a minute
-	// while a failure lasts with changing words.
-	msg := ""
+	// One line when the state changes, and one more for every reason not
+	// yet logged while the failure (or the limit) lasts.
+	msg, why := "", ""
 	switch {
 	case err != nil:
-		msg = err.Error()
+		msg, why = err.Error(), reason(err)
 	case warn != nil:
-		msg = warn.Error()
+		msg, why = warn.Error(), reason(warn)
 	}
-	changed := (err == nil) != wasUp || (msg != "" && msg != p.logged.text && time.Since(p.logged.at) >= relogInterval)
-	if p.logged.text == "" && msg != "" {
+	changed := (err == nil) != wasUp || (msg == "") != (p.logged == "")
+	if changed {
+		p.loggedDown = nil
+	}
+	if why != "" && !p.loggedDown[why] {
+		if p.loggedDown == nil {
+			p.loggedDown = make(map[string]bool)
+		}
+		p.loggedDown[why] = true
 		changed = true
 	}
 	if !changed {
@@ -226,8 +302,33 @@ func (p *Poller) Poll(ctx context.Context) {
 		p.logger.Error("cannot read chronyd", "err", err)
 	case warn != nil:
 		p.logger.Warn("reading chronyd with limits", "transport", tr, "address", addr, "err", warn)
-	case p.logged.text != "":
+	case p.logged != "":
 		p.logger.Info("chronyd answers again", "transport", tr, "address", addr)
 	}
-	p.logged = logState{text: msg, at: time.Now()}
+	p.logged = msg
+}
+
+// reason is what a failure's log line is keyed on: the innermost causes of
+// err (a system call's errno, a timeout, chronyd's status), not the wording
+// around them, which names the address tried and the ephemeral port.
+func reason(err error) string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var rs []string
+		for _, e := range j.Unwrap() {
+			rs = append(rs, reason(e))
+		}
+		return strings.Join(rs, "; ")
+	}
+	var errno syscall.Errno
+	var ne net.Error
+	switch {
+	case errors.As(err, &errno):
+		return errno.Error()
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	if u := errors.Unwrap(err); u != nil {
+		return reason(u)
+	}
+	return err.Error()
 }

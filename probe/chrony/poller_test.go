@@ -4,23 +4,34 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"os"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestPollerStates(t *testing.T) {
-	t.Parallel()
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+// untimedLogger logs text to w without the time, for comparing.
+func untimedLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {
 			return slog.Attr{}
 		}
 		return a
 	}}))
+}
+
+func TestPollerStates(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	logger := untimedLogger(&logs)
 	d := &replayDialer{dir: "testdata/unix-synced"}
 	cfg := DefaultConfig()
 	p := newPoller(cfg, newClient(d, time.Second, nil), logger)
@@ -91,5 +102,127 @@ func TestPollerRun(t *testing.T) {
 	}
 	if p.client.conn != nil {
 		t.Errorf("connection still open after Run returned")
+	}
+}
+
+// TestPollerLogsAReasonOnce: in auto mode the address alternates between
+// polls, and with it the wording of the error; the reason is the same, so
+// one line is logged for the outage, and one more only for a new reason.
+func TestPollerLogsAReasonOnce(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	logger := untimedLogger(&logs)
+	d := &replayDialer{dir: "testdata/unix-synced"}
+	p := newPoller(DefaultConfig(), newClient(d, time.Second, nil), logger)
+	refused := func(addr string) error {
+		return fmt.Errorf("requesting tracking from %s: %w", addr,
+			&net.OpError{Op: "read", Net: "udp", Err: os.NewSyscallError("recvfrom", syscall.ECONNREFUSED)})
+	}
+	for i := range 6 {
+		d.dialErr = refused([]string{"127.0.0.1:323", "[::1]:323"}[i%2])
+		p.Poll(context.Background())
+	}
+	d.dialErr = fmt.Errorf("opening UDP to chronyd's command port [::1]:323: %w", syscall.EADDRNOTAVAIL)
+	p.Poll(context.Background())
+	d.dialErr = refused("127.0.0.1:323")
+	p.Poll(context.Background())
+	got := strings.Count(logs.String(), "cannot read chronyd")
+	if got != 2 {
+		t.Errorf("%d lines for one outage with two reasons, want 2:\n%s", got, logs.String())
+	}
+}
+
+func TestReason(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("at 127.0.0.1:323: %w", syscall.ECONNREFUSED), "connection refused"},
+		{fmt.Errorf("at [::1]:323: %w", &net.OpError{Op: "read", Err: os.NewSyscallError("recvfrom", syscall.ECONNREFUSED)}), "connection refused"},
+		{errors.Join(errors.New("socket: permission denied"), fmt.Errorf("x: %w", syscall.ECONNREFUSED)), "socket: permission denied; connection refused"},
+		{fmt.Errorf("request: %w", os.ErrDeadlineExceeded), "timeout"},
+		{errors.New("chronyd says: unauthorised"), "chronyd says: unauthorised"},
+	}
+	for _, tt := range tests {
+		if got := reason(tt.err); got != tt.want {
+			t.Errorf("reason(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestPollerCadence: just after chronyd's next update, within the bounds;
+// backing off while chronyd is away and while its update is late.
+func TestPollerCadence(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig() // 1s to 8s
+	p := newPoller(cfg, newClient(&replayDialer{dir: "testdata/unix-synced"}, time.Second, nil), nil)
+	now := time.Now()
+	set := func(up bool, ref time.Time, interval float64) {
+		p.mu.Lock()
+		p.snap.Up = up
+		p.snap.Data.Tracking.RefTime, p.snap.Data.Tracking.UpdateInterval = ref, interval
+		p.mu.Unlock()
+	}
+	set(true, now.Add(-time.Second), 4)
+	if got := p.next(now); got != 3*time.Second+updateMargin {
+		t.Errorf("next() with an update due in 3s = %v, want 3.25s", got)
+	}
+	set(true, now.Add(-time.Second), 64)
+	if got := p.next(now); got != 8*time.Second {
+		t.Errorf("next() with an update due in 63s = %v, want the longest, 8s", got)
+	}
+	set(true, now.Add(-time.Second), 1.1)
+	if got := p.next(now); got != time.Second {
+		t.Errorf("next() with an update due in 0.35s = %v, want the shortest, 1s", got)
+	}
+	set(true, now.Add(-10*time.Second), 4)
+	var late []time.Duration
+	for range 5 {
+		late = append(late, p.next(now))
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}; !slices.Equal(late, want) {
+		t.Errorf("next() while the update is late = %v, want %v", late, want)
+	}
+	set(false, now, 4)
+	var down []time.Duration
+	for range 5 {
+		p.failStreak++
+		down = append(down, p.next(now))
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}; !slices.Equal(down, want) {
+		t.Errorf("next() while chronyd is away = %v, want %v", down, want)
+	}
+	p.cfg.MaxPollInterval = 0
+	set(true, now.Add(-time.Second), 64)
+	if got := p.next(now); got != time.Second {
+		t.Errorf("next() with max_poll_interval 0 = %v, want poll_interval", got)
+	}
+}
+
+// TestPollerWake: Wake polls at once, whatever the cadence says.
+func TestPollerWake(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.PollInterval, cfg.MaxPollInterval, cfg.ConfPath = time.Hour, time.Hour, ""
+	p := newPoller(cfg, newClient(&replayDialer{dir: "testdata/unix-synced"}, time.Second, nil), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx)
+	for deadline := time.Now().Add(10 * time.Second); p.Snapshot().Polls < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no first poll")
+		}
+	}
+	select {
+	case <-p.Polled():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Polled() did not fire after the first poll")
+	}
+	p.Wake()
+	for deadline := time.Now().Add(10 * time.Second); p.Snapshot().Polls < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no poll 10s after Wake, at a 1h interval")
+		}
 	}
 }

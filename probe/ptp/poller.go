@@ -119,16 +119,31 @@ func (p *Poller) Snapshot() Snapshot {
 // Run polls until ctx is done, then closes the connection.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	t := time.NewTicker(p.cfg.PollInterval)
+	t := time.NewTimer(p.cfg.PollInterval)
 	defer t.Stop()
 	for {
 		p.Poll(ctx)
+		t.Reset(p.nextPoll())
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
 	}
+}
+
+// absentRecheck is how often "auto" looks again for a ptp4l it has not
+// found: most nodes run none, and a stat every second is most of what an
+// idle clockwatch would spend on PTP.
+const absentRecheck = 30 * time.Second
+
+// nextPoll is the wait before the next poll: the poll interval, or
+// absentRecheck while "auto" has not found ptp4l.
+func (p *Poller) nextPoll() time.Duration {
+	if p.cfg.Address == AddressAuto && !p.Snapshot().Found {
+		return max(absentRecheck, p.cfg.PollInterval)
+	}
+	return p.cfg.PollInterval
 }
 
 // Poll reads ptp4l once and publishes the result. With "auto" and no socket

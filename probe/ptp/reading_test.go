@@ -153,6 +153,9 @@ func TestPollerAuto(t *testing.T) {
 	if r := p.Reading(); r.Found || r.Up || r.Err == nil {
 		t.Errorf("absent reading %+v: want not found, not up, the error", r)
 	}
+	if d := p.nextPoll(); d != absentRecheck {
+		t.Errorf("next poll while absent in %s, want %s: an absent ptp4l is looked for rarely", d, absentRecheck)
+	}
 
 	// ptp4l appears, follows A, loses it, follows A again, then B.
 	fs.exists = true
@@ -172,6 +175,9 @@ func TestPollerAuto(t *testing.T) {
 		s.GrandmasterChanges != 1 || s.Grandmaster != "cccccc.fffe.000003" || s.PreviousGrandmaster != "aaaaaa.fffe.000001" ||
 		!s.GrandmasterChangedAt.Equal(at.Add(4*time.Second)) {
 		t.Errorf("after A, lost, A, B: %+v: want SLAVE since 3s, one grandmaster change A→B at 4s", s)
+	}
+	if d := p.nextPoll(); d != p.cfg.PollInterval {
+		t.Errorf("next poll once found in %s, want the poll interval %s", d, p.cfg.PollInterval)
 	}
 	if n := strings.Count(logs.String(), "PTP grandmaster changed"); n != 1 {
 		t.Errorf("logged %d grandmaster changes, want 1:\n%s", n, logs.String())

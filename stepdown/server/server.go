@@ -154,6 +154,12 @@ func (s *Server) Status() policy.Status {
 	return s.pol.Status()
 }
 
+// Subscribers returns how many clients are connected.
+func (s *Server) Subscribers() int {
+	n, _ := s.snapshot()
+	return n
+}
+
 func (s *Server) snapshot() (int, policy.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,128 @@
+package clients
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/daemontest"
+	"github.com/clockwatch/clockwatch/internal/testtool"
+)
+
+// startClockwatch runs a real clockwatch with its stepdown socket in a
+// temporary runtime directory and a short heartbeat, and returns the
+// environment a client's tests read: the socket and the metrics URL.
+func startClockwatch(t *testing.T) []string {
+	t.Helper()
+	confFile := filepath.Join(t.TempDir(), "clockwatch.yml")
+	// No time daemon disciplines this machine's clock for the test: the
+	// kernel may say unsynchronised with a 16 s error bound. Those triggers
+	// are off so that the state is ok and only the tests' drills step down.
+	conf := "chrony: {enabled: false}\nstepdown:\n  heartbeat: 200ms\n  triggers:\n    error_bound: {enabled: false}\n    unsynchronized: {enabled: false}\n"
+	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := daemontest.Start(t, daemontest.Build(t), daemontest.Options{Args: []string{"--config.file=" + confFile}})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(d.StepdownSocket()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stepdown socket at %s within 30s:\n%s", d.StepdownSocket(), d.Log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return []string{"CLOCKWATCH_STEPDOWN_SOCKET=" + d.StepdownSocket(), "CLOCKWATCH_METRICS_URL=http://" + d.Addr + "/metrics"}
+}
+
+// run runs a command with env added, failing the test with its output.
+// A command that hangs is killed after 5 minutes.
+func run(t *testing.T, env []string, dir, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestPythonPackage installs clients/python into a new virtual environment
+// the way a user without network access would (Debian's setuptools and
+// wheel, no index), type-checks it with mypy --strict, and runs its unittest
+// suite against a real clockwatch.
+func TestPythonPackage(t *testing.T) {
+	t.Parallel()
+	testtool.Short(t)
+	py := "/usr/bin/python3" // Debian's, with python3-venv, -setuptools and -wheel (scripts/deps.d)
+	if _, err := os.Stat(py); err != nil {
+		py = testtool.Require(t, "python3")
+	}
+	venv := filepath.Join(t.TempDir(), "venv")
+	run(t, nil, "", py, "-m", "venv", "--system-site-packages", venv)
+	pip := filepath.Join(venv, "bin", "pip")
+	src, err := filepath.Abs("python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Build from a copy: setuptools writes build/ and *.egg-info next to
+	// the sources.
+	work := filepath.Join(t.TempDir(), "python")
+	run(t, nil, "", "cp", "-r", src, work)
+	run(t, []string{"PIP_NO_INDEX=1", "PIP_DISABLE_PIP_VERSION_CHECK=1"}, "", pip, "install", "--no-build-isolation", "--no-index", work)
+	out := run(t, nil, "", filepath.Join(venv, "bin", "python"), "-c", "import clockwatch_stepdown, os; print(os.path.dirname(clockwatch_stepdown.__file__))")
+	if !strings.HasPrefix(strings.TrimSpace(out), venv) {
+		t.Fatalf("clockwatch_stepdown imported from %s, not from the virtual environment", out)
+	}
+	if _, err := os.Stat(filepath.Join(strings.TrimSpace(out), "py.typed")); err != nil {
+		t.Errorf("the installed package is not marked typed: %v", err)
+	}
+
+	// Typed: the sources pass mypy --strict, and an application's code
+	// type-checks against the installed package (py.typed is honoured).
+	mypy := testtool.Require(t, "mypy")
+	run(t, nil, src, mypy, "--strict", "--no-incremental", "src")
+	app := filepath.Join(t.TempDir(), "app.py")
+	if err := os.WriteFile(app, []byte("import clockwatch_stepdown as cs\n\nev: cs.Event = cs.parse(b'{\"type\":\"hello\",\"state\":\"ok\"}')\nok: bool = ev.trusted\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "", mypy, "--strict", "--no-incremental", "--python-executable", filepath.Join(venv, "bin", "python"), app)
+
+	env := startClockwatch(t)
+	// The tests run from outside the source tree so that they import the
+	// installed package.
+	out = run(t, env, t.TempDir(), filepath.Join(venv, "bin", "python"), "-m", "unittest", "discover", "-v", "-s", filepath.Join(src, "tests"), "-t", filepath.Join(src, "tests"))
+	if strings.Contains(out, "skipped") {
+		t.Errorf("python tests skipped something:\n%s", out)
+	}
+	t.Log(out)
+}
+
+// TestJavaLibrary builds clients/java with its script (javac and jar, as
+// its users without Maven access would) and runs its JUnit-free tests,
+// README example included, against a real clockwatch.
+func TestJavaLibrary(t *testing.T) {
+	t.Parallel()
+	testtool.Short(t)
+	testtool.Require(t, "javac")
+	testtool.Require(t, "jar")
+	src, err := filepath.Abs("java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(startClockwatch(t), "BUILD_DIR="+filepath.Join(t.TempDir(), "build"))
+	out := run(t, env, src, filepath.Join(src, "build.sh"), "test")
+	if strings.Contains(out, "FAIL") || strings.Count(out, "\nok   ") < 5 {
+		t.Errorf("java tests:\n%s", out)
+	}
+	t.Log(out)
+}

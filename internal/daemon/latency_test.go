@@ -1,0 +1,177 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+)
+
+// offsetClocks are the real clocks with the wall clock moved by an offset
+// the benchmark changes: a step the detector sees in real MONOTONIC time,
+// without touching this machine's clock.
+type offsetClocks struct {
+	mu     sync.Mutex
+	offset int64
+}
+
+func (c *offsetClocks) ReadClocks(s *probe.Sample) error {
+	if err := (probe.SysClocks{}).ReadClocks(s); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	s.Real += c.offset
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *offsetClocks) step(d time.Duration) {
+	c.mu.Lock()
+	c.offset += int64(d)
+	c.mu.Unlock()
+}
+
+// BenchmarkMarkToSocket measures clockwatch's own part of the detection
+// latency on this machine, the part that holds on hardware (the VM figures
+// include TCG): from a clock-set mark's CLOCK_MONOTONIC to the step event on
+// the bus, and to a subscriber reading the stepdown message from the real
+// unix socket. Each iteration steps the wall clock the sampler reads by
+// ±250 ms and sends the mark the watcher would. It reports the p50 and p99
+// of both and the daemon's own histograms' means.
+//
+//	go test -run '^$' -bench MarkToSocket -benchtime=500x ./internal/daemon/
+func BenchmarkMarkToSocket(b *testing.B) {
+	var toBus, toSocket []time.Duration
+	m := runMarks(b, func(iter func()) {
+		for b.Loop() {
+			iter()
+		}
+	}, &toBus, &toSocket)
+	q := func(ds []time.Duration, f float64) float64 {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return float64(s[min(int(f*float64(len(s))), len(s)-1)].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(q(toBus, 0.5), "bus-p50-µs")
+	b.ReportMetric(q(toBus, 0.99), "bus-p99-µs")
+	b.ReportMetric(q(toSocket, 0.5), "read-p50-µs")
+	b.ReportMetric(q(toSocket, 0.99), "read-p99-µs")
+	if m.pubN > 0 {
+		b.ReportMetric(m.pubSum/float64(m.pubN)*1e6, "publish-metric-mean-µs")
+	}
+	if m.writeN > 0 {
+		b.ReportMetric(m.writeSum/float64(m.writeN)*1e6, "write-metric-mean-µs")
+	}
+}
+
+// TestMarkLatencyMetrics: each marked step counts once in both histograms.
+func TestMarkLatencyMetrics(t *testing.T) {
+	var toBus, toSocket []time.Duration
+	m := runMarks(t, func(iter func()) {
+		for range 3 {
+			iter()
+		}
+	}, &toBus, &toSocket)
+	if m.pubN != 3 || m.writeN != 3 {
+		t.Errorf("histogram counts: publish %d, write %d; want 3 each", m.pubN, m.writeN)
+	}
+	for i := range toSocket {
+		if toBus[i] <= 0 || toSocket[i] <= 0 {
+			t.Errorf("iteration %d: to bus %v, to socket %v; want both positive", i, toBus[i], toSocket[i])
+		}
+	}
+}
+
+// markMetrics are the daemon's own latency histograms after a run.
+type markMetrics struct {
+	pubN, writeN     uint64
+	pubSum, writeSum float64
+}
+
+// runMarks wires the sampler (fed marks by loop's iterations), the bus,
+// the journal and the stepdown server with one subscriber on its real
+// socket, and runs loop; each call of its iter argument steps the clock,
+// marks it, and waits for the event on the bus and the stepdown line.
+func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Duration) markMetrics {
+	dir := tb.TempDir()
+	cfg := step.DefaultConfig()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	clocks := &offsetClocks{}
+	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 64 << 20}, clocks, logger)
+	// The marks come from the benchmark, not from the kernel.
+	marks := make(chan probe.Mark, 1)
+	s.Sampler = step.NewSampler(cfg, clocks, marks, step.NewDetector(cfg, s.Journal.State()), logger,
+		func(e step.Event) { s.Collector.Record(e) }, s.Bus.Publish)
+	bus := s.Bus.Subscribe(16)
+	defer bus.Close()
+	scfg := server.DefaultConfig()
+	scfg.Socket = filepath.Join(dir, "stepdown.sock")
+	sd, err := NewStepdown(scfg, s, probe.SysTimex{}, nil, time.Hour, logger)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	for _, task := range append(s.Tasks()[1:], sd.Tasks()[:2]...) { // no kernel watcher, no chrony poll
+		g.Go(func() error { return task(gctx) })
+	}
+	defer func() {
+		cancel()
+		g.Wait()
+	}()
+	<-s.Ready()
+	conn, err := net.Dial("unix", scfg.Socket)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	if _, err := r.ReadString('\n'); err != nil { // hello
+		tb.Fatal(err)
+	}
+	sign := time.Duration(1)
+	loop(func() {
+		clocks.step(sign * 250 * time.Millisecond)
+		sign = -sign
+		mark := probe.MonotonicNow()
+		marks <- probe.Mark{Mono: mark}
+		e := <-bus.C()
+		*toBus = append(*toBus, time.Duration(probe.MonotonicNow()-mark))
+		if e.Type != step.TypeStep {
+			tb.Fatalf("event %+v, want a step", e)
+		}
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if strings.Contains(line, `"type":"stepdown"`) {
+				break
+			}
+		}
+		*toSocket = append(*toSocket, time.Duration(probe.MonotonicNow()-mark))
+	})
+	var m markMetrics
+	m.pubN, m.pubSum, _ = s.Sampler.Gauges().Published().Snapshot()
+	// The feed records the write after Step returns: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if m.writeN, m.writeSum, _ = sd.WriteDelay.h.Snapshot(); m.writeN >= uint64(len(*toSocket)) {
+			break
+		}
+	}
+	return m
+}

@@ -1,0 +1,21 @@
+// The files generated from the mixin, keyed by their path in the repository.
+// The generator (go run ./mixin/cmd/mixin) passes config, an object merged
+// into _config, as a top-level argument: {} for the shipped files, another
+// selector or thresholds for tests and for users who want files of their own.
+function(config={})
+  local mixin = (import 'mixin.libsonnet') + { _config+:: config };
+  local group(groups, name) = std.filter(function(g) g.name == name, groups)[0];
+  {
+    // One rule group, recording rules first: the alerts then read records
+    // of the same evaluation.
+    'alerts/clockwatch.rules.yml': {
+      groups: [{
+        name: 'clockwatch',
+        rules: group(mixin.prometheusRules.groups, 'clockwatch.rules').rules
+               + group(mixin.prometheusAlerts.groups, 'clockwatch').rules,
+      }],
+    },
+    // Opt-in: series under chrony_exporter's and node_exporter's names.
+    'alerts/clockwatch.migration.rules.yml': mixin.clockwatchMigrationRules,
+    'dashboards/clockwatch.json': mixin.grafanaDashboards['clockwatch.json'],
+  }
