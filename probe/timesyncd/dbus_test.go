@@ -271,8 +271,8 @@ func TestPollerAgainstRealBus(t *testing.T) {
 			t.Errorf("logs lack the departure:\n%s", logs.String())
 		}
 		p.Poll(ctx)
-		if n := strings.Count(logs.String(), "\n"); n != 1 {
-			t.Errorf("%d log lines for one departure, want 1:\n%s", n, logs.String())
+		if n := strings.Count(logs.String(), "\n"); n != 2 || !strings.Contains(logs.String(), "reading systemd-timesyncd over D-Bus") {
+			t.Errorf("%d log lines, want 2 (found once, left once):\n%s", n, logs.String())
 		}
 	})
 

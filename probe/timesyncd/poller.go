@@ -143,9 +143,9 @@ type Poller struct {
 
 	mu   sync.RWMutex
 	snap Snapshot
-	// logged is what the log last said: "" up or absent quietly, else the
-	// failure.
-	logged string
+	// logged is the failure the log last reported ("" none, or answering
+	// again since); quiet is the last one logged at debug level only.
+	logged, quiet string
 }
 
 // NewPoller returns a poller for the configured timesyncd.
@@ -193,6 +193,7 @@ func (p *Poller) Poll(ctx context.Context) {
 
 	p.mu.Lock()
 	s := p.snap
+	firstAnswer := err == nil && s.LastSuccess.IsZero()
 	s.Polls++
 	s.PollDuration = end.Sub(start)
 	s.Up, s.Err = err == nil, err
@@ -221,13 +222,15 @@ func (p *Poller) Poll(ctx context.Context) {
 	case err == nil && p.logged != "":
 		p.logger.Info("timesyncd answers again", "server", props.Server())
 		p.logged = ""
+	case firstAnswer:
+		p.logger.Info("reading systemd-timesyncd over D-Bus", "server", props.Server())
 	case err == nil:
 	case !s.Found:
 		// Never seen and not pinned: timesyncd may well not exist here, and
 		// a bus that is slow to answer does not change that.
-		if err.Error() != p.logged {
+		if err.Error() != p.quiet {
 			p.logger.Debug("no systemd-timesyncd on the system bus", "err", err)
-			p.logged = err.Error()
+			p.quiet = err.Error()
 		}
 	case err.Error() != p.logged:
 		if absent {
