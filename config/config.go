@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
@@ -43,6 +44,8 @@ type Config struct {
 	PTP ptp.Config `yaml:"ptp"`
 	// Timesyncd is systemd-timesyncd, read over D-Bus.
 	Timesyncd timesyncd.Config `yaml:"timesyncd"`
+	// ClockBound is the bounded-time segment applications read.
+	ClockBound clockbound.Config `yaml:"clockbound"`
 }
 
 // Clock configures the local clock sampling.
@@ -77,15 +80,16 @@ func Default() Config {
 	st := step.DefaultConfig()
 	st.Interval = 100 * time.Millisecond
 	return Config{
-		Step:      st,
-		Journal:   journal.DefaultConfig(),
-		Stepdown:  server.DefaultConfig(),
-		Chrony:    chrony.DefaultConfig(),
-		Ntpd:      ntpd.DefaultConfig(),
-		NTPProbes: sntp.DefaultConfig(),
-		PTP:       ptp.DefaultConfig(),
-		Timesyncd: timesyncd.DefaultConfig(),
-		Clock:     Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
+		Step:       st,
+		Journal:    journal.DefaultConfig(),
+		Stepdown:   server.DefaultConfig(),
+		Chrony:     chrony.DefaultConfig(),
+		Ntpd:       ntpd.DefaultConfig(),
+		NTPProbes:  sntp.DefaultConfig(),
+		PTP:        ptp.DefaultConfig(),
+		Timesyncd:  timesyncd.DefaultConfig(),
+		ClockBound: clockbound.DefaultConfig(),
+		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
 			OffsetWarning:      100 * time.Millisecond,
 			OffsetCritical:     500 * time.Millisecond,
@@ -130,7 +134,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.ClockBound} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

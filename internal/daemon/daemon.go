@@ -22,6 +22,7 @@ import (
 	"github.com/clockwatch/clockwatch/config"
 	"github.com/clockwatch/clockwatch/exporter"
 	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
@@ -137,13 +138,26 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
 		})
 	}
+	var cb *clockbound.Publisher
 	// A start that fails from here on (a port in use) gives the stepdown
-	// socket back: no socket file or lock file is left behind.
+	// socket and the clockbound segment's lock back: no socket file or lock
+	// file is left behind.
 	fail := func(err error) error {
 		if d.stepdown != nil {
 			d.stepdown.Close()
 		}
+		if cb != nil {
+			cb.Close()
+		}
 		return err
+	}
+	if cfg.ClockBound.Enabled {
+		var err error
+		if cb, err = NewClockBound(cfg.ClockBound, sources, d.stepdown, d.logger); err != nil {
+			return fail(err)
+		}
+		collectors = append(collectors, cb.Collector())
+		tasks = append(tasks, cb.Run)
 	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {

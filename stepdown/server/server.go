@@ -84,6 +84,7 @@ type Server struct {
 		at  time.Duration
 	}
 	closed bool
+	subs   map[chan policy.Event]struct{} // in-process subscribers (subscribe.go)
 
 	wg sync.WaitGroup
 }
@@ -359,6 +360,7 @@ func (s *Server) publishLocked(evs []policy.Event) {
 		s.met.events.WithLabelValues(e.Type, string(e.Reason), drill).Inc()
 		s.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "seq", s.seq, "epoch", e.Epoch, "drill", e.Drill, "detail", e.Detail, "subscribers", len(s.clients))
 		s.broadcastLocked(e.Type, msg.AppendLine(nil))
+		s.deliverLocked(e)
 	}
 }
 

@@ -272,6 +272,15 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"the binary carries the package version", eq("build_version", version)},
 		{"/run/clockwatch", eq("runtime_dir", "clockwatch:clockwatch:755")},
 		{"/var/lib/clockwatch", eq("state_dir", "clockwatch:clockwatch:750")},
+		{"/run/clockwatch/clockbound", eq("clockbound_dir", "clockwatch:clockwatch:755")},
+		{"the clockbound segment's owner and mode", eq("clockbound_file", "regular file:clockwatch:clockwatch:644")},
+		{"the clockbound segment is written from inside the sandbox", func() error {
+			if n, err := strconv.ParseFloat(facts["clockbound_writes"], 64); err != nil || n < 1 {
+				return fmt.Errorf("clockwatch_clockbound_writes_total %q, want at least 1", facts["clockbound_writes"])
+			}
+			return nil
+		}},
+		{"any user reads the segment (ClockBound's magic)", eq("clockbound_magic_as_nobody", "4e 5a 4d 41 00 02 42 43")},
 		{"exposure at most 2.0 under the real systemd", func() error {
 			e, err := strconv.ParseFloat(facts["exposure"], 64)
 			if err != nil || e > 2.0 {

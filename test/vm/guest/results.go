@@ -75,3 +75,21 @@ type StepdownMsg struct {
 	// Message is the line the server sent, as it sent it.
 	Message json.RawMessage `json:"message"`
 }
+
+// KindBoundStatus is a status change boundwatch saw in the bounded-time
+// segment.
+const KindBoundStatus = "bound_status"
+
+// BoundStatus is what boundwatch prints when the segment's status changes
+// (kind "bound_status").
+type BoundStatus struct {
+	// Status is the status a reader computes ("unknown", "synchronized",
+	// "free_running", "disrupted").
+	Status string `json:"status"`
+	// MonoNS is CLOCK_MONOTONIC right after the read that saw it.
+	MonoNS int64 `json:"mono_ns"`
+	// BoundNS is half the interval's width; Generation the seqlock
+	// generation read.
+	BoundNS    int64  `json:"bound_ns"`
+	Generation uint16 `json:"generation"`
+}

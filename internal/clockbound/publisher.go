@@ -1,0 +1,187 @@
+//go:build linux
+
+package clockbound
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/stepdown/policy"
+	"github.com/clockwatch/clockwatch/timesource"
+)
+
+// VoidAfter is how long after as_of readers may still use a segment, free
+// running, if it is never written again: ClockBound's daemon's 1000 s. Past
+// it they get "unknown".
+const VoidAfter = 1000 * time.Second
+
+// eventBuffer is how many announced events may wait for the publisher. It
+// reads the announcer's status at every write, so a missed event only
+// delays a write, it never makes the segment disagree with the socket.
+const eventBuffer = 16
+
+// Announcer is the stepdown announcement the segment follows
+// (*server.Server).
+type Announcer interface {
+	// Status is the state announced now.
+	Status() policy.Status
+	// Subscribe delivers every event announced from now on, without ever
+	// blocking the announcer; cancel ends the subscription.
+	Subscribe(buffer int) (events <-chan policy.Event, cancel func())
+}
+
+// Clock reads CLOCK_MONOTONIC_COARSE, the clock of as_of.
+type Clock interface {
+	MonotonicCoarse() (time.Duration, error)
+}
+
+// SysClock is the kernel's clock.
+type SysClock struct{}
+
+var _ Clock = SysClock{}
+
+// MonotonicCoarse reads CLOCK_MONOTONIC_COARSE.
+func (SysClock) MonotonicCoarse() (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC_COARSE, &ts); err != nil {
+		return 0, fmt.Errorf("reading CLOCK_MONOTONIC_COARSE: %w", err)
+	}
+	return time.Duration(ts.Nano()), nil
+}
+
+// Options are the publisher's inputs besides its configuration.
+type Options struct {
+	// Readings returns the latest reading of every time source; only the
+	// authoritative ones bound the clock.
+	Readings func() []timesource.Reading
+	// Announcer is the stepdown server; nil when stepdown is off (the
+	// status then follows the readings alone).
+	Announcer Announcer
+	// Clock reads as_of; nil is SysClock.
+	Clock Clock
+	// Now is the time the readings' LastSuccess is measured against; nil
+	// is time.Now (the monotonic reading does the measuring).
+	Now func() time.Time
+	// Logger receives status changes; nil discards them.
+	Logger *slog.Logger
+}
+
+// Publisher keeps the segment up to date. It is a task: Run it.
+type Publisher struct {
+	cfg  Config
+	seg  *Segment
+	opts Options
+	log  *slog.Logger
+	met  *metrics
+
+	mu   sync.Mutex
+	last Written
+}
+
+// Written is the publisher's last write, for metrics and tests.
+type Written struct {
+	Verdict
+	Record Record
+	// At is when it was written (wall clock); zero before the first.
+	At time.Time
+	// Writes counts writes since the start.
+	Writes uint64
+}
+
+// NewPublisher returns a publisher writing to seg (which it closes when Run
+// returns).
+func NewPublisher(cfg Config, seg *Segment, opts Options) *Publisher {
+	if opts.Readings == nil {
+		opts.Readings = func() []timesource.Reading { return nil }
+	}
+	if opts.Clock == nil {
+		opts.Clock = SysClock{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Publisher{cfg: cfg, seg: seg, opts: opts, log: opts.Logger.With("component", "clockbound")}
+	p.met = newMetrics(p)
+	return p
+}
+
+// Last returns the last write.
+func (p *Publisher) Last() Written {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
+}
+
+// Run writes the segment at once, then every interval and at every stepdown
+// event, until ctx is done. It fails only when the clock cannot be read.
+func (p *Publisher) Run(ctx context.Context) error {
+	defer p.seg.Close()
+	var events <-chan policy.Event
+	if p.opts.Announcer != nil {
+		ev, cancel := p.opts.Announcer.Subscribe(eventBuffer)
+		defer cancel()
+		events = ev
+	}
+	if err := p.Write(); err != nil {
+		return err
+	}
+	p.log.Info("clockbound segment written", "path", p.seg.Path(), "status", p.Last().Status, "why", p.Last().Why,
+		"max_drift_ppb", p.cfg.MaxDriftPPB)
+	tick := time.NewTicker(p.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+		}
+		if err := p.Write(); err != nil {
+			return err
+		}
+	}
+}
+
+// Write judges the clock now and writes the segment once.
+func (p *Publisher) Write() error {
+	// as_of first, the bound after: the bound is then computed for an
+	// instant at or after as_of, never smaller than the bound at as_of.
+	asOf, err := p.opts.Clock.MonotonicCoarse()
+	if err != nil {
+		return fmt.Errorf("clockbound segment: %w", err)
+	}
+	var ann *policy.Status
+	if p.opts.Announcer != nil {
+		st := p.opts.Announcer.Status()
+		ann = &st
+	}
+	now := p.opts.Now()
+	v := Judge(ann, p.opts.Readings(), now, p.cfg.MaxDriftPPB)
+	rec := Record{AsOf: asOf, VoidAfter: asOf + VoidAfter, Bound: v.Bound, MaxDriftPPB: p.cfg.MaxDriftPPB, Status: v.Status}
+	p.seg.Write(rec)
+	p.mu.Lock()
+	prev := p.last
+	p.last = Written{Verdict: v, Record: rec, At: now, Writes: prev.Writes + 1}
+	p.mu.Unlock()
+	if prev.Writes > 0 && (prev.Status != v.Status || prev.Why != v.Why) {
+		p.log.Info("clockbound status", "status", v.Status, "was", prev.Status, "why", v.Why, "was_why", prev.Why,
+			"bound", v.Bound, "from", v.Source)
+	}
+	return nil
+}
+
+// Close gives the segment back (unmaps it, releases its lock) when Run will
+// not run: a start that fails after the segment was created.
+func (p *Publisher) Close() error { return p.seg.Close() }

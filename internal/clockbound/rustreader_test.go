@@ -1,0 +1,97 @@
+package clockbound
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
+	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
+	"github.com/clockwatch/clockwatch/stepdown/server"
+	"github.com/clockwatch/clockwatch/timesource"
+)
+
+var cbreadLine = regexp.MustCompile(`^status=(\w+) width_ns=(\d+) `)
+
+// TestClockBoundRustReader reads clockwatch's segment with AWS ClockBound's
+// own reader, compiled from its source (clock-bound-shm's ShmReader and
+// ClockErrorBound::now) by scripts/clockbound-reader/build.sh. Opt-in: the
+// source is not on CI's machines, so the test runs when
+// CLOCKWATCH_CLOCKBOUND_READER names the built binary; TestClockBoundConformance
+// applies the same checks everywhere.
+func TestClockBoundRustReader(t *testing.T) {
+	bin := os.Getenv("CLOCKWATCH_CLOCKBOUND_READER")
+	if bin == "" {
+		t.Skip("CLOCKWATCH_CLOCKBOUND_READER is not set (scripts/clockbound-reader/build.sh builds ClockBound's reader)")
+	}
+	t.Parallel()
+	sd, _ := clockboundtest.Stepdown(t, 50*time.Millisecond)
+	path := filepath.Join(t.TempDir(), "shm0")
+	seg, err := Create(path, 0o644, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
+		Synchronized: true, ErrorBound: 2 * time.Millisecond, LastSuccess: time.Now()}
+	cfg := DefaultConfig()
+	p := NewPublisher(cfg, seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
+	read := func() (string, time.Duration) {
+		t.Helper()
+		out, err := exec.Command(bin, path).CombinedOutput()
+		m := cbreadLine.FindStringSubmatch(strings.TrimSpace(string(out)))
+		if err != nil || m == nil {
+			t.Fatalf("ClockBound's reader: %q, %v", out, err)
+		}
+		w, _ := strconv.ParseInt(m[2], 10, 64)
+		return m[1], time.Duration(w)
+	}
+	if out, err := exec.Command(bin, path).CombinedOutput(); err == nil || !strings.Contains(string(out), "SegmentNotInitialized") {
+		t.Errorf("before the first write ClockBound's reader says %q, %v; want SegmentNotInitialized", out, err)
+	}
+	for _, step := range []struct {
+		name   string
+		before func()
+		want   string
+	}{
+		{"synchronised", func() {}, "Synchronized"},
+		{"chrony lost", func() { reading.Up = false }, "FreeRunning"},
+		{"offset stepdown", func() { reading.Up = true; sd.Offset(5) }, "Unknown"},
+		{"resumed", func() {
+			for sd.Status().State != stepdown.StateOK {
+				sd.Offset(0)
+				time.Sleep(5 * time.Millisecond)
+			}
+		}, "Synchronized"},
+		{"drill of a step", func() {
+			if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonStep, Hold: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+		}, "Disrupted"},
+	} {
+		step.before()
+		if err := p.Write(); err != nil {
+			t.Fatal(err)
+		}
+		status, width := read()
+		if status != step.want || width < 4*time.Millisecond || width > 5*time.Millisecond {
+			t.Errorf("%s: ClockBound's reader says %s, width %v; want %s and 2 x (2 ms + drift)", step.name, status, width, step.want)
+		}
+	}
+	// A segment nobody rewrote for 6 s (clockwatch killed).
+	mono, err := SysClock{}.MonotonicCoarse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg.Write(Record{AsOf: mono - 6*time.Second, VoidAfter: mono + VoidAfter, Bound: 2 * time.Millisecond, MaxDriftPPB: 1_000_000,
+		Status: boundedtime.StatusSynchronized})
+	if status, width := read(); status != "FreeRunning" || width < 16*time.Millisecond || width > 17*time.Millisecond {
+		t.Errorf("stale segment: ClockBound's reader says %s, width %v; want FreeRunning, 2 x (2 ms + 6 s x 1000 ppm)", status, width)
+	}
+}

@@ -1,0 +1,92 @@
+package vm_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/test/vm"
+	"github.com/clockwatch/clockwatch/test/vm/guest"
+)
+
+const boundwatchPath = "/bin/boundwatch"
+
+// TestBoundedTimeSegmentOnRealStep is issue 13 on a real kernel: clockwatch
+// runs in the VM (no time source there, so the segment says "unknown"; the
+// kernel's unsynchronised clock does not hold a stepdown), the
+// clock is stepped by -3 s, and a reader of the segment (boundwatch, through
+// package stepdown/boundedtime) must see "disrupted", then "unknown" again
+// after the hold-down. It logs the time from the stepping call's return to
+// the reader seeing "disrupted", and to a subscriber of the stepdown socket
+// receiving the stepdown (docs/performance.md).
+func TestBoundedTimeSegmentOnRealStep(t *testing.T) {
+	// Not parallel: see doc.go.
+	step := vm.Step{Delta: -3 * time.Second, Method: "setoffset"}
+	script := fmt.Sprintf(`set -e
+trap '[ $? = 0 ] || { echo "log:"; tail -n 40 /tmp/clockwatch.log; cat /tmp/bound.jsonl; }' EXIT
+printf 'stepdown:\n  hold_down: 2s\n  triggers:\n    error_bound: {enabled: false}\n    unsynchronized: {enabled: false}\nclockbound:\n  interval: 100ms\n' >/tmp/clockwatch.yml
+clockwatch --config.file=/tmp/clockwatch.yml --web.listen-address=%[1]s >/tmp/clockwatch.log 2>&1 &
+daemon=$!
+boundwatch -out /tmp/bound.jsonl &
+sockwatch -out /tmp/stepdown.jsonl &
+cw_wait_count /tmp/stepdown.jsonl '"type":"hello"' 1 30
+cw_wait_count /tmp/bound.jsonl '"status":"unknown"' 1 30
+%[2]s -first 1 %[3]s:%[4]s
+cw_wait_count /tmp/bound.jsonl '"status":"disrupted"' 1 30
+cw_wait_count /tmp/bound.jsonl '"status":"unknown"' 2 30
+kill $daemon && wait $daemon || true
+`, listen, vm.ClockstepPath, step.Method, step.Delta)
+	res, err := vm.Run(t, vm.Options{
+		Files: map[string]string{
+			clockwatchPath:   vm.BuildGo(t, "github.com/clockwatch/clockwatch/cmd/clockwatch"),
+			vm.ClockstepPath: vm.BuildGo(t, "./clockstep"),
+			boundwatchPath:   vm.BuildGo(t, "./boundwatch"),
+			sockwatchPath:    vm.BuildGo(t, "./sockwatch"),
+		},
+		Script: script,
+		CPUs:   2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := vm.MadeSteps(res, []vm.Step{step})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := vm.Decode[guest.BoundStatus](res, guest.KindBoundStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	var disrupted int64
+	for _, s := range seen {
+		statuses = append(statuses, s.Status)
+		if s.Status == "disrupted" && disrupted == 0 {
+			disrupted = s.MonoNS
+		}
+	}
+	if fmt.Sprint(statuses) != "[unknown disrupted unknown]" {
+		t.Fatalf("the reader saw %v, want [unknown disrupted unknown]; console:\n%s", statuses, res.Console)
+	}
+	if disrupted <= made[0].CallStart {
+		t.Errorf("disrupted seen at %d ns, before the step's call started at %d ns", disrupted, made[0].CallStart)
+	}
+	msgs, err := vm.Decode[guest.StepdownMsg](res, guest.KindStepdownMsg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pushed int64
+	for _, m := range msgs {
+		var head struct{ Type, Reason string }
+		if json.Unmarshal(m.Message, &head) == nil && head.Type == "stepdown" && head.Reason == "step" {
+			pushed = m.ReceivedMonoNS
+			break
+		}
+	}
+	if pushed == 0 {
+		t.Fatalf("the socket's subscriber got no stepdown for the step; console:\n%s", res.Console)
+	}
+	t.Logf("step of %v: after the stepping call returned, the socket's subscriber had the stepdown in %v, the segment's reader saw disrupted in %v (boot %v, run %v)",
+		made[0].Applied, time.Duration(pushed-made[0].CallReturn), time.Duration(disrupted-made[0].CallReturn), res.Booted, res.Elapsed)
+}
