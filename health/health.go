@@ -227,6 +227,9 @@ func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, 
 		return
 	}
 	name := r.Source
+	if r.IsAbsent() {
+		return // looked for and not running here: nothing to say
+	}
 	if r.Err != nil {
 		add(Warning, "cannot read %s: %v", name, r.Err)
 	}

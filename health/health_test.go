@@ -159,3 +159,25 @@ func checkGolden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
 	}
 }
+
+// A source looked for and not running here (ptp4l, timesyncd on a host that
+// runs neither) raises nothing; one that was found and is lost does.
+func TestAbsentSourceRaisesNothing(t *testing.T) {
+	t.Parallel()
+	h := config.Default().Health
+	for _, tc := range []struct {
+		name string
+		r    timesource.Reading
+		want int
+	}{
+		{"absent", timesource.Reading{Source: "ptp4l", Err: timesource.Absent(errors.New("no /var/run/ptp4l"))}, 0},
+		{"lost", timesource.Reading{Source: "ptp4l", Found: true, Err: errors.New("no answer")}, 1},
+		{"never answered, not absent", timesource.Reading{Source: "chrony", Err: errors.New("permission denied")}, 1},
+	} {
+		f := Facts{}
+		f.AddSource(tc.r)
+		if got := Judge(f, h).Findings; len(got) != tc.want {
+			t.Errorf("%s: findings %v, want %d", tc.name, got, tc.want)
+		}
+	}
+}
