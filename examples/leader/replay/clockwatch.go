@@ -153,6 +153,9 @@ func BuildClockwatch(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "clockwatch")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/clockwatch")
 	cmd.Dir = root
+	// The main module builds with the repository's workspace (its Go
+	// client is a module of its own), whatever this module was run with.
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building clockwatch in %s: %w\n%s", root, err, out)
 	}
