@@ -2,6 +2,7 @@ package timesource
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -101,6 +102,13 @@ type Reading struct {
 	Leap Leap
 	// LastSuccess is when the last poll succeeded (zero: never).
 	LastSuccess time.Time
+	// Grandmaster is the identity of the grandmaster clock a PTP source
+	// follows (the last one other than itself, kept while the source has
+	// lost it); empty for sources without one. A change from one
+	// non-empty identity to another is a stepdown trigger: the time can
+	// move by the two grandmasters' difference. NTP sources leave it
+	// empty: their reference changes routinely and their offset shows it.
+	Grandmaster string
 	// Detail is a short human-readable state ("port UNCALIBRATED",
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string
@@ -130,6 +138,15 @@ type Note struct {
 type Line struct {
 	Label, Value string
 }
+
+// ErrAbsent is wrapped by the error of a source found by "auto" that
+// looked and found no daemon: absent, it raises nothing, in health as in the
+// policy. A pinned address that does not answer is an error like any other.
+var ErrAbsent = errors.New("absent")
+
+// Absent reports whether the source looked for its daemon and found none,
+// and never found it in this process.
+func (r Reading) Absent() bool { return !r.Found && errors.Is(r.Err, ErrAbsent) }
 
 // Pending reports whether the source has not been polled yet: no answer and
 // no failure. A policy waits for a source's first poll before judging.

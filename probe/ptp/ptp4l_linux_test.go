@@ -110,7 +110,7 @@ func TestPtp4l(t *testing.T) {
 	r := s.Reading()
 	want := timesource.Reading{Source: "ptp4l", Found: true, Up: true, HasData: true, Synchronized: false,
 		Offset: d.OffsetFromMaster, ErrorBound: d.OffsetFromMaster.Abs() + d.MeanPathDelay + 100*time.Nanosecond,
-		Leap: timesource.LeapUnsynchronized, LastSuccess: s.LastSuccess}
+		Leap: timesource.LeapUnsynchronized, LastSuccess: s.LastSuccess, Grandmaster: m.ClockIdentity}
 	r.Detail = ""
 	if r != want {
 		t.Errorf("slave's reading\n%+v, want\n%+v", r, want)
