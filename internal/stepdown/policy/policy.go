@@ -729,7 +729,7 @@ func (p *Policy) conditionText(c Condition, d time.Duration) string {
 		what = fmt.Sprintf("%s from %s", c.Reason, c.Source)
 	}
 	if d > 0 {
-		what += fmt.Sprintf(" for %s", d)
+		what += fmt.Sprintf(" for %s", d.Round(time.Millisecond))
 	}
 	return what
 }
