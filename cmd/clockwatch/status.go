@@ -10,13 +10,13 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
