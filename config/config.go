@@ -21,6 +21,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/step"
 )
 
@@ -42,6 +43,8 @@ type Config struct {
 	NTPProbes sntp.Config   `yaml:"ntp_probes"`
 	// PTP is linuxptp's ptp4l, read over its management socket.
 	PTP ptp.Config `yaml:"ptp"`
+	// Timesyncd is systemd-timesyncd, read over D-Bus.
+	Timesyncd timesyncd.Config `yaml:"timesyncd"`
 	// ClockBound is the bounded-time segment applications read.
 	ClockBound clockbound.Config `yaml:"clockbound"`
 }
@@ -107,6 +110,7 @@ func Default() Config {
 		Ntpd:       ntpd.DefaultConfig(),
 		NTPProbes:  sntp.DefaultConfig(),
 		PTP:        ptp.DefaultConfig(),
+		Timesyncd:  timesyncd.DefaultConfig(),
 		ClockBound: clockbound.DefaultConfig(),
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
@@ -157,7 +161,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.ClockBound} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.ClockBound} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

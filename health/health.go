@@ -223,10 +223,13 @@ func (f *Facts) AddSource(r timesource.Reading, lines ...timesource.Line) {
 // judgeSource judges one source's reading by its normalised fields and
 // notes. A fallback (the kernel) is judged from its richer Kernel facts.
 func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, ...any)) {
-	if r.Role == timesource.Fallback || r.Absent() {
+	if r.Role == timesource.Fallback {
 		return
 	}
 	name := r.Source
+	if r.IsAbsent() {
+		return // looked for and not running here: nothing to say
+	}
 	h = h.For(name)
 	if r.Err != nil {
 		add(Warning, "cannot read %s: %v", name, r.Err)

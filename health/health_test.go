@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -123,8 +122,8 @@ func TestJudge(t *testing.T) {
 			Grandmaster: "001122.fffe.334455", Detail: "port LISTENING, grandmaster itself class 255"})},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "ptp4l is not synchronised: port LISTENING, grandmaster itself class 255"}}}},
 		{"absent sources raise nothing", Facts{Kernel: &synced, Sources: set(
-			timesource.Reading{Source: "ptp4l", Err: fmt.Errorf("ptp4l is %w: no /var/run/ptp4l", timesource.ErrAbsent)},
-			timesource.Reading{Source: "ntpd", Err: fmt.Errorf("ntpd is %w: no mode 6 answer", timesource.ErrAbsent)})},
+			timesource.Reading{Source: "ptp4l", Err: timesource.Absent(errors.New("ptp4l is absent: no /var/run/ptp4l"))},
+			timesource.Reading{Source: "ntpd", Err: timesource.Absent(errors.New("ntpd is absent: no mode 6 answer"))})},
 			Verdict{Level: OK}},
 		{"probe errors are unknown", Facts{KernelErr: errors.New("adjtimex: operation not permitted")},
 			Verdict{Level: Unknown, Findings: []Finding{{Unknown, "cannot read the kernel's clock state: adjtimex: operation not permitted"}}}},
@@ -182,5 +181,27 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+	}
+}
+
+// A source looked for and not running here (ptp4l, timesyncd on a host that
+// runs neither) raises nothing; one that was found and is lost does.
+func TestAbsentSourceRaisesNothing(t *testing.T) {
+	t.Parallel()
+	h := config.Default().Health
+	for _, tc := range []struct {
+		name string
+		r    timesource.Reading
+		want int
+	}{
+		{"absent", timesource.Reading{Source: "ptp4l", Err: timesource.Absent(errors.New("no /var/run/ptp4l"))}, 0},
+		{"lost", timesource.Reading{Source: "ptp4l", Found: true, Err: errors.New("no answer")}, 1},
+		{"never answered, not absent", timesource.Reading{Source: "chrony", Err: errors.New("permission denied")}, 1},
+	} {
+		f := Facts{}
+		f.AddSource(tc.r)
+		if got := Judge(f, h).Findings; len(got) != tc.want {
+			t.Errorf("%s: findings %v, want %d", tc.name, got, tc.want)
+		}
 	}
 }

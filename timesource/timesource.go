@@ -139,14 +139,28 @@ type Line struct {
 	Label, Value string
 }
 
-// ErrAbsent is wrapped by the error of a source found by "auto" that
-// looked and found no daemon: absent, it raises nothing, in health as in the
-// policy. A pinned address that does not answer is an error like any other.
-var ErrAbsent = errors.New("absent")
+// ErrAbsent marks a source that was looked for and is not there (no socket,
+// nobody on the bus): a reading that was never Found and whose Err wraps
+// ErrAbsent is neither pending nor a failure, and the judges raise nothing
+// for it. Make such an error with Absent.
+var ErrAbsent = errors.New("time source absent")
 
-// Absent reports whether the source looked for its daemon and found none,
-// and never found it in this process.
-func (r Reading) Absent() bool { return !r.Found && errors.Is(r.Err, ErrAbsent) }
+// Absent marks err, why a source was not found, as ErrAbsent; its message
+// stays err's.
+func Absent(err error) error {
+	if err == nil {
+		return ErrAbsent
+	}
+	return absentError{err}
+}
+
+type absentError struct{ err error }
+
+func (e absentError) Error() string   { return e.err.Error() }
+func (e absentError) Unwrap() []error { return []error{e.err, ErrAbsent} }
+
+// IsAbsent reports whether r is of a source looked for and not there.
+func (r Reading) IsAbsent() bool { return !r.Found && errors.Is(r.Err, ErrAbsent) }
 
 // Pending reports whether the source has not been polled yet: no answer and
 // no failure. A policy waits for a source's first poll before judging.

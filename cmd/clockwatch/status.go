@@ -112,7 +112,7 @@ func pollNtpd(ctx context.Context, cfg ntpd.Config, f *health.Facts) {
 	p.Poll(ctx)
 	s := p.Snapshot()
 	r := p.Reading()
-	if r.Absent() {
+	if r.IsAbsent() {
 		return
 	}
 	if !s.HaveData {

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe/ptp"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 

@@ -24,9 +24,9 @@ import (
 	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // Options are the process settings the command line gives.
@@ -98,6 +98,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
 	sources.EnablePTP(cfg.PTP, d.logger)
+	sources.EnableTimesyncd(cfg.Timesyncd, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),

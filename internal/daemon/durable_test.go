@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 type syncedTimex struct{}

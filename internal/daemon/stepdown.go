@@ -10,10 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 

@@ -12,11 +12,11 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // monoClocks read the real CLOCK_MONOTONIC (the stepdown server's clock)

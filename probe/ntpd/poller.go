@@ -95,7 +95,7 @@ func (p *Poller) Poll(ctx context.Context) {
 	end := time.Now()
 	p.mu.Lock()
 	if err != nil && !p.snap.Found {
-		p.snap.Err = fmt.Errorf("ntpd is %w: no mode 6 answer on %s: %w", timesource.ErrAbsent, DefaultAddress, err)
+		p.snap.Err = timesource.Absent(fmt.Errorf("ntpd is absent: no mode 6 answer on %s: %w", DefaultAddress, err))
 		p.mu.Unlock()
 		return
 	}

@@ -42,7 +42,7 @@ func TestPoller(t *testing.T) {
 	if !strings.Contains(logs.String(), "ntpd answers again") {
 		t.Errorf("recovery not logged:\n%s", logs.String())
 	}
-	if r := p.Reading(); !r.Found || !r.Up || r.Absent() {
+	if r := p.Reading(); !r.Found || !r.Up || r.IsAbsent() {
 		t.Errorf("reading after ntpd answered: %+v", r)
 	}
 }
@@ -68,7 +68,7 @@ func TestPollerAuto(t *testing.T) {
 	p.Poll(context.Background())
 	s := p.Snapshot()
 	r := p.Reading()
-	if s.Found || s.Polls != 0 || s.Failures != 0 || !r.Absent() || r.Pending() || !strings.Contains(r.Err.Error(), "ntpd is absent: no mode 6 answer on 127.0.0.1:123") {
+	if s.Found || s.Polls != 0 || s.Failures != 0 || !r.IsAbsent() || r.Pending() || !strings.Contains(r.Err.Error(), "ntpd is absent: no mode 6 answer on 127.0.0.1:123") {
 		t.Errorf("auto without ntpd: %+v\nreading %+v: want absent, no polls counted", s, r)
 	}
 	if logs.Len() != 0 {
@@ -81,7 +81,7 @@ func TestPollerAuto(t *testing.T) {
 	}
 	down = true
 	p.Poll(context.Background())
-	if r = p.Reading(); !r.Found || r.Up || r.Absent() || p.Snapshot().Failures != 1 {
+	if r = p.Reading(); !r.Found || r.Up || r.IsAbsent() || p.Snapshot().Failures != 1 {
 		t.Errorf("found, then gone: %+v, want lost (found, down), not absent", r)
 	}
 }

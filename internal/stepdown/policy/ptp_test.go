@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func TestPTPTriggers(t *testing.T) {
 	st.Offset.Enabled = false
 	ptpOffsetOff.Triggers.Sources["ptp4l"] = st
 	const a, b = "001122.fffe.334455", "66778a.fffe.bbccdd"
-	absent := reading(0.2, timesource.Reading{Source: "ptp4l", Err: fmt.Errorf("ptp4l is %w: no /var/run/ptp4l", timesource.ErrAbsent)})
+	absent := reading(0.2, timesource.Reading{Source: "ptp4l", Err: timesource.Absent(errors.New("ptp4l is absent: no /var/run/ptp4l"))})
 	for _, tc := range []struct {
 		name       string
 		cfg        Config

@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // Announcement is one event as every transport announces it: the policy's

@@ -6,9 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func TestMetrics(t *testing.T) {

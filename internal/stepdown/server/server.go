@@ -16,8 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
