@@ -60,15 +60,22 @@ type SourceTriggers struct {
 // "ptp.triggers").
 func (t SourceTriggers) Validate(prefix string) error {
 	var errs []error
-	check := func(name string, enabled bool, d time.Duration, what string) {
-		if enabled && d <= 0 {
-			errs = append(errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
-		}
-	}
+	check := positive(&errs, prefix)
 	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
 	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
 	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
 	return errors.Join(errs...)
+}
+
+// positive returns a check that appends to errs, for a trigger name under
+// prefix that is enabled, an error when its duration (its "threshold" or
+// "grace") is not positive.
+func positive(errs *[]error, prefix string) func(name string, enabled bool, d time.Duration, what string) {
+	return func(name string, enabled bool, d time.Duration, what string) {
+		if enabled && d <= 0 {
+			*errs = append(*errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
+		}
+	}
 }
 
 // For returns the per-source triggers that judge source: its own from
@@ -119,11 +126,7 @@ func DefaultTriggers() Triggers {
 // path of the triggers, e.g. "stepdown.triggers").
 func (t Triggers) Validate(prefix string) error {
 	var errs []error
-	check := func(name string, enabled bool, d time.Duration, what string) {
-		if enabled && d <= 0 {
-			errs = append(errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
-		}
-	}
+	check := positive(&errs, prefix)
 	check("step", t.Step.Enabled, t.Step.Threshold, "threshold")
 	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
 	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")

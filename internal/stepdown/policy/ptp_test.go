@@ -146,16 +146,7 @@ func TestPTPTriggers(t *testing.T) {
 			if strings.HasPrefix(tc.name, "an absent") {
 				p.Await("clocks", "ptp4l")
 			}
-			var got []Event
-			for _, f := range tc.inputs {
-				got = append(got, f(p)...)
-			}
-			if diff := cmp.Diff(tc.want, brief(got)); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-			if st := p.Status().State; st != tc.wantState {
-				t.Errorf("final state %s, want %s", st, tc.wantState)
-			}
+			got := feed(t, p, tc.inputs, tc.want, tc.wantState)
 			if tc.wantDetail != "" && len(got) > 0 {
 				if last := got[len(got)-1]; !strings.Contains(last.Detail, tc.wantDetail) || (last.Type == stepdown.TypeStepdown && last.Source == "") {
 					t.Errorf("last event %+v: want a source and %q in its detail", last, tc.wantDetail)
