@@ -235,9 +235,10 @@ sed 's/^/CW-PTP4L-SLAVE /' /tmp/ptp4l-slave.log
 		if !ok {
 			continue
 		}
-		if strings.HasPrefix(w, "stepdown ") || strings.HasPrefix(w, "resume ") {
-			t.Logf("watch: %s", w)
+		if _, msg, ok := strings.Cut(w, " "); ok { // after watch's RFC 3339 time
+			w = msg
 		}
+		t.Logf("watch: %s", w)
 		if strings.HasPrefix(w, "stepdown ") && strings.Contains(w, "reason=unsynchronized source=ptp4l") && strings.Contains(w, "port LISTENING") {
 			ptpStepdown = true
 		}
