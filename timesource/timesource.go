@@ -102,6 +102,13 @@ type Reading struct {
 	Leap Leap
 	// LastSuccess is when the last poll succeeded (zero: never).
 	LastSuccess time.Time
+	// Grandmaster is the identity of the grandmaster clock a PTP source
+	// follows (the last one other than itself, kept while the source has
+	// lost it); empty for sources without one. A change from one
+	// non-empty identity to another is a stepdown trigger: the time can
+	// move by the two grandmasters' difference. NTP sources leave it
+	// empty: their reference changes routinely and their offset shows it.
+	Grandmaster string
 	// Detail is a short human-readable state ("port UNCALIBRATED",
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string

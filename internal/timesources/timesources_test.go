@@ -28,12 +28,16 @@ func TestSources(t *testing.T) {
 	c.Address = t.TempDir() + "/no-chronyd.sock"
 	c.ConfPath = ""
 	n := ntpd.DefaultConfig()
+	if !n.Enabled || n.Address != ntpd.AddressAuto {
+		t.Errorf("ntpd's default %+v: want enabled, auto", n)
+	}
+	n.Enabled = false // an ntpd on this host's 127.0.0.1:123 must not change what the test sees
 	p := sntp.DefaultConfig()
 	p.Servers = []string{srv.Addr().String()}
 	p.SampleSpacing, p.Samples = 0, 2
 	s := New(c, n, p, slog.New(slog.DiscardHandler))
 	if s.Chrony == nil || s.ChronyServer == nil || s.Ntpd != nil || s.NTPProbes == nil {
-		t.Fatalf("sources %+v: want chrony (with its server side) and the probes, not ntpd (off by default)", s)
+		t.Fatalf("sources %+v: want chrony (with its server side) and the probes, not ntpd (turned off)", s)
 	}
 	pc := ptp.DefaultConfig()
 	pc.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down

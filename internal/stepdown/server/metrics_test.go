@@ -39,6 +39,8 @@ clockwatch_stepdown_epoch 5
 # TYPE clockwatch_stepdown_events_total counter
 clockwatch_stepdown_events_total{drill="false",reason="error_bound",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="error_bound",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="grandmaster_changed",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="grandmaster_changed",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="offset",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="offset",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="probe_lost",type="resume"} 0
