@@ -16,6 +16,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/ptp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/step"
 )
 
@@ -37,6 +38,9 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			pollNtpd(ctx, cfg.Ntpd, &f)
 		}
 		if r, lines, ok := ptp.StatusOnce(ctx, cfg.PTP, time.Now()); ok {
+			f.AddSource(r, lines...)
+		}
+		if r, lines, ok := timesyncd.StatusOnce(ctx, cfg.Timesyncd, time.Now()); ok {
 			f.AddSource(r, lines...)
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())

@@ -4,26 +4,37 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
-// StatusLines are timesyncd's lines for `clockwatch status`, aligned like
-// health.Write's ("Label          : value"). An absent timesyncd that is not
-// pinned has none: absent raises nothing.
+// StatusLines are Lines as health.Write prints them ("Label          :
+// value").
 func StatusLines(s Snapshot, now time.Time) []string {
+	var out []string
+	for _, l := range Lines(s, now) {
+		out = append(out, fmt.Sprintf("%-15s: %s", l.Label, l.Value))
+	}
+	return out
+}
+
+// Lines are timesyncd's lines for `clockwatch status`. An absent timesyncd
+// that is not pinned has none: absent raises nothing.
+func Lines(s Snapshot, now time.Time) []timesource.Line {
 	if s.Polls == 0 || (s.Absent() && !s.Found) {
 		return nil
 	}
-	line := func(label, format string, args ...any) string {
-		return fmt.Sprintf("%-15s: ", label) + fmt.Sprintf(format, args...)
+	line := func(label, format string, args ...any) timesource.Line {
+		return timesource.Line{Label: label, Value: fmt.Sprintf(format, args...)}
 	}
 	if !s.Up && !s.HaveData {
-		return []string{line("timesyncd", "%v", s.Err)}
+		return []timesource.Line{line("timesyncd", "%v", s.Err)}
 	}
 	sync := "no"
 	if s.Synchronized(now) {
 		sync = "yes"
 	}
-	out := []string{line("timesyncd", "%s; synchronised: %s", s.Detail(now), sync)}
+	out := []timesource.Line{line("timesyncd", "%s; synchronised: %s", s.Detail(now), sync)}
 	if !s.Up {
 		out = append(out, line("  read error", "%v (figures from %s ago)", s.Err, now.Sub(s.LastSuccess).Round(time.Second)))
 	}
@@ -58,11 +69,14 @@ func PollOnce(ctx context.Context, cfg Config) Snapshot {
 	return p.Snapshot()
 }
 
-// StatusOnce reads timesyncd once and returns its status lines, the shape
-// of ptp.StatusOnce, for `clockwatch status`.
-func StatusOnce(ctx context.Context, cfg Config, now time.Time) []string {
+// StatusOnce reads timesyncd once and returns its reading and status
+// lines, the shape of ptp.StatusOnce, for `clockwatch status`; ok is false
+// when it is off, or absent and not pinned (nothing to say).
+func StatusOnce(ctx context.Context, cfg Config, now time.Time) (r timesource.Reading, lines []timesource.Line, ok bool) {
 	if !cfg.Enabled() {
-		return nil
+		return r, nil, false
 	}
-	return StatusLines(PollOnce(ctx, cfg), now)
+	s := PollOnce(ctx, cfg)
+	lines = Lines(s, now)
+	return s.Reading(now), lines, len(lines) > 0
 }

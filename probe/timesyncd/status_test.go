@@ -74,11 +74,11 @@ func TestStatusOnceWithoutTimesyncd(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Address = "unix:path=" + t.TempDir() + "/no-bus"
-	if got := StatusOnce(context.Background(), cfg, time.Now()); got != nil {
-		t.Errorf("StatusOnce without timesyncd = %q, want no lines", got)
+	if _, got, ok := StatusOnce(context.Background(), cfg, time.Now()); ok || got != nil {
+		t.Errorf("StatusOnce without timesyncd = %q, %v, want no lines", got, ok)
 	}
 	cfg.Mode = ModeOn
-	if got := StatusOnce(context.Background(), cfg, time.Now()); len(got) != 1 || !strings.Contains(got[0], "no system bus at") {
+	if r, got, ok := StatusOnce(context.Background(), cfg, time.Now()); !ok || len(got) != 1 || !strings.Contains(got[0].Value, "no system bus at") || r.IsAbsent() {
 		t.Errorf("StatusOnce pinned without a bus = %q, want one line saying so", got)
 	}
 }
