@@ -64,6 +64,10 @@ func StartDaemon(ctx context.Context, bin, dir, node string, log *slog.Logger) (
 		return nil, fmt.Errorf("clockwatch config: %w", err)
 	}
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--web.listen-address=127.0.0.1:0")
+	// Everything a daemon keeps at run time (its bounded-time segment too)
+	// under its own directory: never the machine's /run/clockwatch, and
+	// not shared by the nodes.
+	cmd.Env = append(os.Environ(), "RUNTIME_DIRECTORY="+nd, "STATE_DIRECTORY="+filepath.Join(nd, "state"))
 	p, err := start(cmd, filepath.Join(nd, "clockwatch.log"))
 	if err != nil {
 		return nil, err
