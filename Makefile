@@ -71,7 +71,7 @@ vet:
 package:
 	GO=$(GO) ./scripts/package.sh
 
-## test-systemd-vm: install the .deb in a Debian VM booted with systemd (opt-in, ~4 min; test/systemdvm).
+## test-systemd-vm: install the .deb in a Debian VM booted with systemd, then systemd-timesyncd (opt-in, ~6 min + ~1 min for the root once; test/systemdvm).
 test-systemd-vm: test-deps
 	CLOCKWATCH_SYSTEMD_VM_TEST=1 $(GO) test -count=1 -timeout 20m -v ./test/systemdvm
 

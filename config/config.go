@@ -14,13 +14,15 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // Config is everything clockwatch's behaviour depends on.
@@ -41,6 +43,8 @@ type Config struct {
 	NTPProbes sntp.Config   `yaml:"ntp_probes"`
 	// PTP is linuxptp's ptp4l, read over its management socket.
 	PTP ptp.Config `yaml:"ptp"`
+	// Timesyncd is systemd-timesyncd, read over D-Bus.
+	Timesyncd timesyncd.Config `yaml:"timesyncd"`
 	// ClockBound is the bounded-time segment applications read.
 	ClockBound clockbound.Config `yaml:"clockbound"`
 }
@@ -69,6 +73,28 @@ type Health struct {
 	// the kernel's maxerror, or chrony's |offset| + dispersion + delay/2.
 	ErrorBoundWarning  time.Duration `yaml:"error_bound_warning"`
 	ErrorBoundCritical time.Duration `yaml:"error_bound_critical"`
+	// Sources replaces the thresholds above for the named sources (ptp4l
+	// runs at microseconds). It is not read from the health section:
+	// each source's own section sets it (ptp.health), copied here by
+	// Default and Parse.
+	Sources map[string]Health `yaml:"-"`
+}
+
+// For returns the thresholds that judge source.
+func (h Health) For(source string) Health {
+	if t, ok := h.Sources[source]; ok {
+		return t
+	}
+	return h
+}
+
+// perSource copies the sources' own thresholds and triggers (ptp.health,
+// ptp.triggers) to where health and the stepdown policy look them up.
+func (c *Config) perSource() {
+	p := c.PTP.Health
+	c.Health.Sources = map[string]Health{ptp.SourceName: {OffsetWarning: p.OffsetWarning, OffsetCritical: p.OffsetCritical,
+		ErrorBoundWarning: p.ErrorBoundWarning, ErrorBoundCritical: p.ErrorBoundCritical}}
+	c.Stepdown.Triggers.Sources = map[string]policy.SourceTriggers{ptp.SourceName: c.PTP.Triggers}
 }
 
 // Default returns the configuration clockwatch runs with when no file is
@@ -76,7 +102,7 @@ type Health struct {
 func Default() Config {
 	st := step.DefaultConfig()
 	st.Interval = 100 * time.Millisecond
-	return Config{
+	c := Config{
 		Step:       st,
 		Journal:    journal.DefaultConfig(),
 		Stepdown:   server.DefaultConfig(),
@@ -84,6 +110,7 @@ func Default() Config {
 		Ntpd:       ntpd.DefaultConfig(),
 		NTPProbes:  sntp.DefaultConfig(),
 		PTP:        ptp.DefaultConfig(),
+		Timesyncd:  timesyncd.DefaultConfig(),
 		ClockBound: clockbound.DefaultConfig(),
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
@@ -93,6 +120,8 @@ func Default() Config {
 			ErrorBoundCritical: time.Second,
 		},
 	}
+	c.perSource()
+	return c
 }
 
 // Validate checks every field. Each problem is reported as "key.path: what
@@ -127,10 +156,12 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, triggerBounds(reflect.ValueOf(c.Stepdown.Triggers), "stepdown.triggers")...)
+	errs = append(errs, triggerBounds(reflect.ValueOf(c.PTP.Triggers), "ptp.triggers")...)
+	errs = append(errs, triggerBounds(reflect.ValueOf(c.PTP.Health), "ptp.health")...)
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.ClockBound} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.ClockBound} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}
@@ -231,6 +262,7 @@ func Parse(data []byte, name string) (*Config, error) {
 	}
 	c.Step.Interval = c.Clock.SampleInterval
 	c.Step.IdleInterval = c.Clock.IdleSampleInterval
+	c.perSource()
 	if err := c.Validate(); err != nil {
 		var root yaml.Node
 		_ = yaml.Unmarshal(data, &root) // it decoded above, so it parses

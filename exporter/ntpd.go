@@ -99,6 +99,12 @@ func NewNtpdProbe(src NtpdSnapshotter) *NtpdProbe {
 // Name implements Probe.
 func (p *NtpdProbe) Name() string { return "ntpd" }
 
+// Absent implements Absenter: an ntpd that "auto" has not found exports
+// nothing.
+func (p *NtpdProbe) Absent() bool { return !p.src.Snapshot().Found }
+
+var _ Absenter = (*NtpdProbe)(nil)
+
 // Describe implements Probe.
 func (p *NtpdProbe) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.polls, p.failures, p.age, p.info, p.stratum, p.leap, p.synced, p.offset,

@@ -25,6 +25,14 @@ type Probe interface {
 	Update(ch chan<- prometheus.Metric) error
 }
 
+// Absenter is implemented by a probe that can be absent: a daemon found by
+// "auto" that is not there (ntpd). While Absent, the Scraper exports
+// nothing for it, not even clockwatch_<name>_up 0: an absent source
+// raises nothing.
+type Absenter interface {
+	Absent() bool
+}
+
 // Scraper runs probes on every scrape and reports for each whether it
 // worked (clockwatch_<name>_up and clockwatch_scrape_collector_success) and
 // how long it took.
@@ -72,6 +80,9 @@ func (s *Scraper) Describe(ch chan<- *prometheus.Desc) {
 func (s *Scraper) Collect(ch chan<- prometheus.Metric) {
 	b := newMetricBatch(3 * len(s.probes))
 	for i, p := range s.probes {
+		if a, ok := p.(Absenter); ok && a.Absent() {
+			continue
+		}
 		start := time.Now()
 		err := p.Update(ch)
 		ok := 1.0

@@ -227,14 +227,31 @@ func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, 
 		return
 	}
 	name := r.Source
+	if r.IsAbsent() {
+		return // looked for and not running here: nothing to say
+	}
+	h = h.For(name)
 	if r.Err != nil {
 		add(Warning, "cannot read %s: %v", name, r.Err)
 	}
-	if !r.Up || !r.HasData {
+	if !r.Up {
+		return
+	}
+	if !r.HasData {
+		// It answers without a time solution: ptp4l with its port
+		// LISTENING (no master) or FAULTY.
+		if r.Detail != "" {
+			add(Warning, "%s is not synchronised: %s", name, r.Detail)
+		} else {
+			add(Warning, "%s answers but has no time solution", name)
+		}
 		return
 	}
 	unsynced := !r.Synchronized || r.Leap == timesource.LeapUnsynchronized
 	switch {
+	case unsynced && r.Grandmaster != "":
+		// PTP: the port state says why (UNCALIBRATED, LISTENING, ...).
+		add(Warning, "%s is not synchronised: %s", name, r.Detail)
 	case unsynced:
 		add(Warning, "%s is not synchronised to any source", name)
 	case r.Leap != timesource.LeapNone:
@@ -249,8 +266,16 @@ func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, 
 	switch b := r.ErrorBound; {
 	case unsynced: // the bound of no solution means nothing
 	case b >= h.ErrorBoundCritical:
-		add(Critical, "%s's error bound (|offset| + dispersion + delay/2) is %v, above %v", name, b, h.ErrorBoundCritical)
+		add(Critical, "%s's error bound (%s) is %v, above %v", name, boundText(r), b, h.ErrorBoundCritical)
 	case b >= h.ErrorBoundWarning:
-		add(Warning, "%s's error bound (|offset| + dispersion + delay/2) is %v, above %v", name, b, h.ErrorBoundWarning)
+		add(Warning, "%s's error bound (%s) is %v, above %v", name, boundText(r), b, h.ErrorBoundWarning)
 	}
+}
+
+// boundText says what a source's error bound adds up.
+func boundText(r timesource.Reading) string {
+	if r.Grandmaster != "" {
+		return "|offset| + mean path delay + the grandmaster's accuracy"
+	}
+	return "|offset| + dispersion + delay/2"
 }

@@ -32,6 +32,13 @@ func chronyR(offset, bound float64, synced bool) timesource.Reading {
 		Offset: time.Duration(offset * 1e9), ErrorBound: time.Duration(bound * 1e9)}
 }
 
+// ptp4lR is a reading of ptp4l following a grandmaster, its port in state.
+func ptp4lR(state string, offset, bound time.Duration) timesource.Reading {
+	return timesource.Reading{Source: "ptp4l", Found: true, Up: true, HasData: true, Synchronized: state == "SLAVE",
+		Offset: offset, ErrorBound: bound, Grandmaster: "001122.fffe.334455",
+		Detail: "port " + state + ", grandmaster 001122.fffe.334455 class 6, 1 step, software timestamps"}
+}
+
 func TestJudge(t *testing.T) {
 	t.Parallel()
 	h := config.Default().Health
@@ -101,6 +108,23 @@ func TestJudge(t *testing.T) {
 				{Warning, "makestep 1 -1 lets chronyd step at any time."},
 				{Warning, "the wall clock stepped by -12.400000s 1m30s ago"},
 			}}},
+		{"ptp4l judged by its own microsecond thresholds (ptp.health)", Facts{Kernel: &synced, Sources: set(chronyR(0.00005, 0.0032, true),
+			ptp4lR("SLAVE", 50*time.Microsecond, 2*time.Millisecond))},
+			Verdict{Level: Critical, Findings: []Finding{
+				{Critical, "ptp4l's error bound (|offset| + mean path delay + the grandmaster's accuracy) is 2ms, above 1ms"},
+				{Warning, "ptp4l estimates this clock is off by 50µs, above 10µs"},
+			}}},
+		{"ptp4l UNCALIBRATED: the port state says why", Facts{Kernel: &synced, Sources: set(ptp4lR("UNCALIBRATED", 3*time.Microsecond, 8*time.Microsecond))},
+			Verdict{Level: Warning, Findings: []Finding{
+				{Warning, "ptp4l is not synchronised: port UNCALIBRATED, grandmaster 001122.fffe.334455 class 6, 1 step, software timestamps"},
+			}}},
+		{"ptp4l LISTENING: no master, no solution", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "ptp4l", Found: true, Up: true,
+			Grandmaster: "001122.fffe.334455", Detail: "port LISTENING, grandmaster itself class 255"})},
+			Verdict{Level: Warning, Findings: []Finding{{Warning, "ptp4l is not synchronised: port LISTENING, grandmaster itself class 255"}}}},
+		{"absent sources raise nothing", Facts{Kernel: &synced, Sources: set(
+			timesource.Reading{Source: "ptp4l", Err: timesource.Absent(errors.New("ptp4l is absent: no /var/run/ptp4l"))},
+			timesource.Reading{Source: "ntpd", Err: timesource.Absent(errors.New("ntpd is absent: no mode 6 answer"))})},
+			Verdict{Level: OK}},
 		{"probe errors are unknown", Facts{KernelErr: errors.New("adjtimex: operation not permitted")},
 			Verdict{Level: Unknown, Findings: []Finding{{Unknown, "cannot read the kernel's clock state: adjtimex: operation not permitted"}}}},
 	}
@@ -157,5 +181,27 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+	}
+}
+
+// A source looked for and not running here (ptp4l, timesyncd on a host that
+// runs neither) raises nothing; one that was found and is lost does.
+func TestAbsentSourceRaisesNothing(t *testing.T) {
+	t.Parallel()
+	h := config.Default().Health
+	for _, tc := range []struct {
+		name string
+		r    timesource.Reading
+		want int
+	}{
+		{"absent", timesource.Reading{Source: "ptp4l", Err: timesource.Absent(errors.New("no /var/run/ptp4l"))}, 0},
+		{"lost", timesource.Reading{Source: "ptp4l", Found: true, Err: errors.New("no answer")}, 1},
+		{"never answered, not absent", timesource.Reading{Source: "chrony", Err: errors.New("permission denied")}, 1},
+	} {
+		f := Facts{}
+		f.AddSource(tc.r)
+		if got := Judge(f, h).Findings; len(got) != tc.want {
+			t.Errorf("%s: findings %v, want %d", tc.name, got, tc.want)
+		}
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/probe"
 )
 
 // NobodyDisciplines reports whether nobody keeps this clock: no time daemon

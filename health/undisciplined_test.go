@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/health"
-	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/probe"
 )
 
 func TestNobodyDisciplines(t *testing.T) {

@@ -25,6 +25,11 @@
     stepForwardCriticalSeconds: 0.5,  // smaller forward steps are leap-like noise
     errorBoundWarningSeconds: 0.25,
     frequencyCorrectionWarningPPM: 100,
+    // ptp4l holds microseconds: its own limits, as ptp.health and
+    // ptp.triggers judge it (an offset over the 100 µs trigger, an error
+    // bound over the 1 ms one).
+    ptpOffsetWarningSeconds: 100e-6,
+    ptpErrorBoundWarningSeconds: 1e-3,
 
     // The severity of the pages; warnings and info keep theirs.
     criticalSeverity: 'critical',

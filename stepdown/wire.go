@@ -62,6 +62,10 @@ const (
 	// stood still meanwhile, so a lease timed with it may have expired
 	// unnoticed.
 	ReasonSuspend Reason = "suspend"
+	// ReasonGrandmasterChanged: a PTP source follows a grandmaster other
+	// than the one it followed before: the time can move by the two
+	// grandmasters' difference, which no offset shows at the change.
+	ReasonGrandmasterChanged Reason = "grandmaster_changed"
 	// ReasonDrill: an operator asked for a drill; nothing is wrong.
 	ReasonDrill Reason = "drill"
 	// ReasonStarting: clockwatch has just started and has no reading yet.
@@ -72,7 +76,7 @@ const (
 // protocol documents them: the one list the server's metrics, its drill
 // validation and `clockwatch drill` use.
 func TriggerReasons() []Reason {
-	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend}
+	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend, ReasonGrandmasterChanged}
 }
 
 // DrillReasons are the reasons a drill may carry: drill itself and every

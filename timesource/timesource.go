@@ -2,6 +2,7 @@ package timesource
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -101,6 +102,13 @@ type Reading struct {
 	Leap Leap
 	// LastSuccess is when the last poll succeeded (zero: never).
 	LastSuccess time.Time
+	// Grandmaster is the identity of the grandmaster clock a PTP source
+	// follows (the last one other than itself, kept while the source has
+	// lost it); empty for sources without one. A change from one
+	// non-empty identity to another is a stepdown trigger: the time can
+	// move by the two grandmasters' difference. NTP sources leave it
+	// empty: their reference changes routinely and their offset shows it.
+	Grandmaster string
 	// Detail is a short human-readable state ("port UNCALIBRATED",
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string
@@ -130,6 +138,29 @@ type Note struct {
 type Line struct {
 	Label, Value string
 }
+
+// ErrAbsent marks a source that was looked for and is not there (no socket,
+// nobody on the bus): a reading that was never Found and whose Err wraps
+// ErrAbsent is neither pending nor a failure, and the judges raise nothing
+// for it. Make such an error with Absent.
+var ErrAbsent = errors.New("time source absent")
+
+// Absent marks err, why a source was not found, as ErrAbsent; its message
+// stays err's.
+func Absent(err error) error {
+	if err == nil {
+		return ErrAbsent
+	}
+	return absentError{err}
+}
+
+type absentError struct{ err error }
+
+func (e absentError) Error() string   { return e.err.Error() }
+func (e absentError) Unwrap() []error { return []error{e.err, ErrAbsent} }
+
+// IsAbsent reports whether r is of a source looked for and not there.
+func (r Reading) IsAbsent() bool { return !r.Found && errors.Is(r.Err, ErrAbsent) }
 
 // Pending reports whether the source has not been polled yet: no answer and
 // no failure. A policy waits for a source's first poll before judging.

@@ -2,16 +2,26 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestCollectorSwitches runs the daemon with --no-collector.chrony over a
-// file that enables chrony, and with --collector.ntpd over one that does
-// not enable ntpd: the switches win over the file.
+// file that enables chrony, and with --collector.ntpd over one that turns
+// ntpd off (pinned to a loopback port nobody serves, so that it exports
+// clockwatch_ntpd_up 0 rather than nothing, as "auto" would): the switches
+// win over the file.
 func TestCollectorSwitches(t *testing.T) {
 	t.Parallel()
-	p := startDaemon(t, noChronyConfig(t), "--no-collector.chrony", "--collector.ntpd")
+	dir := t.TempDir()
+	f := filepath.Join(dir, "clockwatch.yml")
+	conf := "chrony:\n  address: " + filepath.Join(dir, "no-chronyd.sock") + "\n  conf_path: \"\"\nptp:\n  enabled: false\nntpd:\n  enabled: false\n  address: 127.0.0.1:1\n"
+	if err := os.WriteFile(f, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, "--config.file="+f, "--no-collector.chrony", "--collector.ntpd")
 	p.waitMetric(t, "clockwatch_ntpd_up", func(string) bool { return true })
 	_, body := p.get(t, "/metrics")
 	if strings.Contains(body, "\nclockwatch_chrony_") {

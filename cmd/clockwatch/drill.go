@@ -6,8 +6,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func addDrillCommand(app *kingpin.Application, c *cli) subcommand {

@@ -192,15 +192,16 @@ func mask(body string) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
-// noChronyConfig points the chrony poller at a socket that does not exist
-// and the audit at a fixture, so the golden output is the same whether or
-// not chrony is installed or running here (and ptp4l off, whether or not
-// this host runs one).
+// noChronyConfig points the chrony poller at a socket that does not exist,
+// the audit at a fixture and timesyncd at a bus that does not exist, so the
+// golden output is the same whether or not chrony or timesyncd run here (and
+// ptp4l off, whether or not this host runs one).
 func noChronyConfig(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "clockwatch.yml")
-	conf := "chrony:\n  address: " + filepath.Join(dir, "no-chronyd.sock") + "\n  conf_path: testdata/chrony.conf\nptp:\n  enabled: false\n"
+	conf := "chrony:\n  address: " + filepath.Join(dir, "no-chronyd.sock") + "\n  conf_path: testdata/chrony.conf\nptp:\n  enabled: false\n" +
+		"timesyncd:\n  address: unix:path=" + filepath.Join(dir, "no-system-bus") + "\n"
 	if err := os.WriteFile(f, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

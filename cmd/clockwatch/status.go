@@ -10,12 +10,14 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/probe/chrony"
 	"github.com/clockwatch/clockwatch/probe/ntpd"
+	"github.com/clockwatch/clockwatch/probe/ptp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
@@ -34,6 +36,12 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		if cfg.Ntpd.Enabled {
 			pollNtpd(ctx, cfg.Ntpd, &f)
+		}
+		if r, lines, ok := ptp.StatusOnce(ctx, cfg.PTP, time.Now()); ok {
+			f.AddSource(r, lines...)
+		}
+		if r, lines, ok := timesyncd.StatusOnce(ctx, cfg.Timesyncd, time.Now()); ok {
+			f.AddSource(r, lines...)
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
@@ -98,16 +106,24 @@ func pollChrony(ctx context.Context, cfg chrony.Config, f *health.Facts) {
 	f.AddSource(r, d.StatusLines()...)
 }
 
-// pollNtpd asks ntpd once, as the daemon's poller would.
+// pollNtpd asks ntpd once, as the daemon's poller would: under "auto" an
+// ntpd that does not answer is absent, and says nothing.
 func pollNtpd(ctx context.Context, cfg ntpd.Config, f *health.Facts) {
-	cl := ntpd.NewClient(cfg.Address, cfg.Timeout)
-	defer cl.Close()
+	p := ntpd.NewPoller(cfg, nil)
+	defer p.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
-	d, err := cl.Poll(ctx)
-	r := ntpd.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}.Reading()
-	r.Role = cfg.SourceRole()
-	f.AddSource(r)
+	p.Poll(ctx)
+	s := p.Snapshot()
+	r := p.Reading()
+	if r.IsAbsent() {
+		return
+	}
+	if !s.HaveData {
+		f.AddSource(r)
+		return
+	}
+	f.AddSource(r, s.Data.StatusLines()...)
 }
 
 // recentSteps reads the steps of the last window from the journal; a journal

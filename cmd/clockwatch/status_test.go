@@ -7,8 +7,8 @@ import (
 	"testing/fstest"
 
 	"github.com/clockwatch/clockwatch/health"
-	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 

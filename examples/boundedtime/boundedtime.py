@@ -81,11 +81,13 @@ class Reader:
 
     def now(self):
         """(earliest_ns, latest_ns, status, bound_ns, generation), as ClockBound's compute_bound_at."""
-        real = time.clock_gettime_ns(time.CLOCK_REALTIME)
-        mono = time.clock_gettime_ns(CLOCK_MONOTONIC_COARSE)
+        # The snapshot first, then the clocks (ClockBound's order): clocks
+        # read first could be older than a record written in between.
         snap = self.snapshot()
         if snap is None:
             raise SegmentError("not initialized")
+        real = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        mono = time.clock_gettime_ns(CLOCK_MONOTONIC_COARSE)
         gen, as_s, as_ns, void_s, void_ns, bound, _marker, drift, status, vmclock = snap
         if drift >= 1_000_000_000 or status not in STATUSES or bound < 0:
             raise SegmentError("malformed")

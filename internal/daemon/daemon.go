@@ -99,6 +99,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
 	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
 	sources.EnablePTP(cfg.PTP, d.logger)
+	sources.EnableTimesyncd(cfg.Timesyncd, d.logger)
 	d.sources = sources
 	probes := append([]exporter.Probe{
 		exporter.NewClockProbe(d.opts.Clocks),

@@ -287,24 +287,36 @@ func (s *Stepdown) read() timesource.Set {
 // feedOptions feed the policy after each poll of chronyd, which polls just
 // after chronyd's clock updates (when its figures, and the kernel state it
 // sets, change) and at once after a clock set; every chrony.poll_interval
-// only while a source with news at its own rate is there (ptp4l once found,
-// ntpd, NTP probes), and at least every chrony.max_poll_interval. Without
+// only while a source with news at its own rate is there (ptp4l or ntpd once
+// found, NTP probes), and at least every chrony.max_poll_interval. Without
 // chrony: every poll interval.
 func feedOptions(cfg *config.Config, sources *timesources.Sources, pl *pulse.Pulse) FeedOptions {
 	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl}
-	if sources.Chrony == nil || sources.Ntpd != nil || sources.NTPProbes != nil {
+	if sources.Chrony == nil || sources.NTPProbes != nil {
 		return fo
 	}
 	fo.Polled = sources.Chrony.Polled()
-	var ptpFound atomic.Bool
+	// ptp4l and ntpd in auto mode are absent on most hosts: they count
+	// once found, and from then on for good (lost or not).
+	var others []timesource.Source
+	if sources.PTP != nil {
+		others = append(others, sources.PTP)
+	}
+	if sources.Ntpd != nil {
+		others = append(others, sources.Ntpd)
+	}
+	var found atomic.Bool
 	fo.Periodic = func() bool {
-		if sources.PTP == nil {
-			return false
+		if found.Load() {
+			return true
 		}
-		if !ptpFound.Load() && sources.PTP.Reading().Found {
-			ptpFound.Store(true) // from now on polled every second, lost or not
+		for _, src := range others {
+			if src.Reading().Found {
+				found.Store(true)
+				return true
+			}
 		}
-		return ptpFound.Load()
+		return false
 	}
 	return fo
 }

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // firstAnswerWait bounds how long the start waits for the time daemons'

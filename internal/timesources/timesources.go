@@ -10,6 +10,7 @@ import (
 	"github.com/clockwatch/clockwatch/probe/ntpd"
 	"github.com/clockwatch/clockwatch/probe/ptp"
 	"github.com/clockwatch/clockwatch/probe/sntp"
+	"github.com/clockwatch/clockwatch/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
@@ -19,6 +20,9 @@ import (
 type Sources struct {
 	// Chrony is the chrony poller.
 	Chrony *chrony.Poller
+	// ChronyServer reads chronyd's server side (nil when chrony or
+	// chrony.server_stats is off).
+	ChronyServer *chrony.ServerPoller
 	// Ntpd is the ntpd poller.
 	Ntpd *ntpd.Poller
 	// NTPProbes is the independent SNTP prober (nil without servers).
@@ -27,6 +31,8 @@ type Sources struct {
 	probeRole timesource.Role
 	// PTP is the ptp4l poller (see EnablePTP).
 	PTP *ptp.Poller
+	// Timesyncd is the systemd-timesyncd poller (see EnableTimesyncd).
+	Timesyncd *timesyncd.Poller
 }
 
 // EnablePTP adds the ptp4l poller when cfg enables it. With the address
@@ -37,11 +43,21 @@ func (s *Sources) EnablePTP(cfg ptp.Config, logger *slog.Logger) {
 	}
 }
 
+// EnableTimesyncd adds the timesyncd poller unless its mode is off. In mode
+// auto without timesyncd it costs one failed D-Bus call a poll and exports
+// up 0 and found 0.
+func (s *Sources) EnableTimesyncd(cfg timesyncd.Config, logger *slog.Logger) {
+	if cfg.Enabled() {
+		s.Timesyncd = timesyncd.NewPoller(cfg, logger.With("probe", timesyncd.SourceName))
+	}
+}
+
 // New builds the enabled pollers. The configurations must be valid.
 func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *Sources {
 	s := &Sources{probeRole: p.SourceRole()}
 	if c.Enabled {
 		s.Chrony = chrony.NewPoller(c, logger.With("probe", "chrony"))
+		s.ChronyServer = chrony.NewServerPoller(c, logger.With("probe", "chrony_server"))
 	}
 	if n.Enabled {
 		s.Ntpd = ntpd.NewPoller(n, logger.With("probe", "ntpd"))
@@ -50,6 +66,19 @@ func New(c chrony.Config, n ntpd.Config, p sntp.Config, logger *slog.Logger) *So
 		s.NTPProbes = sntp.NewProber(p, logger.With("probe", "ntp_probes"))
 	}
 	return s
+}
+
+// TimeSources returns the enabled sources that produce timesource
+// readings, for health and the stepdown policy.
+func (s *Sources) TimeSources() []timesource.Source {
+	var out []timesource.Source
+	if s.PTP != nil {
+		out = append(out, s.PTP)
+	}
+	if s.Timesyncd != nil {
+		out = append(out, s.Timesyncd)
+	}
+	return out
 }
 
 // Probes returns the probes for exporter.NewScraper (which adds
@@ -68,11 +97,17 @@ func (s *Sources) Probes() []exporter.Probe {
 // Collectors returns the collectors to register beside the Scraper.
 func (s *Sources) Collectors() []prometheus.Collector {
 	var cs []prometheus.Collector
+	if s.ChronyServer != nil {
+		cs = append(cs, exporter.NewChronyServerCollector(s.ChronyServer))
+	}
 	if s.NTPProbes != nil {
 		cs = append(cs, exporter.NewNTPProbeCollector(s.NTPProbes))
 	}
 	if s.PTP != nil {
 		cs = append(cs, exporter.NewPtp4lCollector(s.PTP))
+	}
+	if s.Timesyncd != nil {
+		cs = append(cs, exporter.NewTimesyncdCollector(s.Timesyncd))
 	}
 	return cs
 }
@@ -89,6 +124,9 @@ func (s *Sources) Sources() map[string]timesource.Source {
 	}
 	if s.PTP != nil {
 		m[ptp.SourceName] = s.PTP
+	}
+	if s.Timesyncd != nil {
+		m[timesyncd.SourceName] = s.Timesyncd
 	}
 	return m
 }
@@ -145,6 +183,9 @@ func (s *Sources) Run(ctx context.Context) error {
 	if s.Chrony != nil {
 		g.Go(func() error { return s.Chrony.Run(ctx) })
 	}
+	if s.ChronyServer != nil {
+		g.Go(func() error { return s.ChronyServer.Run(ctx) })
+	}
 	if s.Ntpd != nil {
 		g.Go(func() error { return s.Ntpd.Run(ctx) })
 	}
@@ -153,6 +194,9 @@ func (s *Sources) Run(ctx context.Context) error {
 	}
 	if s.PTP != nil {
 		g.Go(func() error { return s.PTP.Run(ctx) })
+	}
+	if s.Timesyncd != nil {
+		g.Go(func() error { return s.Timesyncd.Run(ctx) })
 	}
 	return g.Wait()
 }

@@ -22,6 +22,8 @@ local utils = import '../lib/utils.libsonnet';
       fleetSkewWarning: utils.duration($._config.fleetSkewWarningSeconds),
       stepForwardCritical: utils.duration($._config.stepForwardCriticalSeconds),
       errorBoundWarning: utils.duration($._config.errorBoundWarningSeconds),
+      ptpOffsetWarning: utils.duration($._config.ptpOffsetWarningSeconds),
+      ptpErrorBoundWarning: utils.duration($._config.ptpErrorBoundWarningSeconds),
     },
     local page = c.criticalSeverity,
 
@@ -253,6 +255,68 @@ local utils = import '../lib/utils.libsonnet';
               ||| % c,
             },
           },
+          // ptp4l: microseconds, not NTP's milliseconds. Absent (no
+          // series) on nodes without ptp4l.
+          {
+            alert: 'ClockwatchPtp4lNotSynchronised',
+            expr: 'clockwatch_ptp4l_synchronized{%(clockwatchSelector)s} == 0 and on (%(by)s) clockwatch_ptp4l_up{%(clockwatchSelector)s} == 1' % c,
+            'for': '5m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'ptp4l is not synchronised.',
+              description: |||
+                ptp4l on {{ $labels.instance }} has not been synchronised for 5
+                minutes: its port is not SLAVE (UNCALIBRATED: not locked;
+                LISTENING: no master; FAULTY), nor MASTER as a grandmaster
+                traceable to a primary reference. clockwatch told lock holders
+                to step down after ptp.triggers.unsynchronized.grace.
+              |||,
+            },
+          },
+          {
+            alert: 'ClockwatchPtp4lOffsetHigh',
+            expr: 'abs(clockwatch_ptp4l_offset_from_master_seconds{%(clockwatchSelector)s}) > %(ptpOffsetWarningSeconds)g' % c,
+            'for': '5m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'ptp4l finds the clock far from its master.',
+              description: |||
+                ptp4l on {{ $labels.instance }} has measured an offset from its
+                master of {{ $value | humanizeDuration }} for 5 minutes (limit
+                %(ptpOffsetWarning)s): the servo is not holding the clock. With
+                hardware timestamps this is the PHC's offset.
+              ||| % c,
+            },
+          },
+          {
+            alert: 'ClockwatchPtp4lErrorBoundHigh',
+            expr: 'clockwatch_ptp4l_clock_error_bound_seconds{%(clockwatchSelector)s} > %(ptpErrorBoundWarningSeconds)g' % c,
+            'for': '10m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'The PTP clock error bound is high.',
+              description: |||
+                ptp4l's figures on {{ $labels.instance }} only guarantee the clock
+                to within {{ $value | humanizeDuration }} (|offset| + mean path
+                delay + the grandmaster's accuracy; limit %(ptpErrorBoundWarning)s)
+                for 10 minutes: a long or asymmetric path, or a poor grandmaster.
+              ||| % c,
+            },
+          },
+          {
+            alert: 'ClockwatchPtp4lGrandmasterChanged',
+            expr: 'increase(clockwatch_ptp4l_grandmaster_changes_total{%(clockwatchSelector)s}[15m]) > 0' % c,
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'The PTP grandmaster changed.',
+              description: |||
+                ptp4l on {{ $labels.instance }} has followed another grandmaster in
+                the last 15 minutes: the time can move by the two grandmasters'
+                difference, and clockwatch told lock holders to step down
+                (grandmaster_changed).
+              |||,
+            },
+          },
           {
             alert: 'ClockwatchFrequencyCorrectionLarge',
             expr: 'abs(clockwatch_kernel_frequency_offset_ratio{%(clockwatchSelector)s}) * 1e6 > %(frequencyCorrectionWarningPPM)g' % c,
@@ -341,6 +405,21 @@ local utils = import '../lib/utils.libsonnet';
                 its mode 6 control port for 2 minutes: ntpd is stopped, or does
                 not answer control queries from loopback. clockwatch's log says
                 which.
+              |||,
+            },
+          },
+          {
+            alert: 'ClockwatchPtp4lDown',
+            expr: 'clockwatch_ptp4l_up{%(clockwatchSelector)s} == 0' % c,
+            'for': '2m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'clockwatch cannot reach ptp4l.',
+              description: |||
+                clockwatch on {{ $labels.instance }} has failed to query ptp4l over
+                its management socket for 2 minutes, after finding it: ptp4l is
+                stopped, its socket moved (uds_address), or it ignores the domain
+                clockwatch asks in (ptp.domain). clockwatch's log says which.
               |||,
             },
           },

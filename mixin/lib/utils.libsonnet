@@ -12,7 +12,8 @@
   jobBy(config):: std.join(', ', (if config.showMultiCluster then [config.clusterLabel] else []) + ['job']),
 
   // duration renders seconds as a Go duration the way humanizeDuration
-  // does for the values in the same sentence: 500ms, 2s.
+  // does for the values in the same sentence: 100us, 500ms, 2s.
   duration(seconds)::
-    if seconds < 1 then '%dms' % std.floor(seconds * 1000 + 0.5) else '%gs' % seconds,
+    if seconds < 1e-3 then '%dus' % std.floor(seconds * 1e6 + 0.5)
+    else if seconds < 1 then '%dms' % std.floor(seconds * 1000 + 0.5) else '%gs' % seconds,
 }

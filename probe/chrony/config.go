@@ -61,6 +61,9 @@ type Config struct {
 	// runs, span, standard deviation, offset error, residual frequency and
 	// skew. Off by default: they were half of the per-source series.
 	SourceDetails bool `yaml:"source_details"`
+	// ServerStats reads chronyd's server side (serverstats, clients): auto
+	// (once chronyd has served someone, over its unix socket), on or off.
+	ServerStats string `yaml:"server_stats"`
 	// Role says what chronyd's readings may do: "authoritative" (the
 	// default: they may trigger a stepdown) or "second_opinion" (judged
 	// and alerted on, never a stepdown).
@@ -87,6 +90,7 @@ func DefaultConfig() Config {
 		Timeout:         500 * time.Millisecond,
 		ConfPath:        "/etc/chrony/chrony.conf",
 		Role:            timesource.Authoritative.String(),
+		ServerStats:     ServerStatsAuto,
 	}
 }
 
@@ -119,6 +123,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReplySocketDir != "" && !strings.HasPrefix(c.ReplySocketDir, "/") {
 		errs = append(errs, fmt.Errorf("chrony.reply_socket_dir: must be an absolute path, got %q", c.ReplySocketDir))
+	}
+	if err := validateServerStats(c.ServerStats); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -141,7 +141,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "ipv6", addr: "[::1]:123"},
 		{name: "localhost", addr: "localhost:123"},
 		{name: "remote", addr: "192.0.2.1:123", want: `ntpd.address: must be on loopback (mode 6 is for the local ntpd), got "192.0.2.1:123"`},
-		{name: "no port", addr: "127.0.0.1", want: `ntpd.address: must be host:port, got "127.0.0.1"`},
+		{name: "no port", addr: "127.0.0.1", want: `ntpd.address: must be "auto" or host:port, got "127.0.0.1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

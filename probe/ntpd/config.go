@@ -9,13 +9,22 @@ import (
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
+// AddressAuto makes clockwatch look for ntpd at DefaultAddress: found
+// once it answers a mode 6 query there, absent (raising nothing, exporting
+// nothing) until then.
+const AddressAuto = "auto"
+
+// DefaultAddress is where "auto" looks for ntpd (or ntpsec).
+const DefaultAddress = "127.0.0.1:123"
+
 // Config is the `ntpd:` section of clockwatch's configuration.
 type Config struct {
-	// Enabled turns the ntpd poller on. Off by default: most nodes run
-	// chrony, and a node without ntpd would only report it down.
+	// Enabled turns the ntpd poller on. With the address "auto" a node
+	// without ntpd costs one mode 6 query every 30 s and reports nothing.
 	Enabled bool `yaml:"enabled"`
-	// Address is ntpd's host:port, on loopback (ntpd answers mode 6
-	// queries from localhost unless `restrict ... noquery` says otherwise).
+	// Address is "auto" or ntpd's host:port, on loopback (ntpd answers mode
+	// 6 queries from localhost unless `restrict ... noquery` says
+	// otherwise). A pinned address that does not answer is reported down.
 	Address string `yaml:"address"`
 	// PollInterval is how often ntpd is read.
 	PollInterval time.Duration `yaml:"poll_interval"`
@@ -38,7 +47,7 @@ func (c Config) SourceRole() timesource.Role {
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Address: "127.0.0.1:123", PollInterval: 5 * time.Second, Timeout: 500 * time.Millisecond,
+	return Config{Enabled: true, Address: AddressAuto, PollInterval: 5 * time.Second, Timeout: 500 * time.Millisecond,
 		Role: timesource.Authoritative.String()}
 }
 
@@ -49,8 +58,10 @@ func (c Config) Validate() error {
 	if _, err := timesource.ParseRole(c.Role); err != nil {
 		errs = append(errs, fmt.Errorf("ntpd.role: %w", err))
 	}
-	if host, port, err := net.SplitHostPort(c.Address); err != nil || port == "" {
-		errs = append(errs, fmt.Errorf("ntpd.address: must be host:port, got %q", c.Address))
+	if c.Address == AddressAuto {
+		// found at DefaultAddress
+	} else if host, port, err := net.SplitHostPort(c.Address); err != nil || port == "" {
+		errs = append(errs, fmt.Errorf(`ntpd.address: must be "auto" or host:port, got %q`, c.Address))
 	} else if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		errs = append(errs, fmt.Errorf("ntpd.address: must be on loopback (mode 6 is for the local ntpd), got %q", c.Address))
 	}
@@ -63,4 +74,12 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("ntpd.timeout: must not exceed ntpd.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}
 	return errors.Join(errs...)
+}
+
+// HostPort is the address polled: the pinned one, or DefaultAddress.
+func (c Config) HostPort() string {
+	if c.Address == AddressAuto {
+		return DefaultAddress
+	}
+	return c.Address
 }

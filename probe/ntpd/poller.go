@@ -2,13 +2,19 @@ package ntpd
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Snapshot is the poller's last result.
 type Snapshot struct {
+	// Found is true once ntpd has answered in this process, or when its
+	// address is pinned: an ntpd that "auto" never found is absent.
+	Found bool
 	// Data is the last successful reading; HaveData reports whether there
 	// was one.
 	Data     Data
@@ -40,8 +46,14 @@ func NewPoller(cfg Config, logger *slog.Logger) *Poller {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Poller{cfg: cfg, client: NewClient(cfg.Address, cfg.Timeout), logger: logger}
+	p := &Poller{cfg: cfg, client: NewClient(cfg.HostPort(), cfg.Timeout), logger: logger}
+	p.snap.Found = cfg.Address != AddressAuto
+	return p
 }
+
+// absentRecheck is how often "auto" asks again for an ntpd it has not
+// found: most nodes run none.
+const absentRecheck = 30 * time.Second
 
 // Snapshot returns the last result; it never waits on ntpd.
 func (p *Poller) Snapshot() Snapshot {
@@ -50,13 +62,22 @@ func (p *Poller) Snapshot() Snapshot {
 	return p.snap
 }
 
+// Close closes the connection of a poller polled without Run (`clockwatch
+// status`); Run closes its own.
+func (p *Poller) Close() error { return p.client.Close() }
+
 // Run polls until ctx is done.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	t := time.NewTicker(p.cfg.PollInterval)
+	t := time.NewTimer(p.cfg.PollInterval)
 	defer t.Stop()
 	for {
 		p.Poll(ctx)
+		next := p.cfg.PollInterval
+		if !p.Snapshot().Found {
+			next = max(absentRecheck, next)
+		}
+		t.Reset(next)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -66,13 +87,20 @@ func (p *Poller) Run(ctx context.Context) error {
 }
 
 // Poll reads ntpd once and publishes the result; a change between up and
-// down is logged once.
+// down is logged once. Under "auto", until ntpd first answers, a failure is
+// absence: not a poll, not logged, its error wrapping timesource.ErrAbsent.
 func (p *Poller) Poll(ctx context.Context) {
 	start := time.Now()
 	d, err := p.client.Poll(ctx)
 	end := time.Now()
 	p.mu.Lock()
+	if err != nil && !p.snap.Found {
+		p.snap.Err = timesource.Absent(fmt.Errorf("ntpd is absent: no mode 6 answer on %s: %w", DefaultAddress, err))
+		p.mu.Unlock()
+		return
+	}
 	s := p.snap
+	s.Found = true
 	wasUp := s.Up || s.Polls == 0
 	s.Polls++
 	s.PollDuration = end.Sub(start)
@@ -87,7 +115,9 @@ func (p *Poller) Poll(ctx context.Context) {
 	switch {
 	case err != nil && wasUp:
 		p.logger.Error("cannot read ntpd", "err", err)
+	case err == nil && s.Polls == 1:
+		p.logger.Info("ntpd answers", "address", p.cfg.HostPort())
 	case err == nil && !wasUp:
-		p.logger.Info("ntpd answers again", "address", p.cfg.Address)
+		p.logger.Info("ntpd answers again", "address", p.cfg.HostPort())
 	}
 }

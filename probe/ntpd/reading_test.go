@@ -38,3 +38,22 @@ func TestReading(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusLines(t *testing.T) {
+	t.Parallel()
+	d := Data{System: System{Version: "ntpsec-1.2.2", Stratum: 2, RefID: "10.0.0.1", Offset: -0.0021, RootDelay: 0.004, RootDispersion: 0.03},
+		Peers: []Peer{{Address: "10.0.0.1", Selection: "sys.peer", Stratum: 1, Reach: 0o377}, {Address: "10.0.0.2", Selection: "candidate"}}}
+	var got []string
+	for _, l := range d.StatusLines() {
+		got = append(got, l.Label+": "+l.Value)
+	}
+	want := []string{
+		"ntpd: ntpsec-1.2.2, stratum 2, reference 10.0.0.1, leap none, synchronised true",
+		"ntpd offset: -0.002100000 seconds (positive: this clock is ahead)",
+		"ntpd bound: 0.034100000 seconds (|offset| + root dispersion 0.030000000 + root delay 0.004000000 / 2)",
+		"ntpd sys.peer: 10.0.0.1 (stratum 1, reach 377), 2 associations",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("StatusLines (-want +got):\n%s", diff)
+	}
+}

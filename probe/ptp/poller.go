@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/facebook/time/ptp/protocol"
 )
 
@@ -156,7 +157,7 @@ func (p *Poller) Poll(ctx context.Context) {
 			// "looked, not there" rather than "not looked yet", which a
 			// policy waiting for every source's first poll must tell apart.
 			p.mu.Lock()
-			p.snap.Err = fmt.Errorf("ptp4l is absent: %w", err)
+			p.snap.Err = timesource.Absent(fmt.Errorf("ptp4l is absent: %w", err))
 			p.mu.Unlock()
 			return
 		}

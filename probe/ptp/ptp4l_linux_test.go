@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/facebook/time/ptp/protocol"
 )
@@ -110,7 +112,7 @@ func TestPtp4l(t *testing.T) {
 	r := s.Reading()
 	want := timesource.Reading{Source: "ptp4l", Found: true, Up: true, HasData: true, Synchronized: false,
 		Offset: d.OffsetFromMaster, ErrorBound: d.OffsetFromMaster.Abs() + d.MeanPathDelay + 100*time.Nanosecond,
-		Leap: timesource.LeapUnsynchronized, LastSuccess: s.LastSuccess}
+		Leap: timesource.LeapUnsynchronized, LastSuccess: s.LastSuccess, Grandmaster: m.ClockIdentity}
 	r.Detail = ""
 	if r != want {
 		t.Errorf("slave's reading\n%+v, want\n%+v", r, want)
@@ -129,6 +131,27 @@ func TestPtp4l(t *testing.T) {
 	}
 	if lines := strings.Join(StatusLines(s, time.Now()), "\n"); !strings.Contains(lines, "port UNCALIBRATED") || !strings.Contains(lines, m.ClockIdentity) {
 		t.Errorf("status lines:\n%s", lines)
+	}
+
+	// The stepdown policy on the real slave's readings: its port stays
+	// UNCALIBRATED, so ptp4l's unsynchronized trigger ("port not SLAVE")
+	// fires once its grace is over, and not before.
+	pol := policy.New(testPolicyConfig(), 0)
+	pol.Await("clocks")
+	pol.ProbeOK("clocks", 0)
+	origin := time.Now()
+	mono := func() time.Duration { return time.Since(origin) }
+	var evs []policy.Event
+	for pol.Status().State != stepdown.StateStepdown && mono() < 5*time.Second {
+		sp.Poll(context.Background())
+		evs = append(evs, pol.Reading(sp.Reading(), mono())...)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(evs) != 1 || evs[0].Reason != stepdown.ReasonUnsynchronized || evs[0].Source != SourceName ||
+		evs[0].Mono <= testGrace || !strings.Contains(evs[0].Detail, "port UNCALIBRATED") {
+		t.Errorf("policy events on an UNCALIBRATED slave: %+v\nwant one stepdown, unsynchronized from ptp4l, after its %s grace, naming the port state", evs, testGrace)
+	} else {
+		t.Logf("stepdown after %s: %s", evs[0].Mono.Round(time.Millisecond), evs[0].Detail)
 	}
 
 	// What a poll costs against a real ptp4l (six requests), for
@@ -161,6 +184,43 @@ func TestPtp4l(t *testing.T) {
 	if entries, _ := filepath.Glob(filepath.Join(dir, "clockwatch-ptp4l.*")); len(entries) != 1 {
 		t.Errorf("reply sockets in %s: %v, want the poller's only (the domain-7 client's removed)", dir, entries)
 	}
+	evs = pol.Reading(r, mono())
+	if len(evs) != 0 {
+		t.Errorf("policy events on losing the master: %+v, want none (already in stepdown, the grandmaster not changed)", evs)
+	}
+
+	// Another grandmaster on the same link: the slave follows it, and the
+	// policy steps down for grandmaster_changed (the time can move by the
+	// two grandmasters' difference).
+	const gm2 = "0a0b0c.fffe.0d0e0f"
+	ns.ptp4l(t, "master2", "", []string{"cwpa"}, common+"priority1 10\nclockClass 6\nclockIdentity "+gm2+"\nuds_address "+filepath.Join(dir, "master2.sock")+"\n")
+	s = waitFor(t, sp, "the slave to follow the second master", func(s Snapshot) bool { return s.Grandmaster == gm2 })
+	if s.GrandmasterChanges != 1 || s.PreviousGrandmaster != m.ClockIdentity {
+		t.Errorf("after the second master: %+v, want one grandmaster change from %s", s, m.ClockIdentity)
+	}
+	evs = pol.Reading(s.Reading(), mono())
+	if len(evs) != 1 || evs[0].Reason != stepdown.ReasonGrandmasterChanged || evs[0].Source != SourceName ||
+		!strings.Contains(evs[0].Detail, gm2) || !strings.Contains(evs[0].Detail, m.ClockIdentity) {
+		t.Errorf("policy events on the new grandmaster: %+v, want one grandmaster_changed from ptp4l naming both", evs)
+	} else {
+		t.Logf("%s", evs[0].Detail)
+	}
+}
+
+// testGrace is the port-state grace of the namespaced test.
+const testGrace = time.Second
+
+// testPolicyConfig is the stepdown policy's configuration for the
+// namespaced test: ptp4l's triggers with a short grace, and no offset or
+// error bound triggers (software timestamps on a busy host can exceed
+// 100 µs now and then: not what this test is about).
+func testPolicyConfig() policy.Config {
+	cfg := policy.Config{HoldDown: time.Second, Triggers: policy.DefaultTriggers()}
+	tr := DefaultTriggers()
+	tr.Unsynchronized.Grace = testGrace
+	tr.Offset.Enabled, tr.ErrorBound.Enabled = false, false
+	cfg.Triggers.Sources = map[string]policy.SourceTriggers{SourceName: tr}
+	return cfg
 }
 
 func waitFor(t *testing.T, p *Poller, what string, ok func(Snapshot) bool) Snapshot {

@@ -46,7 +46,7 @@ func (p *Poller) Reading() timesource.Reading { return p.Snapshot().Reading() }
 // says so).
 func (s Snapshot) Reading() timesource.Reading {
 	r := timesource.Reading{Source: SourceName, Role: timesource.Authoritative, Found: s.Found, Up: s.Up, Err: s.Err,
-		LastSuccess: s.LastSuccess, Leap: timesource.LeapUnsynchronized}
+		LastSuccess: s.LastSuccess, Leap: timesource.LeapUnsynchronized, Grandmaster: s.Grandmaster}
 	if !s.HaveData {
 		return r
 	}

@@ -269,16 +269,16 @@ func TestStatusOnce(t *testing.T) {
 	if _, err := os.Stat(DefaultSocket); err == nil {
 		t.Skip("a ptp4l runs here")
 	}
-	if got := StatusOnce(context.Background(), DefaultConfig(), at); got != nil {
-		t.Errorf("StatusOnce() without ptp4l = %q, want nothing", got)
+	if r, got, ok := StatusOnce(context.Background(), DefaultConfig(), at); ok || got != nil || !r.IsAbsent() {
+		t.Errorf("StatusOnce() without ptp4l = %v %q %+v, want nothing, absent", ok, got, r)
 	}
 	c := DefaultConfig()
 	c.Address = filepath.Join(t.TempDir(), "ptp4l")
-	got := StatusOnce(context.Background(), c, at)
-	if len(got) != 1 || !strings.Contains(got[0], "does not exist: ptp4l is not running") {
-		t.Errorf("StatusOnce() pinned to a missing socket = %q", got)
+	r, got, ok := StatusOnce(context.Background(), c, at)
+	if !ok || len(got) != 1 || !strings.Contains(got[0].Value, "does not exist: ptp4l is not running") || r.Up || r.Err == nil || r.IsAbsent() {
+		t.Errorf("StatusOnce() pinned to a missing socket = %v %q %+v", ok, got, r)
 	}
-	if got := StatusOnce(context.Background(), Config{}, at); got != nil {
+	if _, got, ok := StatusOnce(context.Background(), Config{}, at); ok || got != nil {
 		t.Errorf("StatusOnce() with ptp off = %q, want nothing", got)
 	}
 }

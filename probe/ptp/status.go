@@ -4,19 +4,30 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // StatusLines returns `clockwatch status` lines for ptp4l, in health.Write's
 // "Label          : value" layout; none when ptp4l is absent (never found
 // by "auto").
 func StatusLines(s Snapshot, now time.Time) []string {
+	var out []string
+	for _, l := range Lines(s, now) {
+		out = append(out, fmt.Sprintf("%-15s: %s", l.Label, l.Value))
+	}
+	return out
+}
+
+// Lines are StatusLines as health.Facts takes them.
+func Lines(s Snapshot, now time.Time) []timesource.Line {
 	if !s.Found {
 		return nil
 	}
-	line := func(label, format string, args ...any) string {
-		return fmt.Sprintf("%-15s: %s", label, fmt.Sprintf(format, args...))
+	line := func(label, format string, args ...any) timesource.Line {
+		return timesource.Line{Label: label, Value: fmt.Sprintf(format, args...)}
 	}
-	var out []string
+	var out []timesource.Line
 	if !s.HaveData {
 		return append(out, line("ptp4l", "no answer from %s: %v", s.Address, s.Err))
 	}
@@ -51,18 +62,23 @@ func StatusLines(s Snapshot, now time.Time) []string {
 }
 
 // StatusOnce polls ptp4l once, as `clockwatch status` does for chronyd,
-// and returns its status lines: none when ptp4l is off, or absent under
-// "auto".
-func StatusOnce(ctx context.Context, cfg Config, now time.Time) []string {
+// and returns its reading and status lines, for health.Facts.AddSource.
+// ok is false, and there is nothing to add, when ptp4l is off, or absent
+// under "auto".
+func StatusOnce(ctx context.Context, cfg Config, now time.Time) (r timesource.Reading, lines []timesource.Line, ok bool) {
 	if !cfg.Enabled {
-		return nil
+		return r, nil, false
 	}
 	p := NewPoller(cfg, nil)
 	defer p.client.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
 	p.Poll(ctx)
-	return StatusLines(p.Snapshot(), now)
+	s := p.Snapshot()
+	if !s.Found {
+		return s.Reading(), nil, false
+	}
+	return s.Reading(), Lines(s, now), true
 }
 
 func accuracyText(a uint8) string {

@@ -236,12 +236,16 @@ func (s Snapshot) Malformed() bool {
 // and does not allocate. earliest and latest carry no monotonic reading, so
 // comparing them with other times compares wall clocks.
 func (r *Reader) Now() (earliest, latest time.Time, status Status, err error) {
-	real := time.Now() // CLOCK_REALTIME, then CLOCK_MONOTONIC: ClockBound's order
-	mono := r.mono0 + real.Sub(r.t0)
+	// The snapshot first, then the clocks, as ClockBound's client does
+	// (snapshot, then now): clocks read before the snapshot could be older
+	// than a record written in between, a false causality breach (seen
+	// under load in the VM).
 	var s Snapshot
 	if err := r.snapshot(&s); err != nil {
 		return time.Time{}, time.Time{}, StatusUnknown, err
 	}
+	real := time.Now() // CLOCK_REALTIME, then CLOCK_MONOTONIC
+	mono := r.mono0 + real.Sub(r.t0)
 	return s.At(real, mono)
 }
 

@@ -5,7 +5,12 @@
 // the postinst enables and starts the service, that the daemon comes up
 // (READY=1, STATUS) inside the unit's sandbox with its clock reads allowed, that
 // the watchdog keeps it alive, and that reload, socket activation, stop and
-// purge work.
+// purge work. Then it replaces chrony with systemd-timesyncd (they conflict),
+// synchronises timesyncd to a test NTP server in the guest (ntpserver, this
+// clock + 100 ms), checks that the running daemon finds timesyncd on the
+// system bus from inside its sandbox, reads it as synchronised with the
+// offset's sign right, and sees it lose synchronisation once the server
+// stops. Only here does a real timesyncd run: it sets the clock.
 //
 // It downloads packages from the Debian archive once (the root is cached under
 // /var/cache/clockwatch-test) and boots a VM without KVM, so it is opt-in:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian 12 root the systemd VM test boots: minbase plus systemd as
-# init and chrony (the time daemon clockwatch reads over its unix socket),
+# init, dbus (the system bus) and chrony (the time daemon clockwatch reads over
+# its unix socket), with systemd-timesyncd's .deb in /root/debs (it conflicts
+# with chrony: the guest script installs it once the chrony checks are done),
 # packed as an uncompressed newc cpio archive the kernel unpacks as its
 # initramfs (no disk image, no kernel modules needed). Cached: does nothing
 # when OUT already exists (the test names OUT after this script's hash).
@@ -32,11 +34,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-debootstrap --foreign --variant=minbase --include=systemd,systemd-sysv,passwd,procps,chrony bookworm "$root" "$mirror" >&2
+debootstrap --foreign --variant=minbase --include=systemd,systemd-sysv,passwd,procps,dbus,chrony bookworm "$root" "$mirror" >&2
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 0755 "$root/usr/sbin/policy-rc.d"
 [ "$("$root/usr/sbin/policy-rc.d"; echo $?)" = 101 ] || { echo "mkroot.sh: policy-rc.d not in place" >&2; exit 1; }
 chroot "$root" /debootstrap/debootstrap --second-stage >&2
+# The same archive as the root, so its version matches the root's systemd.
+mkdir -p "$root/root/debs"
+chroot "$root" apt-get update -qq >&2
+chroot "$root" sh -c 'cd /root/debs && apt-get download -qq systemd-timesyncd' >&2
+ls "$root"/root/debs/systemd-timesyncd_*.deb >/dev/null
 rm -f "$root/usr/sbin/policy-rc.d"
 
 # A machine identity, no password prompts, and only what the test needs.

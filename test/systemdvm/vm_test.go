@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ const (
 	version  = "1.0.0"
 	// vmTimeout bounds the whole boot, install and checks; the guest script
 	// alone waits up to ~3 minutes when the service never becomes ready.
-	vmTimeout = 8 * time.Minute
+	vmTimeout = 14 * time.Minute
 )
 
 func kernelPath() string {
@@ -100,6 +101,8 @@ func initrd(t *testing.T) string {
 	overlay := t.TempDir()
 	copyFile(t, debs[0], filepath.Join(overlay, "root/clockwatch.deb"), 0o644)
 	copyFile(t, "testdata/clockwatch-vmtest", filepath.Join(overlay, "usr/local/sbin/clockwatch-vmtest"), 0o755)
+	// The NTP server timesyncd synchronises to in the guest.
+	runLogged(t, "go", []string{"build", "-trimpath", "-o", filepath.Join(overlay, "usr/local/sbin/cw-ntpserver"), "./ntpserver"}, "CGO_ENABLED=0")
 	copyFile(t, "testdata/clockwatch-vmtest.service", filepath.Join(overlay, "etc/systemd/system/clockwatch-vmtest.service"), 0o644)
 	wants := filepath.Join(overlay, "etc/systemd/system/multi-user.target.wants")
 	if err := os.MkdirAll(wants, 0o755); err != nil {
@@ -172,11 +175,12 @@ func boot(t *testing.T, kernel, initrd string) map[string]string {
 	werr := cmd.Wait()
 	t.Logf("VM ran %v (exit: %v)", time.Since(start).Round(time.Second), werr)
 	if facts["done"] != "1" {
-		tail := console[max(0, len(console)-80):]
+		tail := console[max(0, len(console)-200):]
 		t.Fatalf("the guest script did not finish (%v); last console lines:\n%s", errors.Join(werr, ctx.Err()), strings.Join(tail, "\n"))
 	}
 	for _, l := range console {
-		if strings.HasPrefix(l, "journal: ") || strings.HasPrefix(l, "dpkg: ") || strings.HasPrefix(l, "socket: ") {
+		if strings.HasPrefix(l, "journal: ") || strings.HasPrefix(l, "dpkg: ") || strings.HasPrefix(l, "socket: ") ||
+			strings.HasPrefix(l, "tsd") || strings.HasPrefix(l, "ntpserver: ") {
 			t.Log(l)
 		}
 	}
@@ -223,6 +227,13 @@ func TestPackageUnderSystemd(t *testing.T) {
 			}
 			return nil
 		}
+	}
+	within := func(key string, lo, hi float64) error {
+		v, err := strconv.ParseFloat(facts[key], 64)
+		if err != nil || v < lo || v > hi {
+			return fmt.Errorf("%s = %q, want a number within [%g, %g]", key, facts[key], lo, hi)
+		}
+		return nil
 	}
 	for _, c := range []struct {
 		what  string
@@ -285,6 +296,36 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"the stepdown socket's owner and mode", eq("socket_file", "socket:root:clockwatch:660")},
 		{"the service starts with the socket unit active", eq("active_with_socket", "active")},
 		{"socket activation passes the stepdown socket by name", eq("listen_fd_names", "stepdown")},
+		{"an absent timesyncd: found 0", eq("tsd_absent_found", "0")},
+		{"an absent timesyncd: up 0", eq("tsd_absent_up", "0")},
+		{"an absent timesyncd is no failure", eq("tsd_absent_failures", "0")},
+		{"an absent timesyncd: only up, found and the poll counters", eq("tsd_absent_series", "4")},
+		{"systemd-timesyncd installs", eq("tsd_dpkg_rc", "0")},
+		{"systemd-timesyncd runs", eq("tsd_active", "active")},
+		{"timesyncd owns its bus name", eq("tsd_owned", "yes")},
+		{"clockwatch finds timesyncd on the system bus", eq("tsd_found", "1")},
+		{"clockwatch reads timesyncd from inside its sandbox", eq("tsd_up", "1")},
+		{"timesyncd synchronised to the test server", eq("tsd_synchronized", "1")},
+		{"no failed reads of timesyncd", eq("tsd_failures", "0")},
+		{"timesyncd's server", eq("tsd_server_info", `ref_id="TEST",server_address="127.0.0.1",server_name="127.0.0.1"`)},
+		{"the server's stratum", eq("tsd_stratum", "1")},
+		{"timesyncd's poll interval", eq("tsd_poll_interval", "16")},
+		{"the offset's sign: the server runs 100 ms ahead, so this clock is behind", func() error {
+			// The first samples see about −100 ms; timesyncd then slews it
+			// away (it is read at the first synchronised scrape).
+			return within("tsd_sample_offset", -0.15, 0.01)
+		}},
+		{"the error bound covers the offset", func() error {
+			off, _ := strconv.ParseFloat(facts["tsd_sample_offset"], 64)
+			return within("tsd_error_bound", math.Abs(off), 0.2)
+		}},
+		{"synchronisation is lost once the server stops answering", eq("tsd_lost_synchronized", "0")},
+		{"timesyncd still answers on the bus", eq("tsd_lost_up", "1")},
+		{"lost after 2 polls + 15 s, not before", func() error {
+			// The reply ages out 47 s after it came; the server stopped
+			// up to one poll (16 s) after it.
+			return within("tsd_lost_sample_age", 47, 60)
+		}},
 		{"systemctl stop succeeds", eq("stop_rc", "0")},
 		{"a clean stop", eq("stopped_result", "success")},
 		{"dpkg --purge succeeds", eq("purge_rc", "0")},

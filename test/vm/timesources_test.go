@@ -106,6 +106,8 @@ printf '` + ptpSlave + `' >/etc/ptp4l-slave.conf
 
 clockwatch --config.file=/etc/clockwatch.yml --web.listen-address=` + listen + ` >/tmp/clockwatch.log 2>&1 &
 cw_wait_http ` + metricsURL + `
+# Every stepdown event, with its reason and source, for the checks below.
+clockwatch watch >/tmp/watch.log 2>&1 &
 
 echo 50ms >/tmp/ntp.offset
 /usr/sbin/ip netns exec srv ntpserve -addr 10.77.0.2:123 -offset-file /tmp/ntp.offset &
@@ -123,6 +125,13 @@ capture ptp4l-slave 240 '^` + exporter.MetricPtp4lPortInfo + `{.*state="SLAVE"' 
 
 kill $gm; wait $gm || true
 capture ptp4l-lost 30 '^` + exporter.MetricPtp4lSynchronized + ` 0'
+# ptp.triggers.unsynchronized.grace (10 s) later: a stepdown from ptp4l.
+cw_deadline 40
+until grep -q 'reason=unsynchronized source=ptp4l' /tmp/watch.log; do
+	! cw_expired || { echo "CW-TIMEOUT waiting for ptp4l's unsynchronized stepdown"; break; }
+	usleep 200000
+done
+sed 's/^/CW-WATCH /' /tmp/watch.log
 
 sed 's/^/CW-PTP4L-SLAVE /' /tmp/ptp4l-slave.log
 `
@@ -214,6 +223,28 @@ sed 's/^/CW-PTP4L-SLAVE /' /tmp/ptp4l-slave.log
 	}
 	if v := value(t, lost, exporter.MetricPtp4lUp); v != 1 {
 		t.Errorf("%s = %v after the grandmaster was lost, want 1 (ptp4l still answers)", exporter.MetricPtp4lUp, v)
+	}
+
+	// The stepdown socket's events (clockwatch watch): ptp4l's port not
+	// SLAVE past its own 10 s grace steps down, naming the port state;
+	// ntpd's error bound just after its first sync is logged (about 1 s,
+	// docs/stepdown-protocol.md).
+	var ptpStepdown bool
+	for _, l := range strings.Split(res.Console, "\n") {
+		w, ok := strings.CutPrefix(l, "CW-WATCH ")
+		if !ok {
+			continue
+		}
+		if _, msg, ok := strings.Cut(w, " "); ok { // after watch's RFC 3339 time
+			w = msg
+		}
+		t.Logf("watch: %s", w)
+		if strings.HasPrefix(w, "stepdown ") && strings.Contains(w, "reason=unsynchronized source=ptp4l") && strings.Contains(w, "port LISTENING") {
+			ptpStepdown = true
+		}
+	}
+	if !ptpStepdown {
+		t.Error("no stepdown with reason unsynchronized from ptp4l naming its LISTENING port after the grandmaster stopped")
 	}
 }
 

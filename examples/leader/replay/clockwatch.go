@@ -64,6 +64,10 @@ func StartDaemon(ctx context.Context, bin, dir, node string, log *slog.Logger) (
 		return nil, fmt.Errorf("clockwatch config: %w", err)
 	}
 	cmd := exec.Command(bin, "--config.file="+cfgPath, "--web.listen-address=127.0.0.1:0")
+	// Everything a daemon keeps at run time (its bounded-time segment too)
+	// under its own directory: never the machine's /run/clockwatch, and
+	// not shared by the nodes.
+	cmd.Env = append(os.Environ(), "RUNTIME_DIRECTORY="+nd, "STATE_DIRECTORY="+filepath.Join(nd, "state"))
 	p, err := start(cmd, filepath.Join(nd, "clockwatch.log"))
 	if err != nil {
 		return nil, err
@@ -153,6 +157,9 @@ func BuildClockwatch(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "clockwatch")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/clockwatch")
 	cmd.Dir = root
+	// The main module builds with the repository's workspace (its Go
+	// client is a module of its own), whatever this module was run with.
+	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building clockwatch in %s: %w\n%s", root, err, out)
 	}

@@ -35,6 +35,61 @@ type Triggers struct {
 	// CLOCK_MONOTONIC stood still meanwhile, so leases timed with it ran
 	// out without the holder noticing.
 	Suspend Threshold `yaml:"suspend"`
+	// GrandmasterChanged fires when a source's reading names a grandmaster
+	// other than the last one it named (timesource.Reading.Grandmaster).
+	GrandmasterChanged Switch `yaml:"grandmaster_changed"`
+	// Sources replaces Offset, ErrorBound and Unsynchronized for the named
+	// sources: a PTP clock runs at nanoseconds to microseconds, where the
+	// 1 s that suits NTP means nothing. It is not read from the stepdown
+	// section: each source's own section sets it (ptp.triggers), and the
+	// configuration copies it here.
+	Sources map[string]SourceTriggers `yaml:"-"`
+}
+
+// SourceTriggers are the triggers judged per source whose scale depends on
+// the source.
+type SourceTriggers struct {
+	Offset     Threshold `yaml:"offset"`
+	ErrorBound Threshold `yaml:"error_bound"`
+	// Unsynchronized is, for ptp4l, its port not SLAVE (nor MASTER as a
+	// synchronised grandmaster).
+	Unsynchronized Grace `yaml:"unsynchronized"`
+}
+
+// Validate checks the triggers; errors name the field under prefix (e.g.
+// "ptp.triggers").
+func (t SourceTriggers) Validate(prefix string) error {
+	var errs []error
+	check := positive(&errs, prefix)
+	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
+	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
+	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
+	return errors.Join(errs...)
+}
+
+// positive returns a check that appends to errs, for a trigger name under
+// prefix that is enabled, an error when its duration (its "threshold" or
+// "grace") is not positive.
+func positive(errs *[]error, prefix string) func(name string, enabled bool, d time.Duration, what string) {
+	return func(name string, enabled bool, d time.Duration, what string) {
+		if enabled && d <= 0 {
+			*errs = append(*errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
+		}
+	}
+}
+
+// For returns the per-source triggers that judge source: its own from
+// Sources, else the global ones.
+func (t Triggers) For(source string) SourceTriggers {
+	if st, ok := t.Sources[source]; ok {
+		return st
+	}
+	return SourceTriggers{Offset: t.Offset, ErrorBound: t.ErrorBound, Unsynchronized: t.Unsynchronized}
+}
+
+// Switch is a trigger without a magnitude.
+type Switch struct {
+	Enabled bool `yaml:"enabled"`
 }
 
 // Threshold is a trigger that fires when a magnitude is over Threshold.
@@ -53,7 +108,7 @@ type Grace struct {
 // DefaultTriggers returns the triggers clockwatch uses unless configured
 // otherwise: all enabled, a step over 1 ms, an offset over 1 s, unsynchronised
 // for over 60 s, an error bound over 1 s, a probe failing for over 10 s, a
-// suspend over 1 ms.
+// suspend over 1 ms, a grandmaster changed.
 func DefaultTriggers() Triggers {
 	return Triggers{
 		Step:           Threshold{Enabled: true, Threshold: time.Millisecond},
@@ -62,6 +117,8 @@ func DefaultTriggers() Triggers {
 		ErrorBound:     Threshold{Enabled: true, Threshold: time.Second},
 		ProbeLost:      Grace{Enabled: true, Grace: 10 * time.Second},
 		Suspend:        Threshold{Enabled: true, Threshold: time.Millisecond},
+
+		GrandmasterChanged: Switch{Enabled: true},
 	}
 }
 
@@ -69,17 +126,15 @@ func DefaultTriggers() Triggers {
 // path of the triggers, e.g. "stepdown.triggers").
 func (t Triggers) Validate(prefix string) error {
 	var errs []error
-	check := func(name string, enabled bool, d time.Duration, what string) {
-		if enabled && d <= 0 {
-			errs = append(errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
-		}
-	}
+	check := positive(&errs, prefix)
 	check("step", t.Step.Enabled, t.Step.Threshold, "threshold")
 	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
 	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
 	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
 	check("probe_lost", t.ProbeLost.Enabled, t.ProbeLost.Grace, "grace")
 	check("suspend", t.Suspend.Enabled, t.Suspend.Threshold, "threshold")
+	// Sources are checked by the sections that set them (ptp.triggers),
+	// under their own names.
 	return errors.Join(errs...)
 }
 
@@ -167,6 +222,11 @@ type Policy struct {
 	daemonUp  map[string]bool
 	fallbacks map[string]bool
 
+	// grandmaster is the last grandmaster each source named; detail its
+	// last Detail (ptp4l's port state), for the events' text.
+	grandmaster map[string]string
+	detail      map[string]string
+
 	// drill in progress: stepdown because of a drill only.
 	drillUntil time.Duration
 }
@@ -181,6 +241,7 @@ func New(cfg Config, epoch uint64) *Policy {
 		active: map[Condition]time.Duration{}, pending: map[Condition]time.Duration{},
 		awaiting: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
 		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
+		grandmaster: map[string]string{}, detail: map[string]string{},
 	}
 }
 
@@ -198,15 +259,23 @@ func (p *Policy) Await(sources ...string) {
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
 	p.cfg = cfg
-	off := map[stepdown.Reason]bool{
-		stepdown.ReasonOffset:         !cfg.Triggers.Offset.Enabled,
-		stepdown.ReasonErrorBound:     !cfg.Triggers.ErrorBound.Enabled,
-		stepdown.ReasonUnsynchronized: !cfg.Triggers.Unsynchronized.Enabled,
-		stepdown.ReasonProbeLost:      !cfg.Triggers.ProbeLost.Enabled,
+	off := func(c Condition) bool {
+		st := cfg.Triggers.For(c.Source)
+		switch c.Reason {
+		case stepdown.ReasonOffset:
+			return !st.Offset.Enabled
+		case stepdown.ReasonErrorBound:
+			return !st.ErrorBound.Enabled
+		case stepdown.ReasonUnsynchronized:
+			return !st.Unsynchronized.Enabled
+		case stepdown.ReasonProbeLost:
+			return !cfg.Triggers.ProbeLost.Enabled
+		}
+		return false
 	}
 	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
 		for c := range m {
-			if off[c.Reason] {
+			if off(c) {
 				delete(m, c)
 			}
 		}
@@ -317,6 +386,7 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		return append(out, p.evidence(name, mono)...)
 	}
 	p.known[name] = true
+	p.detail[name] = r.Detail
 	if r.Role == timesource.Fallback {
 		p.fallbacks[name] = true
 	}
@@ -339,6 +409,7 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		synced = true // judged from the daemon's own status instead
 	}
 	out = append(out, p.Synchronized(synced, name, mono)...)
+	out = append(out, p.Grandmaster(r.Grandmaster, name, mono)...)
 	if r.HasData {
 		if r.Role != timesource.Fallback {
 			out = append(out, p.Offset(r.Offset.Seconds(), name, mono)...)
@@ -349,9 +420,31 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	return append(out, p.Tick(mono)...)
 }
 
+// Grandmaster feeds the grandmaster source follows (empty: none, or not
+// known now). A change from one grandmaster to another is a trigger, like a
+// step: the hold-down counts from it. Losing the grandmaster and finding the
+// same one again is not (the port state covers the gap), and neither is the
+// first one seen (after a restart, a change made meanwhile is not seen).
+func (p *Policy) Grandmaster(gm, source string, mono time.Duration) []Event {
+	last := p.grandmaster[source]
+	if gm == "" || gm == last {
+		return nil
+	}
+	p.grandmaster[source] = gm
+	if last == "" || !p.cfg.Triggers.GrandmasterChanged.Enabled {
+		return nil
+	}
+	p.bad(mono)
+	e := p.stepdownEvent(stepdown.ReasonGrandmasterChanged, mono)
+	e.Source = source
+	e.Detail = fmt.Sprintf("%s follows grandmaster %s, was %s: the time can move by their difference", source, gm, last)
+	return []Event{e}
+}
+
 // Offset feeds source's estimate of the system clock's offset, in seconds.
+// Each source is judged by its own threshold (Triggers.For).
 func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Event {
-	t := p.cfg.Triggers.Offset
+	t := p.cfg.Triggers.For(source).Offset
 	if !t.Enabled {
 		return p.Tick(mono)
 	}
@@ -372,7 +465,7 @@ func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Ev
 // ErrorBound feeds the bound on the clock's error, in seconds, from source
 // ("chrony", "kernel"); each source is judged on its own.
 func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) []Event {
-	t := p.cfg.Triggers.ErrorBound
+	t := p.cfg.Triggers.For(source).ErrorBound
 	if !t.Enabled {
 		return p.Tick(mono)
 	}
@@ -405,7 +498,7 @@ func (p *Policy) Suspend(d, mono time.Duration) []Event {
 // Synchronized feeds whether source (e.g. "chrony", "kernel") reports the
 // clock synchronised.
 func (p *Policy) Synchronized(synced bool, source string, mono time.Duration) []Event {
-	if !p.cfg.Triggers.Unsynchronized.Enabled {
+	if !p.cfg.Triggers.For(source).Unsynchronized.Enabled {
 		return p.Tick(mono)
 	}
 	c := Condition{stepdown.ReasonUnsynchronized, source}
@@ -628,13 +721,16 @@ func (p *Policy) conditionText(c Condition, d time.Duration) string {
 	switch c.Reason {
 	case stepdown.ReasonUnsynchronized:
 		what = fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
+		if d := p.detail[c.Source]; d != "" {
+			what += " (" + d + ")"
+		}
 	case stepdown.ReasonProbeLost:
 		what = fmt.Sprintf("probe %s fails", c.Source)
 	default:
 		what = fmt.Sprintf("%s from %s", c.Reason, c.Source)
 	}
 	if d > 0 {
-		what += fmt.Sprintf(" for %s", d)
+		what += fmt.Sprintf(" for %s", d.Round(time.Millisecond))
 	}
 	return what
 }
@@ -644,7 +740,7 @@ func (p *Policy) conditionText(c Condition, d time.Duration) string {
 func (p *Policy) graceOf(c Condition) Grace {
 	switch c.Reason {
 	case stepdown.ReasonUnsynchronized:
-		return p.cfg.Triggers.Unsynchronized
+		return p.cfg.Triggers.For(c.Source).Unsynchronized
 	case stepdown.ReasonProbeLost:
 		return p.cfg.Triggers.ProbeLost
 	}

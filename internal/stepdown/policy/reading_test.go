@@ -152,18 +152,26 @@ func TestReadings(t *testing.T) {
 			t.Parallel()
 			p := New(tc.cfg, 0)
 			p.Await(tc.await...)
-			var got []Event
-			for _, f := range tc.inputs {
-				got = append(got, f(p)...)
-			}
-			if diff := cmp.Diff(tc.want, brief(got)); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-			if st := p.Status().State; st != tc.wantState {
-				t.Errorf("final state %s, want %s", st, tc.wantState)
-			}
+			feed(t, p, tc.inputs, tc.want, tc.wantState)
 		})
 	}
+}
+
+// feed gives p the inputs and checks the events (briefly) and the final
+// state; it returns the events.
+func feed(t *testing.T, p *Policy, inputs []in, want []string, wantState stepdown.State) []Event {
+	t.Helper()
+	var got []Event
+	for _, f := range inputs {
+		got = append(got, f(p)...)
+	}
+	if diff := cmp.Diff(want, brief(got)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if st := p.Status().State; st != wantState {
+		t.Errorf("final state %s, want %s", st, wantState)
+	}
+	return got
 }
 
 func TestPersistedRestore(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // queuedCreds hands out the credentials of the next clients in the order

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // FuzzClientInput sends arbitrary bytes to a live server and checks that it

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // testConfig is a fast configuration on a socket in a temporary directory.

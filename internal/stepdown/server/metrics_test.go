@@ -6,9 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func TestMetrics(t *testing.T) {
@@ -39,6 +39,8 @@ clockwatch_stepdown_epoch 5
 # TYPE clockwatch_stepdown_events_total counter
 clockwatch_stepdown_events_total{drill="false",reason="error_bound",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="error_bound",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="grandmaster_changed",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="grandmaster_changed",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="offset",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="offset",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="probe_lost",type="resume"} 0

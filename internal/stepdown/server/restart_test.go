@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 const serveChildEnv = "STEPDOWN_SERVE_CHILD"

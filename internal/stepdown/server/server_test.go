@@ -13,10 +13,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
@@ -81,10 +82,17 @@ func TestTriggersReachClients(t *testing.T) {
 	s := start(t, cfg, server.Options{Epoch: 1})
 	c, _ := dial(t, cfg.Socket)
 	wb := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
-	s.Step(policy.Step{Seconds: 0.5, Mono: 123, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: "timerfd"})
+	// Seen now (CLOCK_MONOTONIC): the hold-down's timer counts from it, so
+	// the late subscriber below dials well within it.
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatal(err)
+	}
+	mono := time.Duration(ts.Nano())
+	s.Step(policy.Step{Seconds: 0.5, Mono: mono, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: "timerfd"})
 	m := next(t, c)
 	want := stepdown.Message{Type: "stepdown", State: "stepdown", Reason: "step", Epoch: 2, Seq: m.Seq,
-		StepSeconds: stepdown.Float(0.5), WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), MonoNanos: 123,
+		StepSeconds: stepdown.Float(0.5), WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), MonoNanos: int64(mono),
 		Source: "timerfd", Detail: "wall clock stepped by 500ms"}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("stepdown (-want +got):\n%s", diff)

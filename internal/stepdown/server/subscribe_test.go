@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // An in-process subscriber gets the events the socket clients get, and a
