@@ -33,6 +33,13 @@ func (s *store) Renew(context.Context) (time.Time, error) {
 	return time.Now().Add(s.lease), nil
 }
 
+// written is how many values were written.
+func (s *store) written() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.writes)
+}
+
 func (s *store) Write(_ context.Context, v string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,6 +104,14 @@ func TestLeaseExample(t *testing.T) {
 	st = &store{lease: 10 * time.Second}
 	values, done = run(st)
 	values <- "c"
+	// The drill comes once "c" is written, with the holder back waiting for
+	// a value: then only the socket can end it (during the write, the
+	// segment's "disrupted" could stop it first, which is also a release).
+	for deadline := time.Now().Add(5 * time.Second); st.written() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(`"c" was not written`)
+		}
+	}
 	if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonStep, Hold: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
