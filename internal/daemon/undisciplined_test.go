@@ -50,6 +50,7 @@ func TestWarnIfUndisciplined(t *testing.T) {
 			cc := chrony.DefaultConfig()
 			cc.Enabled = tc.chrony
 			cc.Address = filepath.Join(t.TempDir(), "no-chronyd.sock")
+			cc.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
 			cc.ConfPath = ""
 			sources := timesources.New(cc, ntpd.DefaultConfig(), sntp.DefaultConfig(), logger)
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
