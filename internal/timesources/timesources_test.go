@@ -26,6 +26,7 @@ func TestSources(t *testing.T) {
 	defer srv.Close()
 	c := chrony.DefaultConfig()
 	c.Address = t.TempDir() + "/no-chronyd.sock"
+	c.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
 	c.ConfPath = ""
 	n := ntpd.DefaultConfig()
 	if !n.Enabled || n.Address != ntpd.AddressAuto {
