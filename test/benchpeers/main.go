@@ -32,6 +32,7 @@ type target struct {
 	url  string
 
 	idleCPU           time.Duration
+	idleRuns          int64 // times a thread was scheduled in while idle
 	rssStart, rssEnd  int64 // kB
 	rssMax            int64
 	perScrape         []time.Duration // server CPU per scrape, one per block
@@ -59,7 +60,12 @@ type options struct {
 }
 
 // variant is one -variant flag: name=yaml.
-type variant struct{ name, yaml string }
+// variant is an extra run of the clockwatch binary: YAML appended to its
+// configuration and command-line flags (the lines starting with "--").
+type variant struct {
+	name, yaml string
+	flags      []string
+}
 
 // variantFlag collects -variant flags.
 type variantFlag struct{ vs *[]variant }
@@ -71,7 +77,15 @@ func (f variantFlag) Set(s string) error {
 	if !ok || name == "" || yaml == "" {
 		return fmt.Errorf("want name=yaml (e.g. 'no ptp=ptp: {enabled: false}'), got %q", s)
 	}
-	*f.vs = append(*f.vs, variant{name, strings.ReplaceAll(yaml, `\n`, "\n") + "\n"})
+	v := variant{name: name}
+	for _, l := range strings.Split(strings.ReplaceAll(yaml, `\n`, "\n"), "\n") {
+		if strings.HasPrefix(l, "--") {
+			v.flags = append(v.flags, l)
+		} else {
+			v.yaml += l + "\n"
+		}
+	}
+	*f.vs = append(*f.vs, v)
 	return nil
 }
 
@@ -90,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&o.ntpPoll, "ntp-poll", "iburst", "options of each chrony.conf server line (chrony's defaults: minpoll 6, maxpoll 10)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
 	fl.BoolVar(&o.noStepdown, "no-stepdown", false, "also run the clockwatch binary with stepdown.enabled: false (what the stepdown server costs idle)")
-	fl.Var(variantFlag{&o.variants}, "variant", "also run the clockwatch binary with this YAML appended to its configuration: name=yaml (\\n for a newline); repeatable")
+	fl.Var(variantFlag{&o.variants}, "variant", "also run the clockwatch binary with this YAML appended to its configuration: name=yaml (\\n for a newline; lines starting with -- are command-line flags); repeatable")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -149,7 +163,7 @@ func bench(o options, stdout, stderr io.Writer) error {
 		if err := os.WriteFile(f, []byte(conf+v.yaml), 0o600); err != nil {
 			return err
 		}
-		add("clockwatch ("+v.name+")", []string{o.clockwatch, "--config.file=" + f, "--log.level=warn"})
+		add("clockwatch ("+v.name+")", append([]string{o.clockwatch, "--config.file=" + f, "--log.level=warn"}, v.flags...))
 	}
 	if o.clockwatchBefore != "" {
 		add("clockwatch@before", []string{o.clockwatchBefore, "--config.file=" + cwConf, "--log.level=warn"})
@@ -206,8 +220,10 @@ func bench(o options, stdout, stderr io.Writer) error {
 	}
 	time.Sleep(time.Second)
 	cpu0 := make([]time.Duration, len(targets))
+	runs0 := make([]int64, len(targets))
 	for i, t := range targets {
 		cpu0[i] = procCPU(t.pid())
+		runs0[i] = procRuns(t.pid())
 		t.rssStart = rss(t.pid())
 		t.rssMax = t.rssStart
 	}
@@ -219,6 +235,7 @@ func bench(o options, stdout, stderr io.Writer) error {
 	}
 	for i, t := range targets {
 		t.idleCPU = procCPU(t.pid()) - cpu0[i]
+		t.idleRuns = procRuns(t.pid()) - runs0[i]
 		t.rssEnd = rss(t.pid())
 		c := counters(t)
 		t.idlePolls = [2]float64{c[0] - t.idlePolls[0], c[1] - t.idlePolls[1]}
@@ -302,6 +319,9 @@ func report(w io.Writer, o options, ts []*target, start time.Time, load0, load1,
 	pct := func(d time.Duration) float64 { return float64(d) / float64(o.idle) * 100 }
 	row(fmt.Sprintf("idle CPU, %s", o.idle), func(t *target) string {
 		return fmt.Sprintf("%.3f %% of a core", pct(t.idleCPU))
+	})
+	row("thread wake-ups per second while idle", func(t *target) string {
+		return fmt.Sprintf("%.1f", float64(t.idleRuns)/o.idle.Seconds())
 	})
 	row("chrony polls / clock samples while idle", func(t *target) string {
 		if !strings.HasPrefix(t.name, "clockwatch") {
@@ -438,6 +458,25 @@ func procCPU(pid int) time.Duration {
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	s, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(u+s) * 10 * time.Millisecond
+}
+
+// procRuns is how many times the process's living threads have been
+// scheduled onto a CPU (schedstat's third field): its wake-ups, each of
+// which costs the process more than the work it then does when it idles.
+func procRuns(pid int) int64 {
+	var sum int64
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if fs := strings.Fields(string(b)); len(fs) == 3 {
+			n, _ := strconv.ParseInt(fs[2], 10, 64)
+			sum += n
+		}
+	}
+	return sum
 }
 
 func rss(pid int) int64 {
