@@ -1,12 +1,15 @@
 package chrony
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +38,13 @@ type Client struct {
 	// warning is why the current connection is limited (UDP because the
 	// unix socket cannot be used), nil when it is not.
 	warning error
+	// window is how many requests a poll sends before it reads the first
+	// reply on this connection (1: one at a time); maxWindow bounds it, and
+	// is halved each time a reply is lost or late while several were in
+	// flight.
+	window, maxWindow int
+	// queueLen is the kernel's queue length of unix datagram sockets.
+	queueLen func() int
 }
 
 // NewClient returns a client for the configured chronyd. It dials lazily.
@@ -43,7 +53,38 @@ func NewClient(cfg Config, resolver Resolver) *Client {
 }
 
 func newClient(d Dialer, timeout time.Duration, resolver Resolver) *Client {
-	return &Client{dialer: d, timeout: timeout, resolver: resolver, names: map[string]string{}}
+	return &Client{dialer: d, timeout: timeout, resolver: resolver, names: map[string]string{}, maxWindow: maxWindow, queueLen: unixQueueLen}
+}
+
+// maxWindow is the most requests a poll has in flight: source data and
+// sourcestats of 4 sources.
+const maxWindow = 8
+
+// windowFor returns how many requests may be in flight on a transport.
+// Over the unix socket chronyd's replies queue on clockwatch's reply socket,
+// whose queue holds net.unix.max_dgram_qlen datagrams (10 by default) and
+// chronyd drops a reply that does not fit: the window leaves room for two
+// strays. Over UDP chronyd may rate-limit command packets from other hosts
+// (cmdratelimit): requests go one at a time.
+func (c *Client) windowFor(tr Transport) int {
+	if tr != TransportUnix {
+		return 1
+	}
+	return max(1, min(c.maxWindow, c.queueLen()-2))
+}
+
+// unixQueueLen reads net.unix.max_dgram_qlen, the Linux default when it
+// cannot be read.
+func unixQueueLen() int {
+	b, err := os.ReadFile("/proc/sys/net/unix/max_dgram_qlen")
+	if err != nil {
+		return 10
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 10
+	}
+	return n
 }
 
 // Transport returns how the client reached chronyd last, and where.
@@ -73,12 +114,19 @@ func (c *Client) Poll(ctx context.Context) (Data, error) {
 		}
 		c.warning = err
 		c.conn = &checkedConn{Conn: conn}
+		c.window = c.windowFor(tr)
 		// Start from a random-ish sequence so that replies meant for an
 		// earlier process on a reused socket path never match.
 		c.lib = &fbchrony.Client{Connection: c.conn, Sequence: uint32(time.Now().UnixNano())}
 	}
 	d, err := c.poll(ctx)
 	if err != nil {
+		var ne interface{ Timeout() bool }
+		if c.window > 1 && (errors.Is(err, errReplyLost) || errors.As(err, &ne) && ne.Timeout()) {
+			// A reply dropped at the end of a window looks like chronyd not
+			// answering: either way the next polls send fewer at once.
+			c.maxWindow = max(1, c.window/2)
+		}
 		c.Close()
 		return Data{}, err
 	}
@@ -87,7 +135,11 @@ func (c *Client) Poll(ctx context.Context) (Data, error) {
 
 func (c *Client) poll(ctx context.Context) (Data, error) {
 	var d Data
-	r, err := c.communicate(ctx, trackingRequest(), "tracking")
+	tracking, count := trackingRequest(), sourcesRequest()
+	if err := c.sendAhead(ctx, tracking, count); err != nil {
+		return d, err
+	}
+	r, err := c.communicate(ctx, tracking, "tracking")
 	if err != nil {
 		return d, err
 	}
@@ -97,7 +149,7 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 	}
 	d.Tracking = newTracking(&tr.Tracking)
 
-	r, err = c.communicate(ctx, sourcesRequest(), "sources")
+	r, err = c.communicate(ctx, count, "sources")
 	if err != nil {
 		return d, err
 	}
@@ -109,32 +161,53 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 		return d, fmt.Errorf("getting the number of sources: chronyd reports %d, more than %d", ns.NSources, maxSources)
 	}
 	d.Sources = make([]Source, 0, ns.NSources)
-	seen := make(map[string]bool, ns.NSources)
-	for i := range ns.NSources {
-		r, err := c.communicate(ctx, sourceDataRequest(i), "source data")
-		if err != nil {
-			return d, fmt.Errorf("source #%d: %w", i, err)
+	addrs := make([]*fbchrony.IPAddr, 0, ns.NSources)
+	// Source data and sourcestats of as many sources as the window holds
+	// are sent together.
+	per := max(1, c.window/2)
+	reqs := make([]fbchrony.RequestPacket, 0, 2*per)
+	for first := 0; first < ns.NSources; first += per {
+		reqs = reqs[:0]
+		for i := first; i < min(first+per, ns.NSources); i++ {
+			reqs = append(reqs, sourceDataRequest(i), sourceStatsRequest(i))
 		}
-		sd, ok := r.(*fbchrony.ReplySourceData)
-		if !ok {
-			return d, fmt.Errorf("getting source data for source #%d: unexpected reply %T", i, r)
+		if err := c.sendAhead(ctx, reqs...); err != nil {
+			return d, fmt.Errorf("source #%d: %w", first, err)
 		}
-		s := newSource(&sd.SourceData)
-		// sourcestats answers NOSUCHSOURCE for a source without samples
-		// yet; that is not an error of the poll.
-		r, err = c.communicate(ctx, sourceStatsRequest(i), "sourcestats")
-		switch {
-		case err == nil:
-			if ss, ok := r.(*fbchrony.ReplySourceStats); ok {
-				s.Stats = newSourceStats(&ss.SourceStats)
+		for j := 0; j < len(reqs); j += 2 {
+			i := first + j/2
+			r, err := c.communicate(ctx, reqs[j], "source data")
+			if err != nil {
+				return d, fmt.Errorf("source #%d: %w", i, err)
 			}
-		case c.conn.lastStatus == statusNoSuchSource:
-		default:
-			return d, fmt.Errorf("source #%d: %w", i, err)
+			sd, ok := r.(*fbchrony.ReplySourceData)
+			if !ok {
+				return d, fmt.Errorf("getting source data for source #%d: unexpected reply %T", i, r)
+			}
+			s := newSource(&sd.SourceData)
+			// sourcestats answers NOSUCHSOURCE for a source without samples
+			// yet; that is not an error of the poll.
+			r, err = c.communicate(ctx, reqs[j+1], "sourcestats")
+			switch {
+			case err == nil:
+				if ss, ok := r.(*fbchrony.ReplySourceStats); ok {
+					s.Stats = newSourceStats(&ss.SourceStats)
+				}
+			case c.conn.lastStatus == statusNoSuchSource:
+			default:
+				return d, fmt.Errorf("source #%d: %w", i, err)
+			}
+			d.Sources = append(d.Sources, s)
+			addrs = append(addrs, sd.IPAddr)
 		}
-		s.Name = c.name(ctx, sd.IPAddr, s)
+	}
+	// Names come last: asking chronyd for one is a request of its own,
+	// never sent ahead.
+	seen := make(map[string]bool, len(d.Sources))
+	for i := range d.Sources {
+		s := &d.Sources[i]
+		s.Name = c.name(ctx, addrs[i], *s)
 		seen[s.Address] = true
-		d.Sources = append(d.Sources, s)
 	}
 	for a := range c.names {
 		if !seen[a] {
@@ -142,6 +215,32 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 		}
 	}
 	return d, nil
+}
+
+// sendAhead sends requests before the library asks for them, numbered and
+// encoded as its next calls of Communicate will number and encode them, so
+// that those calls find them sent (see checkedConn). It does nothing when
+// the window holds one request.
+func (c *Client) sendAhead(ctx context.Context, reqs ...fbchrony.RequestPacket) error {
+	if c.window < 2 || len(reqs) < 2 {
+		return nil
+	}
+	if err := c.setDeadline(ctx); err != nil {
+		return err
+	}
+	enc := make([][]byte, len(reqs))
+	for i, r := range reqs {
+		r.SetSequence(c.lib.Sequence + uint32(i) + 1)
+		var b bytes.Buffer
+		if err := binary.Write(&b, binary.BigEndian, r); err != nil {
+			return fmt.Errorf("encoding a request to chronyd: %w", err)
+		}
+		enc[i] = b.Bytes()
+	}
+	if err := c.conn.sendAhead(enc); err != nil {
+		return c.explain("the next requests", err)
+	}
+	return nil
 }
 
 // maxSources bounds the source count a reply may claim, so that a corrupt
@@ -194,12 +293,8 @@ func trimDot(s string) string {
 
 // communicate sends one request with a deadline and explains failures.
 func (c *Client) communicate(ctx context.Context, req fbchrony.RequestPacket, what string) (fbchrony.ResponsePacket, error) {
-	deadline := time.Now().Add(c.timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	if err := c.conn.SetDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("setting a deadline on the connection to chronyd: %w", err)
+	if err := c.setDeadline(ctx); err != nil {
+		return nil, err
 	}
 	r, err := c.lib.Communicate(req)
 	if err != nil {
@@ -208,10 +303,24 @@ func (c *Client) communicate(ctx context.Context, req fbchrony.RequestPacket, wh
 	return r, nil
 }
 
+// setDeadline bounds the next exchange by the timeout and ctx.
+func (c *Client) setDeadline(ctx context.Context) error {
+	deadline := time.Now().Add(c.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := c.conn.SetDeadline(deadline); err != nil {
+		return fmt.Errorf("setting a deadline on the connection to chronyd: %w", err)
+	}
+	return nil
+}
+
 // explain turns a failed request into one sentence that says what to do.
 func (c *Client) explain(what string, err error) error {
 	var ne interface{ Timeout() bool }
 	switch {
+	case errors.Is(err, errReplyLost):
+		return fmt.Errorf("chronyd at %s dropped its reply to %q (clockwatch's reply socket held too many: net.unix.max_dgram_qlen); the next polls send fewer requests at once: %w", c.address, what, err)
 	case c.conn.lastStatus == statusUnauth && c.transport == TransportUDP:
 		return fmt.Errorf("chronyd refuses %q over UDP %s: only tracking, sources, sourcestats and activity are allowed there; use the unix socket for more: %w", what, c.address, err)
 	case c.conn.lastStatus == statusUnauth:

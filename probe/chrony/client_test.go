@@ -159,30 +159,22 @@ func TestPollNoSuchSourceStats(t *testing.T) {
 	}
 }
 
-// staleConn answers each request first with a reply to an older request,
-// then with the right one.
+// staleConn answers each request first with a late reply to the request
+// before it, then with the right one.
 type staleConn struct {
 	replayConn
-	queue [][]byte
 }
 
 func (c *staleConn) Write(p []byte) (int, error) {
+	before := len(c.pending)
 	n, err := c.replayConn.Write(p)
-	if c.has {
-		old := append([]byte(nil), c.pending...)
+	if len(c.pending) > before {
+		reply := c.pending[len(c.pending)-1]
+		old := append([]byte(nil), reply...)
 		binary.BigEndian.PutUint32(old[16:20], binary.BigEndian.Uint32(p[8:12])-1)
-		c.queue = [][]byte{old, c.pending}
+		c.pending = append(c.pending[:len(c.pending)-1], old, reply)
 	}
 	return n, err
-}
-
-func (c *staleConn) Read(p []byte) (int, error) {
-	if len(c.queue) == 0 {
-		return 0, timeoutError{}
-	}
-	n := copy(p, c.queue[0])
-	c.queue = c.queue[1:]
-	return n, nil
 }
 
 type staleDialer struct{ replayDialer }
@@ -193,7 +185,8 @@ func (d *staleDialer) Dial(context.Context) (Conn, Transport, string, error) {
 
 func TestPollSkipsStaleReplies(t *testing.T) {
 	t.Parallel()
-	d := &staleDialer{replayDialer{dir: "testdata/unix-synced"}}
+	// Every reply comes with a stray: room for both.
+	d := &staleDialer{replayDialer{dir: "testdata/unix-synced", queueLen: 2 * replayQueueLen}}
 	c := newClient(d, time.Second, nil)
 	if _, err := c.Poll(context.Background()); err != nil {
 		t.Fatalf("Poll: %v", err)
@@ -259,4 +252,75 @@ func FuzzReply(f *testing.F) {
 		c := newClient(&replayDialer{dir: "testdata/unix-synced", replies: map[string][]byte{key: reply}}, time.Second, nil)
 		_, _ = c.Poll(context.Background())
 	})
+}
+
+// TestPollWindow: over the unix socket a poll keeps as many requests in
+// flight as the reply socket's queue holds with room to spare; a dropped
+// reply fails that poll and halves the window for the next; over UDP
+// requests go one at a time.
+func TestPollWindow(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		transport  Transport
+		kernelQlen int    // what the client reads of net.unix.max_dgram_qlen
+		queue      int    // the reply queue's real length
+		drop       string // a reply chronyd drops once
+		firstFails string // part of the first poll's error
+		wantMost   []int  // most replies queued at once, per poll
+	}{
+		{name: "default queue", kernelQlen: 10, queue: 10, wantMost: []int{8, 8}},
+		{name: "short queue", kernelQlen: 4, queue: 4, wantMost: []int{2, 2}},
+		{name: "no room", kernelQlen: 1, queue: 1, wantMost: []int{1, 1}},
+		// The replies at the end of the first window find the queue full.
+		{name: "queue shorter than the kernel says", kernelQlen: 10, queue: 5, firstFails: "did not answer", wantMost: []int{5, 4}},
+		{name: "a reply dropped in the middle", kernelQlen: 10, queue: 10, drop: "sourcestats_1", firstFails: "dropped its reply", wantMost: []int{7, 4}},
+		{name: "udp", transport: TransportUDP, kernelQlen: 10, queue: 10, wantMost: []int{1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := &replayDialer{dir: "testdata/unix-synced", transport: tc.transport, queueLen: tc.queue, dropOnce: tc.drop}
+			c := newClient(d, 100*time.Millisecond, nil)
+			c.queueLen = func() int { return tc.kernelQlen }
+			for i, want := range tc.wantMost {
+				data, err := c.Poll(context.Background())
+				switch {
+				case i == 0 && tc.firstFails != "":
+					if err == nil || !strings.Contains(err.Error(), tc.firstFails) {
+						t.Fatalf("first poll: error %v, want one saying %q", err, tc.firstFails)
+					}
+				case err != nil:
+					t.Fatalf("poll %d: %v", i+1, err)
+				case len(data.Sources) != 8 || data.Sources[7].Stats == nil:
+					t.Fatalf("poll %d: %d sources, want 8 with their stats", i+1, len(data.Sources))
+				}
+				if d.conn.most != want {
+					t.Errorf("poll %d: at most %d replies queued, want %d", i+1, d.conn.most, want)
+				}
+			}
+		})
+	}
+}
+
+// TestSendAheadMismatch: a request written that is not the next one sent
+// ahead is refused, never sent in its place.
+func TestSendAheadMismatch(t *testing.T) {
+	t.Parallel()
+	d := &replayDialer{dir: "testdata/unix-synced"}
+	conn, _, _, _ := d.Dial(context.Background())
+	c := &checkedConn{Conn: conn}
+	a, b := make([]byte, 416), make([]byte, 416)
+	binary.BigEndian.PutUint16(a[4:6], cmdTracking)
+	binary.BigEndian.PutUint32(a[8:12], 7)
+	copy(b, a)
+	binary.BigEndian.PutUint32(b[8:12], 8)
+	if err := c.sendAhead([][]byte{a}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(b); err == nil || !strings.Contains(err.Error(), "sent ahead") {
+		t.Errorf("Write of another request: %v, want it refused", err)
+	}
+	if got := len(d.conn.pending); got != 1 {
+		t.Errorf("%d requests reached chronyd, want only the one sent ahead", got)
+	}
 }

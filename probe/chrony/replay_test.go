@@ -60,23 +60,26 @@ func (d *recordingDialer) Dial(ctx context.Context) (Conn, Transport, string, er
 	return &recordingConn{Conn: c, d: d}, tr, a, err
 }
 
+// recordingConn keeps the keys of the requests written, oldest first:
+// chronyd answers in order.
 type recordingConn struct {
 	Conn
-	d   *recordingDialer
-	key string
+	d    *recordingDialer
+	keys []string
 }
 
 func (c *recordingConn) Write(p []byte) (int, error) {
-	c.key = requestKey(p)
+	c.keys = append(c.keys, requestKey(p))
 	return c.Conn.Write(p)
 }
 
 func (c *recordingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if err == nil {
+	if err == nil && len(c.keys) > 0 {
 		c.d.mu.Lock()
-		c.d.replies[c.key] = append([]byte(nil), p[:n]...)
+		c.d.replies[c.keys[0]] = append([]byte(nil), p[:n]...)
 		c.d.mu.Unlock()
+		c.keys = c.keys[1:]
 	}
 	return n, err
 }
@@ -106,6 +109,12 @@ type replayDialer struct {
 	transport Transport
 	dialErr   error
 	dials     int
+	// queueLen is the reply queue's length; 0: replayQueueLen.
+	queueLen int
+	// dropOnce is the key of a reply dropped the first time it is sent.
+	dropOnce string
+	// conn is the last connection dialled.
+	conn *replayConn
 }
 
 func (d *replayDialer) Dial(context.Context) (Conn, Transport, string, error) {
@@ -117,15 +126,23 @@ func (d *replayDialer) Dial(context.Context) (Conn, Transport, string, error) {
 	if tr == "" {
 		tr = TransportUnix
 	}
-	return &replayConn{d: d}, tr, "replay:" + d.dir, nil
+	d.conn = &replayConn{d: d}
+	return d.conn, tr, "replay:" + d.dir, nil
 }
 
+// replayConn answers each request with its captured reply, queued like
+// datagrams on a unix socket: a reply that finds replayQueueLen replies
+// waiting is dropped, as chronyd drops it.
 type replayConn struct {
 	d       *replayDialer
-	pending []byte
-	has     bool
+	pending [][]byte
 	closed  bool
+	// dropped counts the replies that found the queue full; most is the
+	// longest the queue was.
+	dropped, most int
 }
+
+const replayQueueLen = 10
 
 var errNoReply = errors.New("replay: no captured reply")
 
@@ -141,7 +158,6 @@ func (c *replayConn) Write(p []byte) (int, error) {
 		b, err = os.ReadFile(filepath.Join(c.d.dir, key+".bin"))
 		if err != nil {
 			// Like a chronyd that does not answer.
-			c.pending, c.has = nil, false
 			return len(p), nil
 		}
 	}
@@ -149,16 +165,33 @@ func (c *replayConn) Write(p []byte) (int, error) {
 	if len(b) >= 20 {
 		copy(b[16:20], p[8:12])
 	}
-	c.pending, c.has = b, true
+	if key == c.d.dropOnce {
+		c.d.dropOnce = ""
+		c.dropped++
+		return len(p), nil
+	}
+	if len(c.pending) == c.queueLen() {
+		c.dropped++
+		return len(p), nil
+	}
+	c.pending = append(c.pending, b)
+	c.most = max(c.most, len(c.pending))
 	return len(p), nil
 }
 
+func (c *replayConn) queueLen() int {
+	if c.d.queueLen > 0 {
+		return c.d.queueLen
+	}
+	return replayQueueLen
+}
+
 func (c *replayConn) Read(p []byte) (int, error) {
-	if !c.has {
+	if len(c.pending) == 0 {
 		return 0, timeoutError{}
 	}
-	n := copy(p, c.pending)
-	c.pending, c.has = nil, false
+	n := copy(p, c.pending[0])
+	c.pending = c.pending[1:]
 	return n, nil
 }
 
