@@ -1,3 +1,4 @@
 // Package loop is the polling loop every source poller runs: poll now, then
-// on every tick, until the context ends.
+// again after the wait the poller asks for (its poll interval, or longer
+// while the source it looks for is absent), until the context ends.
 package loop

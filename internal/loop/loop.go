@@ -5,14 +5,22 @@ import (
 	"time"
 )
 
-// Every calls poll at once and then every interval until ctx is done. A poll
-// that overruns the interval delays the next one (the ticker drops ticks);
-// polls never overlap.
+// Every calls poll at once, then every interval, until ctx is done.
 func Every(ctx context.Context, interval time.Duration, poll func(context.Context)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	Next(ctx, func(ctx context.Context) time.Duration {
 		poll(ctx)
+		return interval
+	})
+}
+
+// Next calls poll at once, then again each time the wait it returned has
+// passed, until ctx is done. The wait runs from the end of a poll.
+func Next(ctx context.Context, poll func(context.Context) time.Duration) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for {
+		t.Reset(poll(ctx))
 		select {
 		case <-ctx.Done():
 			return

@@ -20,3 +20,27 @@ func TestEvery(t *testing.T) {
 		t.Errorf("polled %d times, want 3 (the first at once, then until cancelled)", n)
 	}
 }
+
+// TestNext: each wait is the one the poll before asked for.
+func TestNext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	waits := []time.Duration{time.Millisecond, 60 * time.Millisecond, time.Millisecond}
+	var at []time.Time
+	Next(ctx, func(context.Context) time.Duration {
+		at = append(at, time.Now())
+		if len(at) == len(waits)+1 {
+			cancel()
+			return time.Hour
+		}
+		return waits[len(at)-1]
+	})
+	if len(at) != len(waits)+1 {
+		t.Fatalf("polled %d times, want %d", len(at), len(waits)+1)
+	}
+	for i, w := range waits {
+		if got := at[i+1].Sub(at[i]); got < w || got > w+time.Second {
+			t.Errorf("wait %d: %v, want %v (a little more at most)", i, got, w)
+		}
+	}
+}

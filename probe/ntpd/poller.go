@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
@@ -69,21 +70,14 @@ func (p *Poller) Close() error { return p.client.Close() }
 // Run polls until ctx is done.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	t := time.NewTimer(p.cfg.PollInterval)
-	defer t.Stop()
-	for {
+	loop.Next(ctx, func(ctx context.Context) time.Duration {
 		p.Poll(ctx)
-		next := p.cfg.PollInterval
 		if !p.Snapshot().Found {
-			next = max(absentRecheck, next)
+			return max(absentRecheck, p.cfg.PollInterval)
 		}
-		t.Reset(next)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+		return p.cfg.PollInterval
+	})
+	return nil
 }
 
 // Poll reads ntpd once and publishes the result; a change between up and

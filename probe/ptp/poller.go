@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/facebook/time/ptp/protocol"
 )
@@ -120,17 +121,11 @@ func (p *Poller) Snapshot() Snapshot {
 // Run polls until ctx is done, then closes the connection.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	t := time.NewTimer(p.cfg.PollInterval)
-	defer t.Stop()
-	for {
+	loop.Next(ctx, func(ctx context.Context) time.Duration {
 		p.Poll(ctx)
-		t.Reset(p.nextPoll())
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+		return p.nextPoll()
+	})
+	return nil
 }
 
 // absentRecheck is how often "auto" looks again for a ptp4l it has not

@@ -276,6 +276,26 @@ func TestPollerAgainstRealBus(t *testing.T) {
 		}
 	})
 
+	t.Run("asked for every 30 s while absent", func(t *testing.T) {
+		t.Parallel()
+		addr, _ := startBus(t, "")
+		p, _ := newTestPoller(t, addr, ModeAuto)
+		pinned, _ := newTestPoller(t, addr, ModeOn)
+		p.Poll(ctx)
+		pinned.Poll(ctx)
+		if got := p.nextPoll(); got != absentRecheck {
+			t.Errorf("absent: next poll in %v, want %v", got, absentRecheck)
+		}
+		if got, want := pinned.nextPoll(), pinned.cfg.PollInterval; got != want {
+			t.Errorf("pinned and absent: next poll in %v, want the poll interval %v", got, want)
+		}
+		fakeTimesyncd(t, addr, syncedProps())
+		p.Poll(ctx)
+		if got, want := p.nextPoll(), p.cfg.PollInterval; got != want || !p.Snapshot().Found {
+			t.Errorf("found: next poll in %v (found %v), want the poll interval %v", got, p.Snapshot().Found, want)
+		}
+	})
+
 	t.Run("no reply yet", func(t *testing.T) {
 		t.Parallel()
 		addr, _ := startBus(t, "")

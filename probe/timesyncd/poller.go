@@ -179,8 +179,25 @@ var _ timesource.Source = (*Poller)(nil)
 // Run polls until ctx is done.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.bus.Close()
-	loop.Every(ctx, p.cfg.PollInterval, p.Poll)
+	loop.Next(ctx, func(ctx context.Context) time.Duration {
+		p.Poll(ctx)
+		return p.nextPoll()
+	})
 	return nil
+}
+
+// absentRecheck is how often "auto" asks the bus again for a timesyncd it
+// has not found: a node running chronyd or ntpd runs none, and asking
+// costs the bus daemon a connection each time.
+const absentRecheck = 30 * time.Second
+
+// nextPoll is the wait before the next poll: the poll interval, or
+// absentRecheck while "auto" has not found timesyncd.
+func (p *Poller) nextPoll() time.Duration {
+	if s := p.Snapshot(); !s.Found {
+		return max(absentRecheck, p.cfg.PollInterval)
+	}
+	return p.cfg.PollInterval
 }
 
 // Poll reads timesyncd once and publishes the result.
