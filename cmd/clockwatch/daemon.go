@@ -26,6 +26,8 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	check := app.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
 	switches := collectorFlags(app)
+	maxProcs := app.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
+		Envar("GOMAXPROCS").Default("1").Int()
 	cmd := app.Command("run", "Run the daemon (the default command).").Default()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		logger := c.logger()
@@ -50,6 +52,13 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 		if err != nil {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
+		}
+		if *maxProcs < 0 {
+			logger.Error("cannot start with this command line", "err", fmt.Sprintf("--runtime.gomaxprocs must be 0 or more, got %d", *maxProcs))
+			return 1
+		}
+		if *maxProcs > 0 && c.setMaxProcs != nil {
+			c.setMaxProcs(*maxProcs)
 		}
 		notifier, err := sdnotify.FromEnv(os.Getenv)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -32,6 +33,10 @@ type cli struct {
 	// exists (DefaultConfigFile; tests point it elsewhere).
 	defaultConfigFile string
 
+	// setMaxProcs sets GOMAXPROCS for the daemon (runtime.GOMAXPROCS); nil
+	// in tests that run the daemon in their own process.
+	setMaxProcs func(int) int
+
 	configFile    string
 	configFileSet bool // --config.file was given, perhaps empty: then no file
 	logLevel      string
@@ -46,7 +51,7 @@ type subcommand struct {
 
 // run runs the command line args with this process's environment.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, defaultConfigFile: DefaultConfigFile}
+	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, defaultConfigFile: DefaultConfigFile, setMaxProcs: runtime.GOMAXPROCS}
 	return c.run(ctx, args)
 }
 
