@@ -13,6 +13,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/probe"
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
@@ -48,11 +49,11 @@ var _ Clock = SysClock{}
 
 // MonotonicCoarse reads CLOCK_MONOTONIC_COARSE.
 func (SysClock) MonotonicCoarse() (time.Duration, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC_COARSE, &ts); err != nil {
+	ns, err := probe.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
+	if err != nil {
 		return 0, fmt.Errorf("reading CLOCK_MONOTONIC_COARSE: %w", err)
 	}
-	return time.Duration(ts.Nano()), nil
+	return time.Duration(ns), nil
 }
 
 // Options are the publisher's inputs besides its configuration.

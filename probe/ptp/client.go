@@ -164,6 +164,9 @@ func (c *Client) Poll(ctx context.Context) (Data, error) {
 		c.Close()
 		return Data{}, err
 	}
+	// A deadline left set arms a runtime timer that would wake the
+	// process when it passes, long after the poll.
+	_ = c.conn.SetDeadline(time.Time{})
 	return d, nil
 }
 

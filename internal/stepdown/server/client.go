@@ -163,6 +163,9 @@ func (c *client) writeLoop() {
 			c.wmu.Lock()
 			c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 			_, err := c.conn.Write(buf)
+			// Cleared, the deadline's timer does not wake the daemon
+			// WriteTimeout after every message.
+			c.conn.SetWriteDeadline(time.Time{})
 			c.queued.Add(-taken)
 			c.wmu.Unlock()
 			if err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/probe"
 )
 
 // peerCred reads SO_PEERCRED: the pid, uid and gid of the process that
@@ -31,11 +33,7 @@ func peerCred(c *net.UnixConn) (Cred, error) {
 // monotonic reads CLOCK_MONOTONIC, the clock of the step detector's
 // timestamps, so that both can be compared.
 func monotonic() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic(fmt.Sprintf("clock_gettime(CLOCK_MONOTONIC): %v", err)) // cannot fail on Linux
-	}
-	return time.Duration(ts.Nano())
+	return time.Duration(probe.MonotonicNow())
 }
 
 // bootIDPath names this boot: the policy's state carries over only within it.
@@ -48,12 +46,9 @@ func sysBoot() (string, time.Duration, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("reading the boot id: %w", err)
 	}
-	var bt, mt unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &bt); err != nil {
+	bt, err := probe.ClockNano(unix.CLOCK_BOOTTIME)
+	if err != nil {
 		return "", 0, fmt.Errorf("clock_gettime(CLOCK_BOOTTIME): %w", err)
 	}
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mt); err != nil {
-		return "", 0, fmt.Errorf("clock_gettime(CLOCK_MONOTONIC): %w", err)
-	}
-	return strings.TrimSpace(string(b)), time.Duration(bt.Nano() - mt.Nano()), nil
+	return strings.TrimSpace(string(b)), time.Duration(bt - probe.MonotonicNow()), nil
 }
