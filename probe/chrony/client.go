@@ -104,20 +104,29 @@ func (c *Client) Close() error {
 // because chronyd's socket is not accessible), or nil.
 func (c *Client) Warning() error { return c.warning }
 
+// dial connects the client if it is not connected.
+func (c *Client) dial(ctx context.Context) error {
+	if c.conn != nil {
+		return nil
+	}
+	conn, tr, addr, err := c.dialer.Dial(ctx)
+	c.transport, c.address = tr, addr
+	if conn == nil {
+		return err
+	}
+	c.warning = err
+	c.conn = &checkedConn{Conn: conn}
+	c.window = c.windowFor(tr)
+	// Start from a random-ish sequence so that replies meant for an
+	// earlier process on a reused socket path never match.
+	c.lib = &fbchrony.Client{Connection: c.conn, Sequence: uint32(time.Now().UnixNano())}
+	return nil
+}
+
 // Poll reads tracking, sources and sourcestats from chronyd.
 func (c *Client) Poll(ctx context.Context) (Data, error) {
-	if c.conn == nil {
-		conn, tr, addr, err := c.dialer.Dial(ctx)
-		c.transport, c.address = tr, addr
-		if conn == nil {
-			return Data{}, err
-		}
-		c.warning = err
-		c.conn = &checkedConn{Conn: conn}
-		c.window = c.windowFor(tr)
-		// Start from a random-ish sequence so that replies meant for an
-		// earlier process on a reused socket path never match.
-		c.lib = &fbchrony.Client{Connection: c.conn, Sequence: uint32(time.Now().UnixNano())}
+	if err := c.dial(ctx); err != nil {
+		return Data{}, err
 	}
 	d, err := c.poll(ctx)
 	if err != nil {

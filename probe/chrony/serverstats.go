@@ -109,22 +109,6 @@ type ServerData struct {
 // errServerStatsUDP is why auto mode reads nothing over UDP.
 var errServerStatsUDP = errors.New("chronyd answers serverstats only on its unix socket")
 
-// dial connects the client if it is not connected.
-func (c *Client) dial(ctx context.Context) error {
-	if c.conn != nil {
-		return nil
-	}
-	conn, tr, addr, err := c.dialer.Dial(ctx)
-	c.transport, c.address = tr, addr
-	if conn == nil {
-		return err
-	}
-	c.warning = err
-	c.conn = &checkedConn{Conn: conn}
-	c.lib = &fbchrony.Client{Connection: c.conn, Sequence: uint32(time.Now().UnixNano())}
-	return nil
-}
-
 // PollServer reads serverstats and counts the clients. Over UDP it returns
 // errServerStatsUDP without asking (chronyd would refuse).
 func (c *Client) PollServer(ctx context.Context) (ServerData, error) {
@@ -137,8 +121,10 @@ func (c *Client) PollServer(ctx context.Context) (ServerData, error) {
 	d, err := c.pollServer(ctx)
 	if err != nil {
 		c.Close()
+		return d, err
 	}
-	return d, err
+	_ = c.conn.SetDeadline(time.Time{}) // see Poll
+	return d, nil
 }
 
 func (c *Client) pollServer(ctx context.Context) (ServerData, error) {
@@ -239,9 +225,26 @@ func (p *ServerPoller) Snapshot() ServerSnapshot {
 // Run polls until ctx is done.
 func (p *ServerPoller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	loop.Every(ctx, p.interval, p.Poll)
+	loop.Next(ctx, func(ctx context.Context) time.Duration {
+		p.Poll(ctx)
+		return p.nextPoll()
+	})
 	return nil
 }
+
+// nextPoll is the wait before the next read: the interval once the server
+// side is exported, notServingRecheck before.
+func (p *ServerPoller) nextPoll() time.Duration {
+	if p.Snapshot().Serving {
+		return p.interval
+	}
+	return max(notServingRecheck, p.interval)
+}
+
+// notServingRecheck is how often auto mode asks a chronyd that has served
+// no one yet: most are pure clients, and the figures of one that starts
+// serving are counters, lost by none of the wait.
+const notServingRecheck = time.Minute
 
 // Poll reads the server side once.
 func (p *ServerPoller) Poll(ctx context.Context) {

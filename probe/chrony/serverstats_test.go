@@ -61,6 +61,9 @@ func TestServerStatsAgainstChronyd(t *testing.T) {
 	if !s.Up || s.Serving || s.Failures != 0 {
 		t.Fatalf("before any client: %+v (err %v), want up and not serving", s, s.Err)
 	}
+	if got := p.nextPoll(); got != notServingRecheck {
+		t.Errorf("not serving: next read in %v, want %v", got, notServingRecheck)
+	}
 	if s.Data.Stats.Version < 3 {
 		t.Errorf("chronyd 4.x sent serverstats version %d, want 3 or more", s.Data.Stats.Version)
 	}
@@ -75,6 +78,9 @@ func TestServerStatsAgainstChronyd(t *testing.T) {
 	s = p.Snapshot()
 	if !s.Up || !s.Serving {
 		t.Fatalf("after %d queries: %+v (err %v), want serving", queries, s, s.Err)
+	}
+	if got := p.nextPoll(); got != time.Second {
+		t.Errorf("serving: next read in %v, want the interval, 1s", got)
 	}
 	st := s.Data.Stats
 	if st.NTPHits < queries || st.CmdHits == 0 || s.Data.Clients != 1 {
