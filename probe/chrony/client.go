@@ -148,7 +148,7 @@ func (c *Client) Poll(ctx context.Context) (Data, error) {
 func (c *Client) poll(ctx context.Context) (Data, error) {
 	var d Data
 	tracking, count := trackingRequest(), sourcesRequest()
-	if err := c.sendAhead(ctx, tracking, count); err != nil {
+	if err := c.sendAhead(ctx, "tracking", tracking, count); err != nil {
 		return d, err
 	}
 	r, err := c.communicate(ctx, tracking, "tracking")
@@ -183,7 +183,7 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 		for i := first; i < min(first+per, ns.NSources); i++ {
 			reqs = append(reqs, sourceDataRequest(i), sourceStatsRequest(i))
 		}
-		if err := c.sendAhead(ctx, reqs...); err != nil {
+		if err := c.sendAhead(ctx, "source data", reqs...); err != nil {
 			return d, fmt.Errorf("source #%d: %w", first, err)
 		}
 		for j := 0; j < len(reqs); j += 2 {
@@ -232,8 +232,8 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 // sendAhead sends requests before the library asks for them, numbered and
 // encoded as its next calls of Communicate will number and encode them, so
 // that those calls find them sent (see checkedConn). It does nothing when
-// the window holds one request.
-func (c *Client) sendAhead(ctx context.Context, reqs ...fbchrony.RequestPacket) error {
+// the window holds one request. what names the first request, for errors.
+func (c *Client) sendAhead(ctx context.Context, what string, reqs ...fbchrony.RequestPacket) error {
 	if c.window < 2 || len(reqs) < 2 {
 		return nil
 	}
@@ -250,7 +250,7 @@ func (c *Client) sendAhead(ctx context.Context, reqs ...fbchrony.RequestPacket) 
 		enc[i] = b.Bytes()
 	}
 	if err := c.conn.sendAhead(enc); err != nil {
-		return c.explain("the next requests", err)
+		return c.explain(what, err)
 	}
 	return nil
 }
