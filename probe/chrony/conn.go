@@ -61,58 +61,19 @@ func requestHead(p []byte) sentRequest {
 	return sentRequest{seq: binary.BigEndian.Uint32(p[8:12]), cmd: binary.BigEndian.Uint16(p[4:6])}
 }
 
-// batchWriter is a connection that sends several datagrams in one system
-// call (unixConn: sendmmsg). chronyd, woken once, answers them all before
-// clockwatch reads the first reply; written one by one, every request
-// wakes chronyd, which then takes the CPU from clockwatch.
-type batchWriter interface {
-	WriteBatch(datagrams [][]byte) error
-}
-
-// sendAhead sends encoded requests now, each padded as Write pads it: in
-// one batch when the connection can.
+// sendAhead sends encoded requests now, each padded as Write pads it.
 func (c *checkedConn) sendAhead(reqs [][]byte) error {
 	for _, p := range reqs {
 		if len(p) < requestHeadLen {
 			return fmt.Errorf("request of %d bytes is shorter than chrony's %d-byte header", len(p), requestHeadLen)
 		}
-	}
-	c.ahead = c.ahead[:0]
-	if bw, ok := c.Conn.(batchWriter); ok {
-		padded := make([][]byte, len(reqs))
-		for i, p := range reqs {
-			padded[i] = pad(p, nil)
-		}
-		if err := bw.WriteBatch(padded); err != nil {
+		if err := c.send(p); err != nil {
+			c.ahead = c.ahead[:0]
 			return err
 		}
-	} else {
-		for _, p := range reqs {
-			if err := c.send(p); err != nil {
-				return err
-			}
-		}
-	}
-	for _, p := range reqs {
 		c.ahead = append(c.ahead, requestHead(p))
 	}
 	return nil
-}
-
-// pad returns p padded with zeros to the length chronyd requires of its
-// command, in buf when it is large enough.
-func pad(p, buf []byte) []byte {
-	n := requestLen(binary.BigEndian.Uint16(p[4:6]))
-	if len(p) >= n {
-		return p
-	}
-	if cap(buf) < n {
-		buf = make([]byte, n, max(n, 512))
-	}
-	buf = buf[:n]
-	copy(buf, p)
-	clear(buf[len(p):])
-	return buf
 }
 
 // Write records the sequence number and command of the request and sends
@@ -141,11 +102,18 @@ func (c *checkedConn) Write(p []byte) (int, error) {
 
 // send writes one request, padded to the length chronyd requires.
 func (c *checkedConn) send(p []byte) error {
-	b := pad(p, c.buf)
-	if len(b) > len(p) {
-		c.buf = b
+	n := requestLen(binary.BigEndian.Uint16(p[4:6]))
+	if len(p) >= n {
+		_, err := c.Conn.Write(p)
+		return err
 	}
-	_, err := c.Conn.Write(b)
+	if cap(c.buf) < n {
+		c.buf = make([]byte, 512)
+	}
+	c.buf = c.buf[:n]
+	copy(c.buf, p)
+	clear(c.buf[len(p):])
+	_, err := c.Conn.Write(c.buf)
 	return err
 }
 

@@ -10,9 +10,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // Transport says how clockwatch reaches chronyd. chronyd answers every
@@ -196,51 +193,4 @@ func explainDial(socket string, err error) error {
 		return fmt.Errorf("nothing answers on chronyd's socket %s (%w): chronyd is not running", socket, err)
 	}
 	return fmt.Errorf("connecting to chronyd's socket %s: %w", socket, err)
-}
-
-var _ batchWriter = (*unixConn)(nil)
-
-// WriteBatch sends the datagrams to chronyd with sendmmsg(2), waiting in
-// the netpoller while chronyd's queue is full.
-func (c *unixConn) WriteBatch(datagrams [][]byte) error {
-	if len(datagrams) == 0 {
-		return nil
-	}
-	iovs := make([]unix.Iovec, len(datagrams))
-	hdrs := make([]unix.Mmsghdr, len(datagrams))
-	for i, d := range datagrams {
-		if len(d) == 0 {
-			return fmt.Errorf("datagram %d of a batch is empty", i)
-		}
-		iovs[i].Base = &d[0]
-		iovs[i].SetLen(len(d))
-		hdrs[i].Hdr.Iov = &iovs[i]
-		hdrs[i].Hdr.SetIovlen(1)
-	}
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	sent := 0
-	var serr error
-	err = rc.Write(func(fd uintptr) bool {
-		for sent < len(hdrs) {
-			n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&hdrs[sent])), uintptr(len(hdrs)-sent), 0, 0, 0)
-			switch e {
-			case 0:
-				sent += int(n)
-			case unix.EINTR:
-			case unix.EAGAIN:
-				return false // chronyd's queue is full: wait until it takes more
-			default:
-				serr = os.NewSyscallError("sendmmsg", e)
-				return true
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return err
-	}
-	return serr
 }
