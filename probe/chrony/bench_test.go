@@ -27,9 +27,10 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkPollChronyd polls a real chronyd with 8 sources: tracking, the
-// source count, and source data and sourcestats of each source (18 round
-// trips; source names are cached after the first poll). cpu-ns/op is the
-// CPU time of the whole test process per poll.
+// source count, and source data and sourcestats of each source (18
+// requests: in 3 windows over the unix socket, one at a time over UDP;
+// source names are cached after the first poll). cpu-ns/op is the CPU time
+// of the whole test process per poll.
 func BenchmarkPollChronyd(b *testing.B) {
 	for _, tr := range []Transport{TransportUnix, TransportUDP} {
 		b.Run(string(tr), func(b *testing.B) {
