@@ -31,6 +31,13 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("run", "Run the daemon (the default command).").Default()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		logger := c.logger()
+		if *maxProcs < 0 {
+			fmt.Fprintf(c.stderr, "clockwatch: --runtime.gomaxprocs must be 0 or more, got %d\n", *maxProcs)
+			return 2
+		}
+		if *maxProcs > 0 && c.setMaxProcs != nil {
+			c.setMaxProcs(*maxProcs)
+		}
 		configFile := c.configPath()
 		collectors := switches()
 		cfg, err := config.Load(configFile)
@@ -52,13 +59,6 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 		if err != nil {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
-		}
-		if *maxProcs < 0 {
-			logger.Error("cannot start with this command line", "err", fmt.Sprintf("--runtime.gomaxprocs must be 0 or more, got %d", *maxProcs))
-			return 1
-		}
-		if *maxProcs > 0 && c.setMaxProcs != nil {
-			c.setMaxProcs(*maxProcs)
 		}
 		notifier, err := sdnotify.FromEnv(os.Getenv)
 		if err != nil {

@@ -94,3 +94,43 @@ func TestVersionFlag(t *testing.T) {
 		t.Errorf("--version: exit %d, stdout %q, stderr %q; want 0 and what `clockwatch version` prints (%q)", code, out, errOut, sub)
 	}
 }
+
+// TestGOMAXPROCS: the daemon runs on one CPU unless --runtime.gomaxprocs or
+// GOMAXPROCS says otherwise; 0 leaves the runtime's default; a negative
+// count is a usage error.
+func TestGOMAXPROCS(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  string
+		args []string
+		want int // -1: not set
+		code int
+	}{
+		{name: "default", want: 1},
+		{name: "flag", args: []string{"--runtime.gomaxprocs=3"}, want: 3},
+		{name: "environment", env: "2", want: 2},
+		{name: "flag over environment", env: "2", args: []string{"--runtime.gomaxprocs=4"}, want: 4},
+		{name: "runtime default", args: []string{"--runtime.gomaxprocs=0"}, want: -1},
+		{name: "negative", args: []string{"--runtime.gomaxprocs=-1"}, want: -1, code: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("GOMAXPROCS", tc.env)
+			} else {
+				t.Setenv("GOMAXPROCS", "")
+				os.Unsetenv("GOMAXPROCS")
+			}
+			var stdout, stderr bytes.Buffer
+			got := -1
+			c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
+				setMaxProcs: func(n int) int { got = n; return 0 }}
+			code := c.run(t.Context(), append([]string{"--config.file=", "--config.check"}, tc.args...))
+			if code != tc.code || got != tc.want {
+				t.Errorf("exit %d, GOMAXPROCS set to %d; want exit %d, %d (stderr %q)", code, got, tc.code, tc.want, stderr.String())
+			}
+			if tc.code != 0 && !strings.Contains(stderr.String(), "--runtime.gomaxprocs must be 0 or more") {
+				t.Errorf("stderr %q does not name the flag", stderr.String())
+			}
+		})
+	}
+}
