@@ -16,6 +16,12 @@ func Every(ctx context.Context, interval time.Duration, poll func(context.Contex
 // Next calls poll at once, then again each time the wait it returned has
 // passed, until ctx is done. The wait runs from the end of a poll.
 func Next(ctx context.Context, poll func(context.Context) time.Duration) {
+	NextOrWake(ctx, nil, poll)
+}
+
+// NextOrWake is Next, polling also as soon as wake receives (a nil wake
+// never does).
+func NextOrWake(ctx context.Context, wake <-chan struct{}, poll func(context.Context) time.Duration) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	<-t.C
@@ -25,6 +31,8 @@ func Next(ctx context.Context, poll func(context.Context) time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
+			t.Stop()
 		}
 	}
 }

@@ -38,16 +38,22 @@ func onBus(err error) bool {
 }
 
 // Bus reads timesyncd's properties. Properties must honour ctx's deadline.
+// Appeared receives when timesyncd takes its name on the bus (nil: never),
+// so that a poller waiting out an absence polls at once.
 type Bus interface {
 	Properties(ctx context.Context) (Properties, error)
+	Appeared() <-chan struct{}
 	Close() error
 }
 
 // dbusBus is the real Bus: one private connection to the bus, dialled
-// lazily and again after any error.
+// lazily and again after any error, which also watches timesyncd's name
+// (NameOwnerChanged for org.freedesktop.timesync1: a match rule, nothing
+// while nothing changes).
 type dbusBus struct {
-	socket string
-	conn   *dbus.Conn
+	socket   string
+	conn     *dbus.Conn
+	appeared chan struct{}
 }
 
 var _ Bus = (*dbusBus)(nil)
@@ -55,7 +61,38 @@ var _ Bus = (*dbusBus)(nil)
 // newDBusBus returns a Bus for the configured address, which must be valid.
 func newDBusBus(address string) *dbusBus {
 	p, _ := socketPath(address, os.Getenv)
-	return &dbusBus{socket: p}
+	return &dbusBus{socket: p, appeared: make(chan struct{}, 1)}
+}
+
+// Appeared implements Bus.
+func (b *dbusBus) Appeared() <-chan struct{} { return b.appeared }
+
+// watchName asks the bus for NameOwnerChanged of timesyncd's name and
+// forwards a new owner to b.appeared until the connection closes. Without
+// the watch (a bus that refuses the match) the poller still asks again on
+// its own.
+func (b *dbusBus) watchName(conn *dbus.Conn) error {
+	if err := conn.AddMatchSignal(dbus.WithMatchSender("org.freedesktop.DBus"), dbus.WithMatchInterface("org.freedesktop.DBus"),
+		dbus.WithMatchMember("NameOwnerChanged"), dbus.WithMatchArg(0, BusName)); err != nil {
+		return fmt.Errorf("watching %s on the bus: %w", BusName, err)
+	}
+	signals := make(chan *dbus.Signal, 4)
+	conn.Signal(signals)
+	go func() {
+		for sig := range signals {
+			// Body: name, old owner, new owner; a new owner is timesyncd
+			// taking the name.
+			if len(sig.Body) == 3 {
+				if owner, _ := sig.Body[2].(string); owner != "" {
+					select {
+					case b.appeared <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	return nil
 }
 
 // Close closes the connection.
@@ -102,6 +139,7 @@ func (b *dbusBus) connect(ctx context.Context) error {
 	}
 	_ = uc.SetDeadline(time.Time{})
 	b.conn = conn
+	_ = b.watchName(conn) // best effort: the poller's recheck is the fallback
 	return nil
 }
 

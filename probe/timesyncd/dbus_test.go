@@ -379,3 +379,32 @@ func TestRunStops(t *testing.T) {
 		t.Errorf("Run() = %v", err)
 	}
 }
+
+// TestRunFindsTimesyncdWhenItAppears: while timesyncd is absent the poller
+// asks only every 30 s, but a timesyncd that takes its name on the bus is
+// read at once: the bus tells the poller (NameOwnerChanged).
+func TestRunFindsTimesyncdWhenItAppears(t *testing.T) {
+	t.Parallel()
+	addr, _ := startBus(t, "")
+	p, _ := newTestPoller(t, addr, ModeAuto)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for !errors.Is(p.Snapshot().Err, ErrAbsent) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the watch is set up right after the first connect
+	start := time.Now()
+	fakeTimesyncd(t, addr, syncedProps())
+	for !p.Snapshot().Found {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("timesyncd not found %v after it took its name (the recheck is every %v): %+v", time.Since(start), absentRecheck, p.Snapshot())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := p.Snapshot(); !s.Up || !s.HaveData {
+		t.Errorf("found, but %+v", s)
+	}
+	t.Logf("found %v after timesyncd took its name", time.Since(start).Round(time.Millisecond))
+}

@@ -179,7 +179,7 @@ var _ timesource.Source = (*Poller)(nil)
 // Run polls until ctx is done.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.bus.Close()
-	loop.Next(ctx, func(ctx context.Context) time.Duration {
+	loop.NextOrWake(ctx, p.bus.Appeared(), func(ctx context.Context) time.Duration {
 		p.Poll(ctx)
 		return p.nextPoll()
 	})
@@ -187,8 +187,8 @@ func (p *Poller) Run(ctx context.Context) error {
 }
 
 // absentRecheck is how often "auto" asks the bus again for a timesyncd it
-// has not found: a node running chronyd or ntpd runs none, and asking
-// costs the bus daemon a connection each time.
+// has not found: a node running chronyd or ntpd runs none. A timesyncd that
+// takes its name meanwhile is polled at once: the bus tells (Appeared).
 const absentRecheck = 30 * time.Second
 
 // nextPoll is the wait before the next poll: the poll interval, or
