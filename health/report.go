@@ -50,7 +50,7 @@ func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 		ew.printf("Kernel TAI     : %v\n", k.TAI)
 	}
 	for _, l := range f.Lines {
-		ew.printf("%-15s: %s\n", l.Label, l.Value)
+		ew.printf("%s\n", l)
 	}
 	for _, n := range f.Notes {
 		ew.printf("%-15s: %s\n", n.Label, n.Text)

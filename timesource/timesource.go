@@ -139,6 +139,9 @@ type Line struct {
 	Label, Value string
 }
 
+// String is the line as `clockwatch status` prints it: "Label          : value".
+func (l Line) String() string { return fmt.Sprintf("%-15s: %s", l.Label, l.Value) }
+
 // ErrAbsent marks a source that was looked for and is not there (no socket,
 // nobody on the bus): a reading that was never Found and whose Err wraps
 // ErrAbsent is neither pending nor a failure, and the judges raise nothing

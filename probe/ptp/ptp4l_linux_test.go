@@ -3,6 +3,7 @@ package ptp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -129,7 +130,7 @@ func TestPtp4l(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if lines := strings.Join(StatusLines(s, time.Now()), "\n"); !strings.Contains(lines, "port UNCALIBRATED") || !strings.Contains(lines, m.ClockIdentity) {
+	if lines := fmt.Sprint(Lines(s, time.Now())); !strings.Contains(lines, "port UNCALIBRATED") || !strings.Contains(lines, m.ClockIdentity) {
 		t.Errorf("status lines:\n%s", lines)
 	}
 

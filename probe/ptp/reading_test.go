@@ -240,7 +240,9 @@ func TestStatusLines(t *testing.T) {
 		State: protocol.PortStateMaster, StateSince: at.Add(-time.Minute), Err: errors.New("ptp4l did not answer")}
 	var got []string
 	for _, x := range []Snapshot{{}, {Address: DefaultSocket, Found: true, Err: errors.New("no socket")}, s, gm} {
-		got = append(got, StatusLines(x, at)...)
+		for _, l := range Lines(x, at) {
+			got = append(got, l.String())
+		}
 		got = append(got, "--")
 	}
 	golden := filepath.Join("testdata", "status.golden")

@@ -8,18 +8,8 @@ import (
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
-// StatusLines returns `clockwatch status` lines for ptp4l, in health.Write's
-// "Label          : value" layout; none when ptp4l is absent (never found
-// by "auto").
-func StatusLines(s Snapshot, now time.Time) []string {
-	var out []string
-	for _, l := range Lines(s, now) {
-		out = append(out, fmt.Sprintf("%-15s: %s", l.Label, l.Value))
-	}
-	return out
-}
-
-// Lines are StatusLines as health.Facts takes them.
+// Lines are ptp4l's lines for `clockwatch status`; none when ptp4l is
+// absent (never found by "auto").
 func Lines(s Snapshot, now time.Time) []timesource.Line {
 	if !s.Found {
 		return nil

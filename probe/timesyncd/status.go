@@ -8,16 +8,6 @@ import (
 	"github.com/clockwatch/clockwatch/timesource"
 )
 
-// StatusLines are Lines as health.Write prints them ("Label          :
-// value").
-func StatusLines(s Snapshot, now time.Time) []string {
-	var out []string
-	for _, l := range Lines(s, now) {
-		out = append(out, fmt.Sprintf("%-15s: %s", l.Label, l.Value))
-	}
-	return out
-}
-
 // Lines are timesyncd's lines for `clockwatch status`. An absent timesyncd
 // that is not pinned has none: absent raises nothing.
 func Lines(s Snapshot, now time.Time) []timesource.Line {

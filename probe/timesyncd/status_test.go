@@ -48,8 +48,8 @@ func TestStatusLines(t *testing.T) {
 		{"no reply yet", Snapshot{Found: true, Up: true, Polls: 1, Props: Properties{ServerName: "ntp.example"}}},
 	} {
 		b.WriteString("# " + tc.name + "\n")
-		for _, l := range StatusLines(tc.s, now) {
-			b.WriteString(l + "\n")
+		for _, l := range Lines(tc.s, now) {
+			b.WriteString(l.String() + "\n")
 		}
 	}
 	golden := filepath.Join("testdata", "status.golden")
