@@ -36,3 +36,16 @@ func NextOrWake(ctx context.Context, wake <-chan struct{}, poll func(context.Con
 		}
 	}
 }
+
+// AbsentRecheck is how often a poller in "auto" mode looks again for a
+// source it has not found: most nodes run only one time daemon.
+const AbsentRecheck = 30 * time.Second
+
+// Wait is a poller's wait before its next poll: interval once its source
+// has been found, AbsentRecheck (or interval, when longer) before.
+func Wait(found bool, interval time.Duration) time.Duration {
+	if found {
+		return interval
+	}
+	return max(AbsentRecheck, interval)
+}

@@ -44,3 +44,20 @@ func TestNext(t *testing.T) {
 		}
 	}
 }
+
+func TestWait(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		found    bool
+		interval time.Duration
+		want     time.Duration
+	}{
+		{true, 5 * time.Second, 5 * time.Second},
+		{false, 5 * time.Second, AbsentRecheck},
+		{false, time.Minute, time.Minute},
+	} {
+		if got := Wait(tc.found, tc.interval); got != tc.want {
+			t.Errorf("Wait(%v, %v) = %v, want %v", tc.found, tc.interval, got, tc.want)
+		}
+	}
+}

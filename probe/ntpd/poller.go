@@ -52,10 +52,6 @@ func NewPoller(cfg Config, logger *slog.Logger) *Poller {
 	return p
 }
 
-// absentRecheck is how often "auto" asks again for an ntpd it has not
-// found: most nodes run none.
-const absentRecheck = 30 * time.Second
-
 // Snapshot returns the last result; it never waits on ntpd.
 func (p *Poller) Snapshot() Snapshot {
 	p.mu.RLock()
@@ -72,10 +68,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	defer p.client.Close()
 	loop.Next(ctx, func(ctx context.Context) time.Duration {
 		p.Poll(ctx)
-		if !p.Snapshot().Found {
-			return max(absentRecheck, p.cfg.PollInterval)
-		}
-		return p.cfg.PollInterval
+		return loop.Wait(p.Snapshot().Found, p.cfg.PollInterval)
 	})
 	return nil
 }

@@ -128,18 +128,11 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// absentRecheck is how often "auto" looks again for a ptp4l it has not
-// found: most nodes run none, and a stat every second is most of what an
-// idle clockwatch would spend on PTP.
-const absentRecheck = 30 * time.Second
-
-// nextPoll is the wait before the next poll: the poll interval, or
-// absentRecheck while "auto" has not found ptp4l.
+// nextPoll is the wait before the next poll: longer while "auto" has not
+// found ptp4l (a stat every second was most of what an idle clockwatch
+// spent on PTP).
 func (p *Poller) nextPoll() time.Duration {
-	if p.cfg.Address == AddressAuto && !p.Snapshot().Found {
-		return max(absentRecheck, p.cfg.PollInterval)
-	}
-	return p.cfg.PollInterval
+	return loop.Wait(p.cfg.Address != AddressAuto || p.Snapshot().Found, p.cfg.PollInterval)
 }
 
 // Poll reads ptp4l once and publishes the result. With "auto" and no socket

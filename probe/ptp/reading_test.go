@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/timesource"
 	"github.com/facebook/time/ptp/protocol"
 	"github.com/google/go-cmp/cmp"
@@ -153,8 +154,8 @@ func TestPollerAuto(t *testing.T) {
 	if r := p.Reading(); r.Found || r.Up || r.Err == nil {
 		t.Errorf("absent reading %+v: want not found, not up, the error", r)
 	}
-	if d := p.nextPoll(); d != absentRecheck {
-		t.Errorf("next poll while absent in %s, want %s: an absent ptp4l is looked for rarely", d, absentRecheck)
+	if d := p.nextPoll(); d != loop.AbsentRecheck {
+		t.Errorf("next poll while absent in %s, want %s: an absent ptp4l is looked for rarely", d, loop.AbsentRecheck)
 	}
 
 	// ptp4l appears, follows A, loses it, follows A again, then B.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/godbus/dbus/v5"
 )
@@ -283,8 +284,8 @@ func TestPollerAgainstRealBus(t *testing.T) {
 		pinned, _ := newTestPoller(t, addr, ModeOn)
 		p.Poll(ctx)
 		pinned.Poll(ctx)
-		if got := p.nextPoll(); got != absentRecheck {
-			t.Errorf("absent: next poll in %v, want %v", got, absentRecheck)
+		if got := p.nextPoll(); got != loop.AbsentRecheck {
+			t.Errorf("absent: next poll in %v, want %v", got, loop.AbsentRecheck)
 		}
 		if got, want := pinned.nextPoll(), pinned.cfg.PollInterval; got != want {
 			t.Errorf("pinned and absent: next poll in %v, want the poll interval %v", got, want)
@@ -399,7 +400,7 @@ func TestRunFindsTimesyncdWhenItAppears(t *testing.T) {
 	fakeTimesyncd(t, addr, syncedProps())
 	for !p.Snapshot().Found {
 		if time.Since(start) > 10*time.Second {
-			t.Fatalf("timesyncd not found %v after it took its name (the recheck is every %v): %+v", time.Since(start), absentRecheck, p.Snapshot())
+			t.Fatalf("timesyncd not found %v after it took its name (the recheck is every %v): %+v", time.Since(start), loop.AbsentRecheck, p.Snapshot())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

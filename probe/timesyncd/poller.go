@@ -186,18 +186,11 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// absentRecheck is how often "auto" asks the bus again for a timesyncd it
-// has not found: a node running chronyd or ntpd runs none. A timesyncd that
-// takes its name meanwhile is polled at once: the bus tells (Appeared).
-const absentRecheck = 30 * time.Second
-
-// nextPoll is the wait before the next poll: the poll interval, or
-// absentRecheck while "auto" has not found timesyncd.
+// nextPoll is the wait before the next poll: longer while "auto" has not
+// found timesyncd. One that takes its name meanwhile is polled at once:
+// the bus tells (Appeared).
 func (p *Poller) nextPoll() time.Duration {
-	if s := p.Snapshot(); !s.Found {
-		return max(absentRecheck, p.cfg.PollInterval)
-	}
-	return p.cfg.PollInterval
+	return loop.Wait(p.Snapshot().Found, p.cfg.PollInterval)
 }
 
 // Poll reads timesyncd once and publishes the result.
