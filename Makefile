@@ -32,7 +32,7 @@ test: test-deps
 test: export CLOCKWATCH_PACKAGE_TEST := 1
 
 # The fault suite's packages and tests (docs/step-detection.md, "Fault suite").
-FAULT_PKGS  := ./journal ./config ./step ./trace ./internal/stepdown/server ./internal/daemon
+FAULT_PKGS  := ./internal/journal ./internal/config ./internal/step ./internal/trace ./internal/stepdown/server ./internal/daemon
 FAULT_TESTS := ReaderErrors|Crash|Corrupt|BootIncrement|BoundsLine|Bounded|Floor|Huge|BadConfigs|SinceLastRun|Admission|DrillHold|Abuse|Listen|HTTP|Landing|FailedStart|Unpersisted|Durable|Reload
 
 ## test-faults: the fault suite at full size: a crash at every durable write with real fsync, 20,000 socket

@@ -20,9 +20,9 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/daemontest"
+	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
-	"github.com/clockwatch/clockwatch/journal"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 

@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/internal/config"
 )
 
 // DefaultConfigFile is where the packages install the configuration: every

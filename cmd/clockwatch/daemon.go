@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )

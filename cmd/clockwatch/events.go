@@ -11,7 +11,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/journal"
+	"github.com/clockwatch/clockwatch/internal/journal"
 )
 
 func addEventsCommand(app *kingpin.Application, c *cli) subcommand {

@@ -10,8 +10,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/trace"
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/trace"
 )
 
 func addRecordCommand(app *kingpin.Application, c *cli) subcommand {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/trace"
+	"github.com/clockwatch/clockwatch/internal/trace"
 )
 
 func addReplayCommand(app *kingpin.Application, c *cli) subcommand {

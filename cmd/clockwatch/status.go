@@ -9,15 +9,15 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/chrony"
+	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
+	"github.com/clockwatch/clockwatch/internal/probe/ptp"
+	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
+	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
-	"github.com/clockwatch/clockwatch/journal"
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/probe/chrony"
-	"github.com/clockwatch/clockwatch/probe/ntpd"
-	"github.com/clockwatch/clockwatch/probe/ptp"
-	"github.com/clockwatch/clockwatch/probe/timesyncd"
-	"github.com/clockwatch/clockwatch/step"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {

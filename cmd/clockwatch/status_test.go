@@ -6,10 +6,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/timesource"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // status audits the chrony.conf chronyd runs, and none when chronyd does not

@@ -25,9 +25,9 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 
 func TestReplayCommand(t *testing.T) {
 	t.Parallel()
-	const trace = "../../trace/testdata/chrony-step-back-12.4s.trace.jsonl"
+	const trace = "../../internal/trace/testdata/chrony-step-back-12.4s.trace.jsonl"
 	code, out, errOut := runCLI(t, "replay", trace)
-	want, err := os.ReadFile("../../trace/testdata/chrony-step-back-12.4s.events.jsonl")
+	want, err := os.ReadFile("../../internal/trace/testdata/chrony-step-back-12.4s.events.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestReplayCommandUsesConfig(t *testing.T) {
 	cfg := filepath.Join(dir, "clockwatch.yml")
 	os.WriteFile(cfg, []byte("step:\n  min_step: 2ms\n"), 0o644)
 	// A 1 ms step is below min_step: nothing to report.
-	code, out, errOut := runCLI(t, "--config.file", cfg, "replay", "../../trace/testdata/sampling-only-steps-1ms.trace.jsonl")
+	code, out, errOut := runCLI(t, "--config.file", cfg, "replay", "../../internal/trace/testdata/sampling-only-steps-1ms.trace.jsonl")
 	if code != 0 || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and no events", code, out, errOut)
 	}
@@ -70,7 +70,7 @@ func TestReplayCommandUsesConfig(t *testing.T) {
 func TestEventsCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	data, err := os.ReadFile("../../journal/testdata/print.jsonl")
+	data, err := os.ReadFile("../../internal/journal/testdata/print.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/timesource"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // BenchmarkWrite is one publisher write: the clock, the verdict and the

@@ -13,8 +13,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // clockBoundCommit is the aws/clock-bound commit (v2.0.2) whose

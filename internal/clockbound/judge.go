@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Verdict is what the segment says at one instant.

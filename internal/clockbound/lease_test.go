@@ -13,9 +13,9 @@ import (
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // store grants leases of a fixed length and records the writes.

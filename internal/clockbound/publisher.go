@@ -11,10 +11,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/timesource"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // VoidAfter is how long after as_of readers may still use a segment, free

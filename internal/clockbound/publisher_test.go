@@ -10,9 +10,9 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // The segment follows the stepdown announcement without waiting for its

@@ -12,9 +12,9 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 var cbreadLine = regexp.MustCompile(`^status=(\w+) width_ns=(\d+) `)

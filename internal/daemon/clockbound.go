@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
-	"github.com/clockwatch/clockwatch/probe/ptp"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // segmentPath chooses the clockbound segment: the configured path, except

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/internal/config"
 )
 
 // Collector is an optional collector a --[no-]collector.<Name> switch

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/internal/config"
 )
 
 func TestCollectorsApply(t *testing.T) {

@@ -19,15 +19,15 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/clockwatch/clockwatch/config"
-	"github.com/clockwatch/clockwatch/exporter"
-	"github.com/clockwatch/clockwatch/health"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
-	"github.com/clockwatch/clockwatch/probe"
 )
 
 // Options are the process settings the command line gives.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/clockwatch/clockwatch/config"
-	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/exporter"
 )
 
 func webConfig(addrs ...string) *web.FlagConfig {

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
-	"github.com/clockwatch/clockwatch/journal"
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/step"
 )
 
 // offsetClocks are the real clocks with the wall clock moved by an offset

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/internal/config"
 )
 
 // A reload names every setting it cannot apply, and none that it does.

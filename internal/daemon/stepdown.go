@@ -12,14 +12,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/config"
+	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
+	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/step"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // stepEventBuffer is how many step events the stepdown feed may fall behind.

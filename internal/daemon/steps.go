@@ -4,10 +4,10 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/clockwatch/clockwatch/bus"
-	"github.com/clockwatch/clockwatch/journal"
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/internal/bus"
+	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/step"
 )
 
 // journalBuffer is how many events the journal may fall behind (each costs

@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/clockwatch/clockwatch/health"
+	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
-	"github.com/clockwatch/clockwatch/probe"
 )
 
 // firstAnswerWait bounds how long the start waits for the time daemons'

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/chrony"
+	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
+	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesources"
-	"github.com/clockwatch/clockwatch/probe"
-	"github.com/clockwatch/clockwatch/probe/chrony"
-	"github.com/clockwatch/clockwatch/probe/ntpd"
-	"github.com/clockwatch/clockwatch/probe/sntp"
 )
 
 type fixedTimex probe.RawTimex

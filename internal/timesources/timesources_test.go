@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
-	"github.com/clockwatch/clockwatch/probe/chrony"
-	"github.com/clockwatch/clockwatch/probe/ntpd"
-	"github.com/clockwatch/clockwatch/probe/ptp"
-	"github.com/clockwatch/clockwatch/probe/sntp"
-	"github.com/clockwatch/clockwatch/probe/timesyncd"
-	"github.com/clockwatch/clockwatch/timesource"
+	"github.com/clockwatch/clockwatch/internal/probe/chrony"
+	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
+	"github.com/clockwatch/clockwatch/internal/probe/ptp"
+	"github.com/clockwatch/clockwatch/internal/probe/sntp"
+	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 

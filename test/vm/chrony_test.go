@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/testtool"
-	"github.com/clockwatch/clockwatch/journal"
-	"github.com/clockwatch/clockwatch/step"
 	"github.com/clockwatch/clockwatch/test/vm"
 )
 

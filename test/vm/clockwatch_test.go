@@ -11,9 +11,9 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/clockwatch/clockwatch/exporter"
-	"github.com/clockwatch/clockwatch/journal"
-	"github.com/clockwatch/clockwatch/step"
+	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/test/vm"
 	"github.com/clockwatch/clockwatch/test/vm/guest"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/exporter"
+	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/test/vm"
 	dto "github.com/prometheus/client_model/go"

@@ -3,8 +3,8 @@ package policy
 import (
 	"testing"
 
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // TestNextDeadline checks the deadline the server's timer ticks at: a Tick

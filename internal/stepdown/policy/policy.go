@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 // Config holds the hold-down period and the triggers. The server's config

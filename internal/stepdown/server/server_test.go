@@ -17,8 +17,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/timesource"
 )
 
 func TestDrillReachesEveryClientOnceInOrder(t *testing.T) {

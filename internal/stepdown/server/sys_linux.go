@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/probe"
+	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
 // peerCred reads SO_PEERCRED: the pid, uid and gid of the process that

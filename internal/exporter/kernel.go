@@ -1,0 +1,125 @@
+package exporter
+
+import (
+	"sync/atomic"
+
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Metric names of the kernel timex probe.
+const (
+	MetricKernelOffset          = "clockwatch_kernel_offset_seconds"
+	MetricKernelFrequency       = "clockwatch_kernel_frequency_offset_ratio"
+	MetricKernelMaxError        = "clockwatch_kernel_maxerror_seconds"
+	MetricKernelEstError        = "clockwatch_kernel_esterror_seconds"
+	MetricKernelSynchronized    = "clockwatch_kernel_synchronized"
+	MetricKernelStatus          = "clockwatch_kernel_status_flags"
+	MetricKernelTAIOffset       = "clockwatch_kernel_tai_offset_seconds"
+	MetricKernelLeapPending     = "clockwatch_kernel_leap_pending"
+	MetricKernelClockState      = "clockwatch_kernel_clock_state"
+	MetricKernelTimeConstant    = "clockwatch_kernel_time_constant"
+	MetricKernelTick            = "clockwatch_kernel_tick_seconds"
+	MetricKernelTolerance       = "clockwatch_kernel_tolerance_ratio"
+	MetricKernelPrecision       = "clockwatch_kernel_precision_seconds"
+	MetricKernelOffsetArtifacts = "clockwatch_kernel_offset_artifacts_total"
+)
+
+// KernelProbe reads the kernel's clock discipline state (adjtimex, read-only)
+// at scrape time.
+type KernelProbe struct {
+	timex     probe.TimexReader
+	artifacts atomic.Uint64
+
+	offset, freq, maxerr, esterr, synced, status, tai, leap, state,
+	constant, tick, tolerance, precision, artifactsDesc *prometheus.Desc
+
+	// stateLabels are the label pairs of each clock state, built once.
+	stateLabels [probe.TimeError + 1][]*dto.LabelPair
+}
+
+// kernelMetrics is how many series the kernel probe sends.
+const kernelMetrics = 13 + int(probe.TimeError) + 1
+
+var _ Probe = (*KernelProbe)(nil)
+
+// NewKernelProbe reads through timex.
+func NewKernelProbe(timex probe.TimexReader) *KernelProbe {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	p := &KernelProbe{
+		timex:     timex,
+		offset:    d(MetricKernelOffset, "Phase offset the kernel PLL is still correcting (adjtimex offset)."),
+		freq:      d(MetricKernelFrequency, "Frequency offset the kernel applies to the clock, as a ratio near 0 (adjtimex freq; node_exporter's node_timex_frequency_adjustment_ratio is 1 + this)."),
+		maxerr:    d(MetricKernelMaxError, "Kernel maximum error bound; saturates at 16 s when nothing disciplines the clock."),
+		esterr:    d(MetricKernelEstError, "Kernel estimated error, as set by the time daemon."),
+		synced:    d(MetricKernelSynchronized, "Whether the kernel considers the clock synchronised: STA_UNSYNC clear and state not TIME_ERROR (1) or not (0)."),
+		status:    d(MetricKernelStatus, "The adjtimex status word (STA_* bits), for the flags that have no metric of their own."),
+		tai:       d(MetricKernelTAIOffset, "TAI−UTC offset the kernel was told."),
+		leap:      d(MetricKernelLeapPending, "Leap second pending at the end of the UTC day: 1 insert, -1 delete, 0 none."),
+		state:     d(MetricKernelClockState, "The kernel's clock state (adjtimex return value): 1 for the current state.", "state"),
+		constant:  d(MetricKernelTimeConstant, "PLL time constant."),
+		tick:      d(MetricKernelTick, "Length of a clock tick."),
+		tolerance: d(MetricKernelTolerance, "Largest frequency error the kernel tolerates, as a ratio."),
+		precision: d(MetricKernelPrecision, "Clock precision."),
+		artifactsDesc: d(MetricKernelOffsetArtifacts,
+			"Offsets read back larger than the kernel ever holds (such as the transient 2^32 ns seen on KVM), dropped rather than reported."),
+	}
+	for st := probe.TimeOK; st <= probe.TimeError; st++ {
+		p.stateLabels[st] = labelPairs([]string{"state"}, st.String())
+	}
+	return p
+}
+
+// Name implements Probe.
+func (p *KernelProbe) Name() string { return "kernel" }
+
+// Describe implements Probe.
+func (p *KernelProbe) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{p.offset, p.freq, p.maxerr, p.esterr, p.synced, p.status, p.tai,
+		p.leap, p.state, p.constant, p.tick, p.tolerance, p.precision, p.artifactsDesc} {
+		ch <- d
+	}
+}
+
+// Update implements Probe.
+func (p *KernelProbe) Update(ch chan<- prometheus.Metric) error {
+	raw, err := p.timex.ReadTimex()
+	if err != nil {
+		return err
+	}
+	tx := probe.Decode(raw)
+	if tx.Artifact {
+		p.artifacts.Add(1)
+	}
+	b := newMetricBatch(kernelMetrics)
+	gauge := func(d *prometheus.Desc, v float64) { ch <- b.next(d, prometheus.GaugeValue, v, nil) }
+	if !tx.Artifact {
+		gauge(p.offset, tx.Offset.Seconds())
+	}
+	gauge(p.freq, tx.Frequency)
+	gauge(p.maxerr, tx.MaxError.Seconds())
+	gauge(p.esterr, tx.EstError.Seconds())
+	gauge(p.synced, boolFloat(tx.Synchronized()))
+	gauge(p.status, float64(tx.Status))
+	gauge(p.tai, tx.TAI.Seconds())
+	gauge(p.leap, float64(tx.LeapPending()))
+	for s := probe.TimeOK; s <= probe.TimeError; s++ {
+		ch <- b.next(p.state, prometheus.GaugeValue, boolFloat(s == tx.State), p.stateLabels[s])
+	}
+	gauge(p.constant, float64(tx.Constant))
+	gauge(p.tick, tx.Tick.Seconds())
+	gauge(p.tolerance, tx.Tolerance)
+	gauge(p.precision, tx.Precision.Seconds())
+	ch <- b.next(p.artifactsDesc, prometheus.CounterValue, float64(p.artifacts.Load()), nil)
+	return nil
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

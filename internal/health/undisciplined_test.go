@@ -1,0 +1,63 @@
+package health_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+)
+
+func TestNobodyDisciplines(t *testing.T) {
+	t.Parallel()
+	saturated := &probe.Timex{MaxError: probe.MaxErrorSaturated, Status: probe.StatusUnsync}
+	// chronyd without rtcsync: STA_UNSYNC set, maxerror small.
+	unsyncFlagOnly := &probe.Timex{MaxError: 17 * time.Millisecond, Status: probe.StatusUnsync}
+	for _, tc := range []struct {
+		name     string
+		answered bool
+		k        *probe.Timex
+		want     bool
+	}{
+		{"no daemon, maxerror saturated", false, saturated, true},
+		{"a daemon answers", true, saturated, false},
+		{"no daemon, STA_UNSYNC but maxerror small", false, unsyncFlagOnly, false},
+		{"kernel unread", false, nil, false},
+	} {
+		if got := health.NobodyDisciplines(tc.answered, tc.k); got != tc.want {
+			t.Errorf("%s: NobodyDisciplines = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestUndisciplinedWarning(t *testing.T) {
+	t.Parallel()
+	def := server.DefaultConfig()
+	got := health.UndisciplinedWarning(def)
+	for _, want := range []string{"error_bound", "unsynchronized (source kernel, after 1m0s)",
+		"stepdown.triggers.error_bound.enabled: false", "stepdown.triggers.unsynchronized.enabled: false", "stepdown.enabled: false"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the warning lacks %q: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "\n") {
+		t.Errorf("the warning is more than one line: %q", got)
+	}
+	onlyUnsync := def
+	onlyUnsync.Triggers.ErrorBound.Enabled = false
+	if got := health.UndisciplinedWarning(onlyUnsync); strings.Contains(got, "error_bound") || !strings.Contains(got, "unsynchronized") {
+		t.Errorf("with error_bound off: %s", got)
+	}
+	off := def
+	off.Triggers.ErrorBound.Enabled, off.Triggers.Unsynchronized.Enabled = false, false
+	if got := health.UndisciplinedWarning(off); got != "" {
+		t.Errorf("with both triggers off: %q, want none", got)
+	}
+	off = def
+	off.Enabled = false
+	if got := health.UndisciplinedWarning(off); got != "" {
+		t.Errorf("with the socket off: %q, want none", got)
+	}
+}
