@@ -67,4 +67,3 @@ func (OSFS) SyncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
-
