@@ -395,11 +395,17 @@ func TestCrashAtEveryDurableWrite(t *testing.T) {
 	t.Parallel()
 	clean := cleanRun(t)
 	log := clean.Log()
-	for _, f := range runCrashPoints(t, log, crashPoints(log), "", false) {
+	pts := crashPoints(log)
+	if os.Getenv("CLOCKWATCH_FAULTS") != "" {
+		// With the real fsync, the process crashes: what a power cut
+		// leaves is the model's, whatever the disk does.
+		pts = slices.DeleteFunc(pts, func(p crashPoint) bool { return p.model == PowerCut })
+	}
+	for _, f := range runCrashPoints(t, log, pts, "", false) {
 		t.Error(f)
 	}
 	t.Logf("scenario: %d durable operations, %d crash points (process crash, torn writes, power cuts with and without half the unsynced data), epoch monotonic, announced steps journaled and state intact at every one",
-		len(log), len(crashPoints(log)))
+		len(log), len(pts))
 }
 
 // TestEverySyncIsNeeded is the power-cut suite's mutation check: each fsync
