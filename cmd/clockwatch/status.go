@@ -94,6 +94,7 @@ func pollChrony(ctx context.Context, cfg chrony.Config, f *health.Facts) {
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
 	d, err := cl.Poll(ctx)
+	err = cfg.Absence(err)
 	snap := chrony.Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: time.Now()}
 	r := snap.Reading()
 	r.Role = cfg.SourceRole()
