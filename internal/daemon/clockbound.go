@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/clockwatch/clockwatch/internal/pulse"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
@@ -29,9 +29,9 @@ func segmentPath(cfg clockbound.Config, getenv func(string) string) string {
 
 // NewClockBound creates the segment, so that a path that cannot be written
 // fails the start with a message that says why, and returns the publisher
-// that keeps it current from the time sources and the stepdown
-// announcement (sd nil when stepdown is off).
-func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *server.Server, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
+// that keeps it current from the time sources and the announcer, whose
+// transport it is, whether the stepdown socket is on or not.
+func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, ann *announce.Announcer, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
 	path := segmentPath(cfg, os.Getenv)
 	mode, err := cfg.FileMode()
 	if err != nil {
@@ -45,10 +45,7 @@ func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *serv
 	if err != nil {
 		return nil, fmt.Errorf("clockbound segment: %w; set clockbound.path to a writable path (or RUNTIME_DIRECTORY), or clockbound.enabled: false", err)
 	}
-	opts := clockbound.Options{Readings: authoritativeReadings(sources), Logger: logger, Pulse: pl}
-	if sd != nil {
-		opts.Announcer = sd
-	}
+	opts := clockbound.Options{Readings: authoritativeReadings(sources), Logger: logger, Pulse: pl, Announcer: ann}
 	return clockbound.NewPublisher(cfg, seg, opts), nil
 }
 

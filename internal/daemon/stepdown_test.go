@@ -79,7 +79,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	steps := NewSteps(scfg, jcfg, clocks, logger)
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sd, err := NewStepdown(cfg, steps, disciplined{}, nil, nil, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := newTestStepdown(cfg, steps, disciplined{}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
