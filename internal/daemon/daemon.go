@@ -72,7 +72,7 @@ type Daemon struct {
 	// nil when its socket is off.
 	announcer *announce.Announcer
 	stepdown  *server.Server
-	sources   *timesources.Sources
+	sources   timesources.Members
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -101,25 +101,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
 	}
 	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
-	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
-	sources.EnablePTP(cfg.PTP, d.logger)
-	sources.EnableTimesyncd(cfg.Timesyncd, d.logger)
+	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex})
 	d.sources = sources
-	probes := append([]exporter.Probe{
-		exporter.NewClockProbe(d.opts.Clocks),
-		exporter.NewKernelProbe(d.opts.Timex),
-	}, sources.Probes()...)
+	probes := append([]exporter.Probe{exporter.NewClockProbe(d.opts.Clocks)}, sources.Probes()...)
 	collectors := append([]prometheus.Collector{
 		exporter.NewScraper(d.logger, probes...),
 		d.reloads,
 		steps.Collector,
 	}, sources.Collectors()...)
-	tasks := append(steps.Tasks(), sources.Run)
+	tasks := append(steps.Tasks(), sources.Tasks()...)
 	// The work due every second (the stepdown feed and heartbeat, the
 	// clockbound segment) shares one ticker and goroutine: one wake-up.
 	pl := pulse.New()
 	tasks = append(tasks, pl.Run)
-	if sources.Chrony != nil {
+	if sources.Wakes() {
 		// A clock set changes chronyd's figures at once (and chronyd may be
 		// what set the clock): poll it now rather than at its cadence.
 		sub := steps.Bus.Subscribe(16)
@@ -130,7 +125,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				case <-ctx.Done():
 					return nil
 				case <-sub.C():
-					sources.Chrony.Wake()
+					sources.Wake()
 				}
 			}
 		})
@@ -138,7 +133,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
 	if announcerWanted(cfg) {
-		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources.Names(), steps.Journal.Dir(), d.logger)
+		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
 		if cfg.Stepdown.Enabled {
 			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(os.Getenv), d.announcer, d.logger)
@@ -149,7 +144,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			fo.Subscribers = sd.Subscribers
 			tasks = append(tasks, sd.Run)
 		}
-		feed := NewFeed(d.announcer, steps, d.opts.Timex, sources.Readings, fo, d.logger)
+		feed := NewFeed(d.announcer, steps, sources, fo, d.logger)
 		collectors = append(collectors, d.announcer.Collector())
 		if d.stepdown != nil {
 			collectors = append(collectors, d.stepdown.Collector(), feed.WriteDelay)
@@ -174,7 +169,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if cfg.ClockBound.Enabled {
 		var err error
-		if cb, err = NewClockBound(cfg.ClockBound, sources, d.announcer, pl, d.logger); err != nil {
+		if cb, err = NewClockBound(cfg.ClockBound, sources.BoundingReadings, d.announcer, pl, d.logger); err != nil {
 			return fail(err)
 		}
 		collectors = append(collectors, cb.Collector())
@@ -186,12 +181,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	// chronyd's figures change only when the poller polls, seconds apart:
 	// gather them once per poll, not once per scrape.
-	var gatherer prometheus.Gatherer = reg
-	for _, p := range probes {
-		if cp, ok := p.(*exporter.ChronyProbe); ok {
-			gatherer = exporter.MergeGatherers(gatherer, cp.Gatherer())
-		}
-	}
+	gatherer := exporter.MergeGatherers(reg, sources.Gatherers()...)
 	listeners, err := d.listen()
 	if err != nil {
 		return fail(err)
@@ -419,7 +409,7 @@ func (d *Daemon) Reload() bool {
 
 // verdict judges the clock from the daemon's own readings, with the
 // thresholds in force now.
-func (d *Daemon) verdict(sources *timesources.Sources) health.Verdict {
+func (d *Daemon) verdict(sources timesources.Members) health.Verdict {
 	f := health.Gather(d.opts.Clocks, d.opts.Timex)
 	for _, r := range sources.Readings() {
 		f.AddSource(r)

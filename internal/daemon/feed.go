@@ -17,7 +17,6 @@ import (
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
-	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
@@ -40,12 +39,13 @@ const JournalSource = "journal"
 
 // NewAnnouncer returns the daemon's announcer: the policy with its state in
 // stateDir (empty: not kept), the epoch the journal persisted, and the
-// evidence the start waits for (the clocks, the journal, the kernel, and the
-// named time sources). Every transport (the stepdown socket, the segment)
+// evidence the start waits for (the clocks, the journal, and the first
+// reading of those time sources that may move the state, sources.Names, the
+// kernel among them). Every transport (the stepdown socket, the segment)
 // follows it; none owns it.
-func NewAnnouncer(pc policy.Config, steps *Steps, names []string, stateDir string, logger *slog.Logger) *announce.Announcer {
+func NewAnnouncer(pc policy.Config, steps *Steps, sources timesources.Members, stateDir string, logger *slog.Logger) *announce.Announcer {
 	o := announce.Options{Logger: logger, Epoch: steps.Journal.State().Epoch,
-		Await: append([]string{ClocksSource, JournalSource, probe.KernelSource}, names...)}
+		Await: append([]string{ClocksSource, JournalSource}, sources.Names()...)}
 	if stateDir != "" {
 		o.StatePath = filepath.Join(stateDir, announce.StateFile)
 	}
@@ -53,16 +53,15 @@ func NewAnnouncer(pc policy.Config, steps *Steps, names []string, stateDir strin
 }
 
 // Feed hands the announcer its inputs: step events from the bus once the
-// journal has them, and each poll of the kernel and the time sources. It is
-// the same whichever transports are on.
+// journal has them, and each poll of the time sources (the kernel among
+// them). It is the same whichever transports are on.
 type Feed struct {
 	ann *announce.Announcer
 	sub interface {
 		C() <-chan step.Event
 		Close()
 	}
-	timex   probe.TimexReader
-	sources func() timesource.Set
+	sources timesources.Members
 	steps   *Steps
 	opt     FeedOptions
 	// base and lastFed (nanoseconds since base, monotonic) time the feed's
@@ -127,17 +126,13 @@ type FeedOptions struct {
 	Subscribers func() int
 }
 
-// NewFeed returns the feed of ann: sources returns the readings of the
-// enabled time sources (nil: none); fo says when they are fed.
-func NewFeed(ann *announce.Announcer, steps *Steps, timex probe.TimexReader, sources func() timesource.Set,
-	fo FeedOptions, logger *slog.Logger) *Feed {
+// NewFeed returns the feed of ann: sources are the enabled time sources, the
+// kernel among them; fo says when their readings are fed.
+func NewFeed(ann *announce.Announcer, steps *Steps, sources timesources.Members, fo FeedOptions, logger *slog.Logger) *Feed {
 	var own *pulse.Pulse
 	if fo.Pulse == nil {
 		own = pulse.New()
 		fo.Pulse = own
-	}
-	if sources == nil {
-		sources = func() timesource.Set { return timesource.Set{} }
 	}
 	if fo.Subscribers == nil {
 		fo.Subscribers = func() int { return 0 }
@@ -145,7 +140,7 @@ func NewFeed(ann *announce.Announcer, steps *Steps, timex probe.TimexReader, sou
 	wd := &WriteDelay{desc: prometheus.NewDesc(MetricStepdownWriteDelay,
 		"Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read) to the stepdown message of the step it revealed having been written to the subscribers' sockets (those whose buffer had room; the others get it from their queue), counted only when a subscriber was connected.",
 		nil, nil)}
-	f := &Feed{ann: ann, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, sources: sources,
+	f := &Feed{ann: ann, sub: steps.Durable.Subscribe(stepEventBuffer), sources: sources,
 		steps: steps, opt: fo, base: time.Now(), log: logger, WriteDelay: wd, ownPulse: own}
 	fo.Pulse.Every(fo.Poll, f.periodic)
 	return f
@@ -229,12 +224,12 @@ func (s *Feed) periodic() {
 	}
 }
 
-// pollOnce feeds the journal's state and the readings of the kernel and the
-// time sources.
+// pollOnce feeds the journal's state and the readings of the time sources
+// (the kernel among them).
 func (s *Feed) pollOnce() {
 	s.lastFed.Store(int64(time.Since(s.base)))
 	s.journalProbe()
-	s.ann.Readings(s.read())
+	s.ann.Readings(s.sources.Readings())
 }
 
 // apply turns one detector event into an input of the announcer. Events arrive once
@@ -282,47 +277,17 @@ func (s *Feed) journalProbe() {
 	s.ann.ProbeOK(JournalSource)
 }
 
-// read returns the kernel's reading and the time sources'.
-func (s *Feed) read() timesource.Set {
-	raw, err := s.timex.ReadTimex()
-	set := s.sources()
-	set[probe.KernelSource] = probe.KernelReading(probe.Decode(raw), err)
-	return set
-}
-
-// feedOptions feed the policy after each poll of chronyd, which polls just
-// after chronyd's clock updates (when its figures, and the kernel state it
-// sets, change) and at once after a clock set; every chrony.poll_interval
-// only while a source with news at its own rate is there (ptp4l or ntpd once
-// found, NTP probes), and at least every chrony.max_poll_interval. Without
-// chrony: every poll interval.
-func feedOptions(cfg *config.Config, sources *timesources.Sources, pl *pulse.Pulse) FeedOptions {
+// feedOptions feed the policy after each poll of the source whose polls it
+// follows (chronyd's poller polls just after chronyd's clock updates, when
+// its figures and the kernel state it sets change, and at once after a
+// clock set); every chrony.poll_interval only while a source with news at
+// its own rate is there (Member.OwnRate: ptp4l or ntpd once found, NTP
+// probes), and at least every chrony.max_poll_interval. Without such a
+// source (chrony off): every poll interval.
+func feedOptions(cfg *config.Config, sources timesources.Members, pl *pulse.Pulse) FeedOptions {
 	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl}
-	if sources.Chrony == nil || sources.NTPProbes != nil {
-		return fo
-	}
-	fo.Polled = sources.Chrony.Polled()
-	// ptp4l and ntpd in auto mode are absent on most hosts: they count
-	// once found, and from then on for good (lost or not).
-	var others []timesource.Source
-	if sources.PTP != nil {
-		others = append(others, sources.PTP)
-	}
-	if sources.Ntpd != nil {
-		others = append(others, sources.Ntpd)
-	}
-	var found atomic.Bool
-	fo.Periodic = func() bool {
-		if found.Load() {
-			return true
-		}
-		for _, src := range others {
-			if src.Reading().Found {
-				found.Store(true)
-				return true
-			}
-		}
-		return false
+	if fo.Polled = sources.Polled(); fo.Polled != nil {
+		fo.Periodic = sources.OwnRate()
 	}
 	return fo
 }

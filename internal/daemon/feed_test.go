@@ -16,6 +16,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
 // countingTimex is a disciplined kernel that counts its reads: one per feed
@@ -42,7 +43,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 	polled := make(chan struct{}, 1)
 	var periodic atomic.Bool
 	const maxQuiet = 400 * time.Millisecond
-	sd, err := newTestStepdown(cfg, steps, tx, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
+	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(tx)}, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
 		Periodic: periodic.Load, MaxQuiet: maxQuiet}, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -91,14 +92,14 @@ type testStepdown struct {
 	Feed   *Feed
 }
 
-func newTestStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
-	ann := NewAnnouncer(cfg.PolicyConfig(), steps, nil, stateDir, logger)
+func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
+	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
 	srv, err := NewStepdownSocket(cfg, ann, logger)
 	if err != nil {
 		return nil, err
 	}
 	fo.Subscribers = srv.Subscribers
-	return &testStepdown{Server: srv, Ann: ann, Feed: NewFeed(ann, steps, timex, nil, fo, logger)}, nil
+	return &testStepdown{Server: srv, Ann: ann, Feed: NewFeed(ann, steps, sources, fo, logger)}, nil
 }
 
 // Tasks are the socket, then the feed (and its own pulse).
