@@ -285,6 +285,18 @@ func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
+	// Readiness (a Kubernetes readinessProbe): ready once every source the
+	// stepdown state waits for has reported, so that a rolled-out pod is
+	// not counted available while its state is still unknown.
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if d.stepdown != nil && d.stepdown.Starting() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "starting: waiting for every time source's first report")
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
 	if d.opts.MetricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "clockwatch",
@@ -297,6 +309,7 @@ func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 			Links: []web.LandingLinks{
 				{Address: d.opts.MetricsPath, Text: "Metrics"},
 				{Address: "/healthz", Text: "Liveness (the process answers; the clock's health is in the metrics and clockwatch status)"},
+				{Address: "/readyz", Text: "Readiness (every time source has reported)"},
 			},
 		})
 		if err == nil {
