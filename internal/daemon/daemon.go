@@ -290,7 +290,7 @@ func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 	// not counted available while its state is still unknown.
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if d.stepdown != nil && d.stepdown.Starting() {
+		if d.announcer != nil && d.announcer.Starting() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintln(w, "starting: waiting for every time source's first report")
 			return
