@@ -121,6 +121,10 @@ func TestStuckClientDoesNotDelayOthers(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.QueueSize = 8
 	cfg.Heartbeat = time.Hour // only events in the stream
+	// Only stepdowns in the stream: with the test's 100 ms hold-down, an
+	// iteration slower than that on a loaded machine put a resume between
+	// two steps.
+	cfg.HoldDown = time.Hour
 	s, ann := start(t, cfg, server.Options{})
 	stuck, err := net.Dial("unix", cfg.Socket) // never reads
 	if err != nil {
