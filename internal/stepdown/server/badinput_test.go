@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -28,7 +29,7 @@ func TestExactKeys(t *testing.T) {
 		t.Run(line, func(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)
-			s := start(t, cfg, server.Options{})
+			_, ann := start(t, cfg, server.Options{})
 			raw, c := rawDial(t, cfg.Socket)
 			if _, err := raw.Write([]byte(line + "\n")); err != nil {
 				t.Fatal(err)
@@ -37,7 +38,7 @@ func TestExactKeys(t *testing.T) {
 			if m.Type != stepdown.TypeError || m.Code != stepdown.CodeGarbage || !strings.Contains(m.Error, "case-sensitive") {
 				t.Fatalf("after %s: %v, want an error %q naming the key", line, m, stepdown.CodeGarbage)
 			}
-			if st := s.Status(); st.State != stepdown.StateOK {
+			if st := ann.Status(); st.State != stepdown.StateOK {
 				t.Errorf("state after %s: %v, want ok (no drill)", line, st)
 			}
 		})
@@ -87,14 +88,15 @@ func TestLogFlood(t *testing.T) {
 	cfg.AllowUIDs = []uint32{1000}
 	var n sync.Mutex
 	i := 0
-	opts := server.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), SelfUID: 999,
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	opts := server.Options{Logger: logger, SelfUID: 999,
 		PeerCred: func(*net.UnixConn) (server.Cred, error) {
 			n.Lock()
 			defer n.Unlock()
 			i++
 			return server.Cred{PID: int32(i), UID: uint32(1000 + i%2), GID: 1}, nil
 		}}
-	s := start(t, cfg, opts)
+	s, ann := start(t, cfg, opts, announce.Options{Logger: logger})
 	before := strings.Count(logs.String(), "\n")
 	begin := time.Now()
 	for k := range conns {
@@ -112,7 +114,7 @@ func TestLogFlood(t *testing.T) {
 	if got := metricValue(t, s, server.MetricDisconnects, "cause", server.CauseNotAllowed); got != conns/2 {
 		t.Errorf("refusals counted: %v, want %d", got, conns/2)
 	}
-	s.Step(policy.Step{Seconds: 1})
+	ann.Step(policy.Step{Seconds: 1})
 	waitFor(t, "the stepdown event logged", func() bool { return strings.Contains(logs.String(), `msg="stepdown event"`) })
 	lines := strings.Count(logs.String(), "\n") - before
 	t.Logf("%d connections in %v: %d log lines", conns, elapsed.Round(time.Millisecond), lines)
