@@ -68,7 +68,7 @@ type Daemon struct {
 	// stepdown and sources are set by Run before any task starts; reloads
 	// and the systemd status line read them.
 	stepdown *server.Server
-	sources  *timesources.Sources
+	sources  timesources.Members
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -97,25 +97,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
 	}
 	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
-	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
-	sources.EnablePTP(cfg.PTP, d.logger)
-	sources.EnableTimesyncd(cfg.Timesyncd, d.logger)
+	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex})
 	d.sources = sources
-	probes := append([]exporter.Probe{
-		exporter.NewClockProbe(d.opts.Clocks),
-		exporter.NewKernelProbe(d.opts.Timex),
-	}, sources.Probes()...)
+	probes := append([]exporter.Probe{exporter.NewClockProbe(d.opts.Clocks)}, sources.Probes()...)
 	collectors := append([]prometheus.Collector{
 		exporter.NewScraper(d.logger, probes...),
 		d.reloads,
 		steps.Collector,
 	}, sources.Collectors()...)
-	tasks := append(steps.Tasks(), sources.Run)
+	tasks := append(steps.Tasks(), sources.Tasks()...)
 	// The work due every second (the stepdown feed and heartbeat, the
 	// clockbound segment) shares one ticker and goroutine: one wake-up.
 	pl := pulse.New()
 	tasks = append(tasks, pl.Run)
-	if sources.Chrony != nil {
+	if sources.Wakes() {
 		// A clock set changes chronyd's figures at once (and chronyd may be
 		// what set the clock): poll it now rather than at its cadence.
 		sub := steps.Bus.Subscribe(16)
@@ -126,14 +121,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 				case <-ctx.Done():
 					return nil
 				case <-sub.C():
-					sources.Chrony.Wake()
+					sources.Wake()
 				}
 			}
 		})
 	}
 	if cfg.Stepdown.Enabled {
-		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.Readings, sources.Names(), steps.Journal.Dir(),
-			feedOptions(cfg, sources, pl), d.logger)
+		sd, err := NewStepdown(cfg.Stepdown, steps, sources, steps.Journal.Dir(), feedOptions(cfg, sources, pl), d.logger)
 		if err != nil {
 			return err
 		}
@@ -159,7 +153,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if cfg.ClockBound.Enabled {
 		var err error
-		if cb, err = NewClockBound(cfg.ClockBound, sources, d.stepdown, pl, d.logger); err != nil {
+		if cb, err = NewClockBound(cfg.ClockBound, sources.BoundingReadings, d.stepdown, pl, d.logger); err != nil {
 			return fail(err)
 		}
 		collectors = append(collectors, cb.Collector())
@@ -171,12 +165,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	// chronyd's figures change only when the poller polls, seconds apart:
 	// gather them once per poll, not once per scrape.
-	var gatherer prometheus.Gatherer = reg
-	for _, p := range probes {
-		if cp, ok := p.(*exporter.ChronyProbe); ok {
-			gatherer = exporter.MergeGatherers(gatherer, cp.Gatherer())
-		}
-	}
+	gatherer := exporter.MergeGatherers(reg, sources.Gatherers()...)
 	listeners, err := d.listen()
 	if err != nil {
 		return fail(err)
@@ -394,7 +383,7 @@ func (d *Daemon) Reload() bool {
 
 // verdict judges the clock from the daemon's own readings, with the
 // thresholds in force now.
-func (d *Daemon) verdict(sources *timesources.Sources) health.Verdict {
+func (d *Daemon) verdict(sources timesources.Members) health.Verdict {
 	f := health.Gather(d.opts.Clocks, d.opts.Timex)
 	for _, r := range sources.Readings() {
 		f.AddSource(r)

@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
 // countingTimex is a disciplined kernel that counts its reads: one per feed
@@ -41,7 +42,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 	polled := make(chan struct{}, 1)
 	var periodic atomic.Bool
 	const maxQuiet = 400 * time.Millisecond
-	sd, err := NewStepdown(cfg, steps, tx, nil, nil, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
+	sd, err := NewStepdown(cfg, steps, timesources.Members{timesources.Kernel(tx)}, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
 		Periodic: periodic.Load, MaxQuiet: maxQuiet}, logger)
 	if err != nil {
 		t.Fatal(err)

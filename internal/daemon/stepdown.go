@@ -18,7 +18,6 @@ import (
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
-	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
@@ -39,15 +38,14 @@ const ClocksSource = "clocks"
 const JournalSource = "journal"
 
 // Stepdown is the stepdown server with its inputs wired: step events from
-// the bus, and each poll of the kernel and the time sources.
+// the bus, and each poll of the time sources (the kernel among them).
 type Stepdown struct {
 	Server *server.Server
 	sub    interface {
 		C() <-chan step.Event
 		Close()
 	}
-	timex   probe.TimexReader
-	sources func() timesource.Set
+	sources timesources.Members
 	steps   *Steps
 	opt     FeedOptions
 	// base and lastFed (nanoseconds since base, monotonic) time the feed's
@@ -110,12 +108,13 @@ type FeedOptions struct {
 
 // NewStepdown builds the server and opens its socket, so a socket that
 // cannot be opened fails the start with a message that says why. sources
-// returns the readings of the enabled time sources, names those the start
-// waits for (besides the clocks and the kernel); stateDir keeps the policy's
-// state across restarts (empty: not kept); fo says when the readings are
-// fed.
-func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sources func() timesource.Set,
-	names []string, stateDir string, fo FeedOptions, logger *slog.Logger) (*Stepdown, error) {
+// are the enabled time sources, the kernel among them: their readings are
+// fed, and the start waits for the first of those that may move the state
+// (sources.Names, besides the clocks and the journal); stateDir keeps the
+// policy's state across restarts (empty: not kept); fo says when the
+// readings are fed.
+func NewStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions,
+	logger *slog.Logger) (*Stepdown, error) {
 	cfg = cfg.Resolve(os.Getenv)
 	var own *pulse.Pulse
 	pl := fo.Pulse
@@ -124,7 +123,7 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sourc
 		pl = own
 	}
 	opts := server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch, Pulse: pl,
-		Await: append([]string{ClocksSource, JournalSource, probe.KernelSource}, names...)}
+		Await: append([]string{ClocksSource, JournalSource}, sources.Names()...)}
 	if stateDir != "" {
 		opts.StatePath = filepath.Join(stateDir, server.StateFile)
 	}
@@ -135,13 +134,10 @@ func NewStepdown(cfg server.Config, steps *Steps, timex probe.TimexReader, sourc
 	if err := srv.Listen(); err != nil {
 		return nil, fmt.Errorf("%w; set stepdown.socket to a writable path (or RUNTIME_DIRECTORY), or stepdown.enabled: false", err)
 	}
-	if sources == nil {
-		sources = func() timesource.Set { return timesource.Set{} }
-	}
 	wd := &WriteDelay{desc: prometheus.NewDesc(MetricStepdownWriteDelay,
 		"Latency from the kernel's clock-set notification (the watcher's CLOCK_MONOTONIC read) to the stepdown message of the step it revealed having been written to the subscribers' sockets (those whose buffer had room; the others get it from their queue), counted only when a subscriber was connected.",
 		nil, nil)}
-	sd := &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), timex: timex, sources: sources,
+	sd := &Stepdown{Server: srv, sub: steps.Durable.Subscribe(stepEventBuffer), sources: sources,
 		steps: steps, opt: fo, base: time.Now(), log: logger, WriteDelay: wd, ownPulse: own}
 	pl.Every(fo.Poll, sd.periodic)
 	return sd, nil
@@ -223,12 +219,12 @@ func (s *Stepdown) periodic() {
 	}
 }
 
-// pollOnce feeds the journal's state and the readings of the kernel and the
-// time sources.
+// pollOnce feeds the journal's state and the readings of the time sources
+// (the kernel among them).
 func (s *Stepdown) pollOnce() {
 	s.lastFed.Store(int64(time.Since(s.base)))
 	s.journalProbe()
-	s.Server.Readings(s.read())
+	s.Server.Readings(s.sources.Readings())
 }
 
 // apply turns one detector event into a stepdown input. Events arrive once
@@ -276,47 +272,17 @@ func (s *Stepdown) journalProbe() {
 	s.Server.ProbeOK(JournalSource)
 }
 
-// read returns the kernel's reading and the time sources'.
-func (s *Stepdown) read() timesource.Set {
-	raw, err := s.timex.ReadTimex()
-	set := s.sources()
-	set[probe.KernelSource] = probe.KernelReading(probe.Decode(raw), err)
-	return set
-}
-
-// feedOptions feed the policy after each poll of chronyd, which polls just
-// after chronyd's clock updates (when its figures, and the kernel state it
-// sets, change) and at once after a clock set; every chrony.poll_interval
-// only while a source with news at its own rate is there (ptp4l or ntpd once
-// found, NTP probes), and at least every chrony.max_poll_interval. Without
-// chrony: every poll interval.
-func feedOptions(cfg *config.Config, sources *timesources.Sources, pl *pulse.Pulse) FeedOptions {
+// feedOptions feed the policy after each poll of the source whose polls it
+// follows (chronyd's poller polls just after chronyd's clock updates, when
+// its figures and the kernel state it sets change, and at once after a
+// clock set); every chrony.poll_interval only while a source with news at
+// its own rate is there (Member.OwnRate: ptp4l or ntpd once found, NTP
+// probes), and at least every chrony.max_poll_interval. Without such a
+// source (chrony off): every poll interval.
+func feedOptions(cfg *config.Config, sources timesources.Members, pl *pulse.Pulse) FeedOptions {
 	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl}
-	if sources.Chrony == nil || sources.NTPProbes != nil {
-		return fo
-	}
-	fo.Polled = sources.Chrony.Polled()
-	// ptp4l and ntpd in auto mode are absent on most hosts: they count
-	// once found, and from then on for good (lost or not).
-	var others []timesource.Source
-	if sources.PTP != nil {
-		others = append(others, sources.PTP)
-	}
-	if sources.Ntpd != nil {
-		others = append(others, sources.Ntpd)
-	}
-	var found atomic.Bool
-	fo.Periodic = func() bool {
-		if found.Load() {
-			return true
-		}
-		for _, src := range others {
-			if src.Reading().Found {
-				found.Store(true)
-				return true
-			}
-		}
-		return false
+	if fo.Polled = sources.Polled(); fo.Polled != nil {
+		fo.Periodic = sources.OwnRate()
 	}
 	return fo
 }
