@@ -103,7 +103,8 @@ func mapVMClock(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if binary.LittleEndian.Uint32(mem) != vmclockMagic {
+	// ClockBound's VMClockShmReader::new checks the magic and version 1.
+	if binary.LittleEndian.Uint32(mem) != vmclockMagic || binary.LittleEndian.Uint16(mem[8:]) != 1 {
 		syscall.Munmap(mem)
 		return nil, syscall.EPROTO
 	}
