@@ -8,6 +8,11 @@ import (
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
+// SourceName names the NTP probes as one time source (the `ntp_probes:`
+// section, their logs, the probe metrics' prefix); each server's readings
+// are filed under SourcePrefix and the server.
+const SourceName = "ntp_probes"
+
 // SourcePrefix starts the source name of each probed server's readings:
 // "ntp_probe/" and the server as configured.
 const SourcePrefix = "ntp_probe/"

@@ -357,7 +357,10 @@ func (p *Policy) Readings(set timesource.Set, mono time.Duration) []Event {
 // per source. A fallback's synchronisation counts only while no
 // authoritative source answers with a time solution: the kernel's status
 // says what a daemon told it (chronyd leaves STA_UNSYNC set without rtcsync),
-// so its maxerror speaks only for a clock nobody else describes.
+// so its maxerror speaks only for a clock nobody else describes: a fallback's
+// error bound, like its synchronisation, counts only while no authoritative
+// source answers (chronyd -x leaves the kernel's maxerror saturated at 16 s
+// while its own bound is microseconds).
 func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	name := r.Source
 	if r.Pending() {
@@ -400,6 +403,7 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 			c := Condition{stepdown.ReasonUnsynchronized, f}
 			delete(p.pending, c)
 			p.clearCond(c, mono)
+			p.clearCond(Condition{stepdown.ReasonErrorBound, f}, mono)
 		}
 	} else {
 		delete(p.daemonUp, name)
@@ -414,7 +418,11 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		if r.Role != timesource.Fallback {
 			out = append(out, p.Offset(r.Offset.Seconds(), name, mono)...)
 		}
-		out = append(out, p.ErrorBound(r.ErrorBound.Seconds(), name, mono)...)
+		if r.Role == timesource.Fallback && len(p.daemonUp) > 0 {
+			p.clearCond(Condition{stepdown.ReasonErrorBound, name}, mono)
+		} else {
+			out = append(out, p.ErrorBound(r.ErrorBound.Seconds(), name, mono)...)
+		}
 	}
 	out = append(out, p.evidence(name, mono)...)
 	return append(out, p.Tick(mono)...)
