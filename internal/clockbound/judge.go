@@ -59,7 +59,7 @@ func disrupts(r stepdown.Reason) bool {
 func best(readings []timesource.Reading, now time.Time, maxDriftPPB uint32) Verdict {
 	v := Verdict{Status: boundedtime.StatusUnknown, Why: "no authoritative time source has a solution"}
 	for _, r := range readings {
-		if r.Role != timesource.Authoritative || !r.HasData || r.LastSuccess.IsZero() || r.ErrorBound < 0 {
+		if r.Role != timesource.Authoritative || !r.HasData || r.LastSuccess.IsZero() || r.Check() != nil {
 			continue
 		}
 		c := Verdict{Status: boundedtime.StatusFreeRunning, Bound: Grow(r.ErrorBound, now.Sub(r.LastSuccess), maxDriftPPB), Source: r.Source}

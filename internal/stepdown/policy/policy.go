@@ -362,6 +362,9 @@ func (p *Policy) Readings(set timesource.Set, mono time.Duration) []Event {
 // source answers (chronyd -x leaves the kernel's maxerror saturated at 16 s
 // while its own bound is microseconds).
 func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
+	// A reading whose figures mean nothing (a bound below zero, below
+	// |offset|: a wrapped conversion) is a failed poll, never a good one.
+	r = r.Usable()
 	name := r.Source
 	if r.Pending() {
 		return p.Tick(mono)
@@ -478,7 +481,8 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 		return p.Tick(mono)
 	}
 	c := Condition{stepdown.ReasonErrorBound, source}
-	if !(math.IsNaN(seconds) || seconds > t.Threshold.Seconds()) {
+	// A bound below zero means nothing: it never passes for a small one.
+	if !(math.IsNaN(seconds) || seconds < 0 || seconds > t.Threshold.Seconds()) {
 		p.clearCond(c, mono)
 		return p.Tick(mono)
 	}
