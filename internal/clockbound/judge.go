@@ -47,11 +47,11 @@ func Judge(ann *policy.Status, readings []timesource.Reading, now time.Time, max
 }
 
 // disrupts reports the stepdown reasons after which the clock itself moved
-// (or a drill rehearses that): ClockBound's "disrupted". The others (offset,
+// (or a drill rehearses that; a VM disruption is ClockBound's own case): ClockBound's "disrupted". The others (offset,
 // error bound, unsynchronised, a lost probe, starting) say clockwatch cannot
 // vouch for the clock: "unknown".
 func disrupts(r stepdown.Reason) bool {
-	return r == stepdown.ReasonStep || r == stepdown.ReasonSuspend || r == stepdown.ReasonDrill
+	return r == stepdown.ReasonStep || r == stepdown.ReasonSuspend || r == stepdown.ReasonDrill || r == stepdown.ReasonVMDisruption
 }
 
 // best picks the reading that bounds the clock most tightly, synchronised
