@@ -6,12 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
-	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/clockwatch/clockwatch/internal/pulse"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
-	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
 // segmentPath chooses the clockbound segment: the configured path, except
@@ -29,9 +27,10 @@ func segmentPath(cfg clockbound.Config, getenv func(string) string) string {
 
 // NewClockBound creates the segment, so that a path that cannot be written
 // fails the start with a message that says why, and returns the publisher
-// that keeps it current from the time sources and the stepdown
-// announcement (sd nil when stepdown is off).
-func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *server.Server, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
+// that keeps it current from readings (those of the sources that bound
+// CLOCK_REALTIME: timesources.Members.BoundingReadings) and the announcer,
+// whose transport it is, whether the stepdown socket is on or not.
+func NewClockBound(cfg clockbound.Config, readings func() []timesource.Reading, ann *announce.Announcer, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
 	path := segmentPath(cfg, os.Getenv)
 	mode, err := cfg.FileMode()
 	if err != nil {
@@ -45,28 +44,6 @@ func NewClockBound(cfg clockbound.Config, sources *timesources.Sources, sd *serv
 	if err != nil {
 		return nil, fmt.Errorf("clockbound segment: %w; set clockbound.path to a writable path (or RUNTIME_DIRECTORY), or clockbound.enabled: false", err)
 	}
-	opts := clockbound.Options{Readings: authoritativeReadings(sources), Logger: logger, Pulse: pl}
-	if sd != nil {
-		opts.Announcer = sd
-	}
+	opts := clockbound.Options{Readings: readings, Logger: logger, Pulse: pl, Announcer: ann}
 	return clockbound.NewPublisher(cfg, seg, opts), nil
-}
-
-// authoritativeReadings gives the segment the readings the stepdown policy
-// judges (it keeps the authoritative ones). ptp4l's is left out: with
-// hardware timestamping it bounds the PTP hardware clock, not
-// CLOCK_REALTIME, and phc2sys's offset is not visible to clockwatch.
-func authoritativeReadings(sources *timesources.Sources) func() []timesource.Reading {
-	return func() []timesource.Reading {
-		if sources == nil {
-			return nil
-		}
-		var rs []timesource.Reading
-		for _, r := range sources.Readings().Sorted() {
-			if r.Source != ptp.SourceName {
-				rs = append(rs, r)
-			}
-		}
-		return rs
-	}
 }

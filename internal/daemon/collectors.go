@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
 // Collector is an optional collector a --[no-]collector.<Name> switch
@@ -19,27 +20,16 @@ type Collector struct {
 	set func(cfg *config.Config, on bool) error
 }
 
-// OptionalCollectors lists the collectors with a switch. A new time source
-// with an enabled flag in its section adds one line here.
+// OptionalCollectors lists the collectors with a switch: the time sources
+// registered with one (timesources.Registration.Switch).
 func OptionalCollectors() []Collector {
-	return []Collector{
-		{Name: "chrony", Help: "Poll chronyd (chrony.enabled).", set: func(cfg *config.Config, on bool) error {
-			cfg.Chrony.Enabled = on
-			return nil
-		}},
-		{Name: "ntpd", Help: "Query ntpd's mode 6 control port (ntpd.enabled).", set: func(cfg *config.Config, on bool) error {
-			cfg.Ntpd.Enabled = on
-			return nil
-		}},
-		{Name: "ntp_probes", Help: "Probe the NTP servers of ntp_probes.servers; --no-collector.ntp_probes probes none.", set: func(cfg *config.Config, on bool) error {
-			if !on {
-				cfg.NTPProbes.Servers = nil
-			} else if len(cfg.NTPProbes.Servers) == 0 {
-				return fmt.Errorf("--collector.ntp_probes: ntp_probes.servers lists no server to probe")
-			}
-			return nil
-		}},
+	var cs []Collector
+	for _, reg := range timesources.Registry() {
+		if reg.Switch != nil {
+			cs = append(cs, Collector{Name: reg.Name, Help: reg.Switch.Help, set: reg.Switch.Set})
+		}
 	}
+	return cs
 }
 
 // Collectors are the switches given on the command line: collector name

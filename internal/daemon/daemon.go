@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
@@ -54,6 +55,25 @@ type Options struct {
 	// Collectors are the --[no-]collector.<name> switches, applied over
 	// the file at every reload too (New's configuration has them already).
 	Collectors Collectors
+	// ChronyAddress is --chrony.address: chrony.address over the file's,
+	// at every reload too, as chrony_exporter has it; "" leaves the file's.
+	ChronyAddress string
+}
+
+// ApplyFlags applies the command line's settings over a configuration
+// loaded from the file: the collector switches, then --chrony.address. The
+// flag wins over the file, at the start and at every reload.
+func (o Options) ApplyFlags(cfg *config.Config) (*config.Config, error) {
+	cfg, err := o.Collectors.Apply(cfg)
+	if err != nil || o.ChronyAddress == "" {
+		return cfg, err
+	}
+	out := *cfg
+	out.Chrony.Address = o.ChronyAddress
+	if err := out.Chrony.Validate(); err != nil {
+		return nil, fmt.Errorf("--chrony.address=%s: %w", o.ChronyAddress, err)
+	}
+	return &out, nil
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -65,10 +85,13 @@ type Daemon struct {
 	// cannot change stays as it says.
 	started *config.Config
 	reloads *exporter.ReloadMetrics
-	// stepdown and sources are set by Run before any task starts; reloads
-	// and the systemd status line read them.
-	stepdown *server.Server
-	sources  *timesources.Sources
+	// announcer, stepdown and sources are set by Run before any task
+	// starts; reloads and the systemd status line read them. The
+	// announcer is the daemon's, whichever transports are on; stepdown is
+	// nil when its socket is off.
+	announcer *announce.Announcer
+	stepdown  *server.Server
+	sources   timesources.Members
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -97,25 +120,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
 	}
 	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
-	sources := timesources.New(cfg.Chrony, cfg.Ntpd, cfg.NTPProbes, d.logger)
-	sources.EnablePTP(cfg.PTP, d.logger)
-	sources.EnableTimesyncd(cfg.Timesyncd, d.logger)
+	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex})
 	d.sources = sources
-	probes := append([]exporter.Probe{
-		exporter.NewClockProbe(d.opts.Clocks),
-		exporter.NewKernelProbe(d.opts.Timex),
-	}, sources.Probes()...)
+	probes := append([]exporter.Probe{exporter.NewClockProbe(d.opts.Clocks)}, sources.Probes()...)
 	collectors := append([]prometheus.Collector{
 		exporter.NewScraper(d.logger, probes...),
 		d.reloads,
 		steps.Collector,
 	}, sources.Collectors()...)
-	tasks := append(steps.Tasks(), sources.Run)
+	tasks := append(steps.Tasks(), sources.Tasks()...)
 	// The work due every second (the stepdown feed and heartbeat, the
 	// clockbound segment) shares one ticker and goroutine: one wake-up.
 	pl := pulse.New()
 	tasks = append(tasks, pl.Run)
-	if sources.Chrony != nil {
+	if sources.Wakes() {
 		// A clock set changes chronyd's figures at once (and chronyd may be
 		// what set the clock): poll it now rather than at its cadence.
 		sub := steps.Bus.Subscribe(16)
@@ -126,20 +144,31 @@ func (d *Daemon) Run(ctx context.Context) error {
 				case <-ctx.Done():
 					return nil
 				case <-sub.C():
-					sources.Chrony.Wake()
+					sources.Wake()
 				}
 			}
 		})
 	}
-	if cfg.Stepdown.Enabled {
-		sd, err := NewStepdown(cfg.Stepdown, steps, d.opts.Timex, sources.Readings, sources.Names(), steps.Journal.Dir(),
-			feedOptions(cfg, sources, pl), d.logger)
-		if err != nil {
-			return err
+	// The announcer is the daemon's: it runs whenever a transport is on,
+	// each transport on or off by itself.
+	if announcerWanted(cfg) {
+		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
+		fo := feedOptions(cfg, sources, pl)
+		if cfg.Stepdown.Enabled {
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(os.Getenv), d.announcer, d.logger)
+			if err != nil {
+				return err
+			}
+			d.stepdown = sd
+			fo.Subscribers = sd.Subscribers
+			tasks = append(tasks, sd.Run)
 		}
-		d.stepdown = sd.Server
-		collectors = append(collectors, sd.Server.Collector(), sd.WriteDelay)
-		tasks = append(tasks, sd.Tasks()...)
+		feed := NewFeed(d.announcer, steps, sources, fo, d.logger)
+		collectors = append(collectors, d.announcer.Collector())
+		if d.stepdown != nil {
+			collectors = append(collectors, d.stepdown.Collector(), feed.WriteDelay)
+		}
+		tasks = append(tasks, feed.Tasks()...)
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
 		})
@@ -159,7 +188,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if cfg.ClockBound.Enabled {
 		var err error
-		if cb, err = NewClockBound(cfg.ClockBound, sources, d.stepdown, pl, d.logger); err != nil {
+		if cb, err = NewClockBound(cfg.ClockBound, sources.BoundingReadings, d.announcer, pl, d.logger); err != nil {
 			return fail(err)
 		}
 		collectors = append(collectors, cb.Collector())
@@ -171,12 +200,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	// chronyd's figures change only when the poller polls, seconds apart:
 	// gather them once per poll, not once per scrape.
-	var gatherer prometheus.Gatherer = reg
-	for _, p := range probes {
-		if cp, ok := p.(*exporter.ChronyProbe); ok {
-			gatherer = exporter.MergeGatherers(gatherer, cp.Gatherer())
-		}
-	}
+	gatherer := exporter.MergeGatherers(reg, sources.Gatherers()...)
 	listeners, err := d.listen()
 	if err != nil {
 		return fail(err)
@@ -201,6 +225,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return task(ctx) })
 	}
 	return g.Wait()
+}
+
+// announcerWanted says whether any of the announcer's transports is on: the
+// stepdown socket or the bounded-time segment. A new transport adds its
+// switch here.
+func announcerWanted(cfg *config.Config) bool {
+	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled
 }
 
 // systemdTasks tell systemd the daemon is ready (every task has started and
@@ -273,6 +304,18 @@ func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
+	// Readiness (a Kubernetes readinessProbe): ready once every source the
+	// stepdown state waits for has reported, so that a rolled-out pod is
+	// not counted available while its state is still unknown.
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if d.announcer != nil && d.announcer.Starting() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "starting: waiting for every time source's first report")
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
 	if d.opts.MetricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "clockwatch",
@@ -285,6 +328,7 @@ func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 			Links: []web.LandingLinks{
 				{Address: d.opts.MetricsPath, Text: "Metrics"},
 				{Address: "/healthz", Text: "Liveness (the process answers; the clock's health is in the metrics and clockwatch status)"},
+				{Address: "/readyz", Text: "Readiness (every time source has reported)"},
 			},
 		})
 		if err == nil {
@@ -361,7 +405,7 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 func (d *Daemon) Reload() bool {
 	cfg, err := config.Load(d.opts.ConfigFile)
 	if err == nil {
-		cfg, err = d.opts.Collectors.Apply(cfg)
+		cfg, err = d.opts.ApplyFlags(cfg)
 	}
 	if err != nil {
 		d.reloads.Record(false, time.Now())
@@ -375,6 +419,9 @@ func (d *Daemon) Reload() bool {
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
 			return false
 		}
+	}
+	if d.announcer != nil {
+		d.announcer.SetConfig(cfg.Stepdown.PolicyConfig())
 	}
 	var later []string
 	for _, key := range config.Changed(d.started, cfg) {
@@ -394,7 +441,7 @@ func (d *Daemon) Reload() bool {
 
 // verdict judges the clock from the daemon's own readings, with the
 // thresholds in force now.
-func (d *Daemon) verdict(sources *timesources.Sources) health.Verdict {
+func (d *Daemon) verdict(sources timesources.Members) health.Verdict {
 	f := health.Gather(d.opts.Clocks, d.opts.Timex)
 	for _, r := range sources.Readings() {
 		f.AddSource(r)

@@ -15,29 +15,14 @@ import (
 // first answer before it judges whether anybody disciplines the clock.
 const firstAnswerWait = 30 * time.Second
 
-// daemonsAnswered tells, from the enabled time sources, whether each has
-// given its first answer or failed (decided) and whether any answered.
-func daemonsAnswered(s *timesources.Sources) (decided, answered bool) {
-	decided = true
-	if s.Chrony != nil {
-		st := s.Chrony.Status()
-		answered = answered || st.Valid
-		decided = decided && (st.Valid || st.Err != nil)
-	}
-	if s.Ntpd != nil {
-		snap := s.Ntpd.Snapshot()
-		answered = answered || snap.HaveData
-		decided = decided && (snap.HaveData || snap.Err != nil)
-	}
-	return decided, answered
-}
-
 // warnIfUndisciplined logs one WARN at start on a host nobody disciplines
 // (no time daemon answers, the kernel says unsynchronised): the stepdown
 // socket will stay in stepdown for good, which is the safe default but
 // surprises whoever runs clockwatch in a VM or container without a time
-// daemon. The line names the triggers and the keys that turn them off.
-func warnIfUndisciplined(ctx context.Context, sources *timesources.Sources, timex probe.TimexReader, sd server.Config, logger *slog.Logger) error {
+// daemon. It decides from the readings of the sources that discipline the
+// clock (timesources.Traits.Disciplines), as `clockwatch status` does. The
+// line names the triggers and the keys that turn them off.
+func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex probe.TimexReader, sd server.Config, logger *slog.Logger) error {
 	warning := health.UndisciplinedWarning(sd)
 	if warning == "" {
 		return nil
@@ -46,7 +31,7 @@ func warnIfUndisciplined(ctx context.Context, sources *timesources.Sources, time
 	defer t.Stop()
 	deadline := time.Now().Add(firstAnswerWait)
 	for {
-		decided, answered := daemonsAnswered(sources)
+		decided, answered := sources.Disciplining()
 		if answered {
 			return nil
 		}

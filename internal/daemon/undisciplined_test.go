@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
-	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
-	"github.com/clockwatch/clockwatch/internal/probe/sntp"
+	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesources"
@@ -52,10 +52,15 @@ func TestWarnIfUndisciplined(t *testing.T) {
 			cc.Address = filepath.Join(t.TempDir(), "no-chronyd.sock")
 			cc.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
 			cc.ConfPath = ""
-			sources := timesources.New(cc, ntpd.DefaultConfig(), sntp.DefaultConfig(), logger)
+			cfg := config.Default()
+			cfg.Chrony = cc
+			cfg.PTP.Enabled, cfg.Timesyncd.Mode = false, timesyncd.ModeOff
+			sources := timesources.Build(&cfg, timesources.Env{Logger: logger, Timex: tc.timex})
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
-			go sources.Run(ctx)
+			for _, task := range sources.Tasks() {
+				go task(ctx)
+			}
 			start := time.Now()
 			if err := warnIfUndisciplined(ctx, sources, tc.timex, tc.sd, logger); err != nil {
 				t.Fatal(err)
@@ -72,14 +77,5 @@ func TestWarnIfUndisciplined(t *testing.T) {
 				t.Errorf("want no warning; log:\n%s", logs.String())
 			}
 		})
-	}
-}
-
-// daemonsAnswered waits for every enabled source; one that answered ends
-// the wait at once.
-func TestDaemonsAnswered(t *testing.T) {
-	t.Parallel()
-	if decided, answered := daemonsAnswered(&timesources.Sources{}); !decided || answered {
-		t.Errorf("no sources: decided %v answered %v, want true false", decided, answered)
 	}
 }

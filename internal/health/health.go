@@ -88,15 +88,15 @@ func Judge(f Facts, h config.Health) Verdict {
 	if k := f.Kernel; k != nil {
 		// STA_UNSYNC alone says nothing: chronyd clears it only with
 		// rtcsync. A disciplined clock has maxerror under 16 s; a time
-		// daemon that answers speaks for itself below.
-		switch {
+		// daemon that answers speaks for itself below, and then the
+		// kernel's figure is no finding (chronyd -x leaves it saturated
+		// while its own bound is microseconds), as the daemon's policy
+		// has it.
+		switch daemon := daemonAnswers(f.Sources); {
+		case daemon:
 		case k.MaxError >= probe.MaxErrorSaturated:
-			why := ""
-			if !daemonAnswers(f.Sources) {
-				why = "; is chronyd or ntpd running?"
-			}
-			add(Critical, "the kernel's maximum error is saturated at %v: no time daemon has disciplined the clock %s%s",
-				k.MaxError, undisciplinedSince(f.Clocks), why)
+			add(Critical, "the kernel's maximum error is saturated at %v: no time daemon has disciplined the clock %s; is chronyd or ntpd running?",
+				k.MaxError, undisciplinedSince(f.Clocks))
 		case k.MaxError >= h.ErrorBoundCritical:
 			add(Critical, "the kernel's maximum error is %v, above %v", k.MaxError, h.ErrorBoundCritical)
 		case k.MaxError >= h.ErrorBoundWarning:
@@ -226,6 +226,7 @@ func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, 
 	if r.Role == timesource.Fallback {
 		return
 	}
+	r = r.Usable() // figures that mean nothing are a failed read
 	name := r.Source
 	if r.IsAbsent() {
 		return // looked for and not running here: nothing to say

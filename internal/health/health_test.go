@@ -65,10 +65,17 @@ func TestJudge(t *testing.T) {
 		{"saturated with chronyd answering: chronyd speaks for itself", Facts{
 			Kernel:  &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
 			Sources: set(chronyR(0.0002, 0.0032, false))},
-			Verdict{Level: Critical, Findings: []Finding{
-				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot or since the clock was last set, or not for at least 8h53m0s"},
+			Verdict{Level: Warning, Findings: []Finding{
 				{Warning, "chrony is not synchronised to any source"},
 			}}},
+		{"chronyd -x: the kernel's maxerror is no finding while chronyd answers", Facts{
+			Kernel:  &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
+			Sources: set(chronyR(0.0000002, 0.000005, true))},
+			Verdict{Level: OK}},
+		{"maxerror above the critical bound with ntpd answering", Facts{
+			Kernel:  &probe.Timex{State: probe.TimeOK, MaxError: 3 * time.Second},
+			Sources: set(timesource.Reading{Source: "ntpd", Found: true, Up: true, HasData: true, Synchronized: true, ErrorBound: time.Millisecond})},
+			Verdict{Level: OK}},
 		{"offset warning", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: -200 * time.Millisecond}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel is still correcting an offset of -200ms, above 100ms"}}}},
 		{"offset critical", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: 500 * time.Millisecond}},
@@ -91,10 +98,10 @@ func TestJudge(t *testing.T) {
 			}}},
 		{"chrony unsynchronised, no selectable source", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony",
 			Found: true, Up: true, HasData: true, Leap: timesource.LeapUnsynchronized}),
-			Notes: []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd has 1 sources and none is selectable"}}},
+			Notes: []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd's only source is not selectable"}}},
 			Verdict{Level: Warning, Findings: []Finding{
 				{Warning, "chrony is not synchronised to any source"},
-				{Warning, "chronyd has 1 sources and none is selectable"},
+				{Warning, "chronyd's only source is not selectable"},
 			}}},
 		{"chronyd unreachable", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony", Err: errors.New("dial unix /run/chrony/chronyd.sock: no such file")})},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "cannot read chrony: dial unix /run/chrony/chronyd.sock: no such file"}}}},

@@ -1,6 +1,10 @@
-// Package timesources builds and runs everything clockwatch reads from
-// outside the kernel about time: the chrony, ntpd, ptp4l and timesyncd
-// pollers and the independent NTP probes, from their configuration sections,
-// and hands the daemon the collectors to register and one task to run. It
-// exists so that the daemon's wiring is one call.
+// Package timesources is the registry of the time sources clockwatch reads:
+// chronyd, ntpd, the independent NTP probes, ptp4l, systemd-timesyncd and the
+// kernel. Each source registers as one Registration in Registry; the daemon
+// builds the enabled ones into Members and hands that one list to everything
+// that asks about sources (the metrics registry, the task group, the stepdown
+// feed, the bounded-time segment, the undisciplined-host warning, the systemd
+// status line), and `clockwatch status` asks the same list for one poll each.
+// Nothing outside this package names a source to decide what to do with it.
+// docs/architecture.md ("Adding a source") says what a new source touches.
 package timesources

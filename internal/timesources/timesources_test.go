@@ -6,105 +6,222 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
-	"github.com/clockwatch/clockwatch/internal/probe/chrony"
-	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
-	"github.com/clockwatch/clockwatch/internal/probe/ptp"
+	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
+	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/timesource"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-func TestSources(t *testing.T) {
+type syncedTimex struct{}
+
+func (syncedTimex) ReadTimex() (probe.RawTimex, error) {
+	return probe.RawTimex{MaxError: 10_000, EstError: 1_000}, nil
+}
+
+// testConfig has every source on, each pointed at nothing of the host's:
+// chronyd and ptp4l at missing sockets, timesyncd at a missing bus, the NTP
+// probes at a server of the test's own. ntpd is off: an ntpd on this host's
+// 127.0.0.1:123 must not change what the test sees.
+func testConfig(t *testing.T, server string) *config.Config {
+	cfg := config.Default()
+	cfg.Chrony.Address = t.TempDir() + "/no-chronyd.sock"
+	cfg.Chrony.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
+	cfg.Chrony.ConfPath = ""
+	cfg.Ntpd.Enabled = false
+	cfg.NTPProbes.Servers = []string{server}
+	cfg.NTPProbes.SampleSpacing, cfg.NTPProbes.Samples = 0, 2
+	cfg.PTP.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down
+	cfg.Timesyncd.Address = "unix:path=" + t.TempDir() + "/no-bus"
+	cfg.VMClock.Path = t.TempDir() + "/no-vmclock0" // auto: absent
+	return &cfg
+}
+
+func names(ms Members) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// The daemon's sources, built from the registry, run, are scraped and give
+// the readings the judges take.
+func TestBuild(t *testing.T) {
 	t.Parallel()
 	srv, err := ntptest.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	c := chrony.DefaultConfig()
-	c.Address = t.TempDir() + "/no-chronyd.sock"
-	c.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
-	c.ConfPath = ""
-	n := ntpd.DefaultConfig()
-	if !n.Enabled || n.Address != ntpd.AddressAuto {
-		t.Errorf("ntpd's default %+v: want enabled, auto", n)
+	cfg := testConfig(t, srv.Addr().String())
+	ms := Build(cfg, Env{Logger: slog.New(slog.DiscardHandler), Timex: syncedTimex{}})
+	if diff := cmp.Diff([]string{"kernel", "chrony", "ntp_probes", "ptp4l", "timesyncd", "vmclock"}, names(ms)); diff != "" {
+		t.Fatalf("members (-want +got):\n%s", diff)
 	}
-	n.Enabled = false // an ntpd on this host's 127.0.0.1:123 must not change what the test sees
-	p := sntp.DefaultConfig()
-	p.Servers = []string{srv.Addr().String()}
-	p.SampleSpacing, p.Samples = 0, 2
-	s := New(c, n, p, slog.New(slog.DiscardHandler))
-	if s.Chrony == nil || s.ChronyServer == nil || s.Ntpd != nil || s.NTPProbes == nil {
-		t.Fatalf("sources %+v: want chrony (with its server side) and the probes, not ntpd (turned off)", s)
+	// chrony's server side, the NTP probes, ptp4l, timesyncd, VMClock.
+	if n := len(ms.Collectors()); n != 5 {
+		t.Errorf("%d collectors, want 5", n)
 	}
-	pc := ptp.DefaultConfig()
-	pc.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down
-	s.EnablePTP(pc, slog.New(slog.DiscardHandler))
-	ts := timesyncd.DefaultConfig()
-	ts.Address = "unix:path=" + t.TempDir() + "/no-bus"
-	s.EnableTimesyncd(ts, slog.New(slog.DiscardHandler))
-	// chrony's server side, the NTP probes, ptp4l, timesyncd.
-	if s.PTP == nil || s.Timesyncd == nil || len(s.Collectors()) != 4 {
-		t.Fatalf("with ptp and timesyncd enabled: PTP %v, timesyncd %v, %d collectors: want both pollers and 4 collectors", s.PTP, s.Timesyncd, len(s.Collectors()))
+	// the kernel's and chrony's.
+	if n := len(ms.Probes()); n != 2 {
+		t.Errorf("%d probes, want 2", n)
 	}
-	if got := len(s.TimeSources()); got != 2 {
-		t.Errorf("TimeSources() has %d sources, want ptp4l's and timesyncd's", got)
+	if ms.Polled() == nil || !ms.Wakes() || len(ms.Gatherers()) != 1 {
+		t.Errorf("chrony's member: polled %v, wakes %v, %d gatherers: want its poll channel, its wake and its gatherer", ms.Polled(), ms.Wakes(), len(ms.Gatherers()))
 	}
-	reg, err := exporter.NewRegistry(append(s.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), s.Probes()...))...)
+	reg, err := exporter.NewRegistry(append(ms.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), ms.Probes()...))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- s.Run(ctx) }()
+	done := make(chan struct{})
+	tasks := ms.Tasks()
+	for _, task := range tasks {
+		go func() {
+			if err := task(ctx); err != nil {
+				t.Errorf("task: %v", err)
+			}
+			done <- struct{}{}
+		}()
+	}
+	probeName := sntp.SourcePrefix + srv.Addr().String()
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if s.Chrony.Snapshot().Polls > 0 && s.PTP.Snapshot().Polls > 0 && s.Timesyncd.Snapshot().Polls > 0 &&
-			len(s.NTPProbes.Results()) == 1 && s.NTPProbes.Results()[0].OK {
+		set := ms.Readings()
+		if !set["chrony"].Pending() && !set["ptp4l"].Pending() && !set["timesyncd"].Pending() && !set["vmclock"].Pending() && set[probeName].Up {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("pollers did not run")
+			t.Fatalf("pollers did not run: %+v", set)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run() = %v", err)
+	for range tasks {
+		<-done
 	}
-	if r := s.Readings()["chrony"]; r.Found || r.Up || r.Err == nil || r.Pending() {
+	set := ms.Readings()
+	if r := set["chrony"]; r.Found || r.Up || r.Err == nil {
 		t.Errorf("chrony reading without chronyd = %+v, want not found, not up, with the error", r)
 	}
-	if names := s.Names(); len(names) != 3 || names[0] != "chrony" || names[1] != "ptp4l" || names[2] != "timesyncd" {
-		t.Errorf("Names() = %v, want [chrony ptp4l timesyncd]", names)
-	}
-	if r := s.Readings()["ptp4l"]; r.Up || r.Err == nil || r.Pending() {
+	if r := set["ptp4l"]; r.Up || r.Err == nil {
 		t.Errorf("ptp4l reading without ptp4l = %+v, want down, with the error", r)
 	}
-	probe := s.Readings()["ntp_probe/"+srv.Addr().String()]
-	if probe.Role != timesource.SecondOpinion || !probe.Up || !probe.HasData {
-		t.Errorf("probe reading %+v, want an answering second opinion", probe)
+	if r := set["timesyncd"]; !r.IsAbsent() {
+		t.Errorf("timesyncd's reading without a bus = %+v, want absent", r)
 	}
-	p.Role = sntp.RoleAuthoritative
-	if names := New(c, n, p, slog.New(slog.DiscardHandler)).Names(); len(names) != 2 || names[1] != "ntp_probe/"+srv.Addr().String() {
-		t.Errorf("Names() with authoritative probes = %v, want chrony and the probed server", names)
+	if r := set["kernel"]; r.Role != timesource.Fallback || !r.Up || !r.Synchronized {
+		t.Errorf("kernel reading = %+v, want an answering, synchronised fallback", r)
 	}
-	if set := (&Sources{}).Readings(); len(set) != 0 {
-		t.Errorf("Readings() with every source off = %+v, want none", set)
+	if r := set[probeName]; r.Role != timesource.SecondOpinion || !r.Up || !r.HasData {
+		t.Errorf("probe reading %+v, want an answering second opinion", r)
 	}
-	n2, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_ntp_probe_up", "clockwatch_ptp4l_up", "clockwatch_timesyncd_found")
-	if err != nil || n2 != 4 {
-		t.Errorf("gathered %d series of clockwatch_chrony_up, clockwatch_ntp_probe_up, clockwatch_ptp4l_up and clockwatch_timesyncd_found (err %v), want 4", n2, err)
+	// The start waits for every source but the second opinions.
+	if diff := cmp.Diff([]string{"chrony", "kernel", "ptp4l", "timesyncd", "vmclock"}, ms.Names()); diff != "" {
+		t.Errorf("Names() (-want +got):\n%s", diff)
 	}
-	if r := s.Readings()["timesyncd"]; !r.IsAbsent() || r.Pending() {
-		t.Errorf("timesyncd's reading without a bus = %+v, want absent (not pending: the start does not wait for it)", r)
+	var bounding []string
+	for _, r := range ms.BoundingReadings() {
+		bounding = append(bounding, r.Source)
 	}
-	off := &Sources{}
-	off.EnablePTP(ptp.Config{}, slog.New(slog.DiscardHandler))
-	off.EnableTimesyncd(timesyncd.Config{Mode: timesyncd.ModeOff}, slog.New(slog.DiscardHandler))
-	if off.PTP != nil || off.Timesyncd != nil {
-		t.Errorf("turned off, ptp4l %v and timesyncd %v have pollers", off.PTP, off.Timesyncd)
+	// ptp4l's bound is the PTP hardware clock's; the kernel's is a fallback
+	// the segment's judge leaves out by its role.
+	if diff := cmp.Diff([]string{"chrony", probeName, "timesyncd"}, bounding); diff != "" {
+		t.Errorf("BoundingReadings() (-want +got):\n%s", diff)
+	}
+	if decided, answered := ms.Disciplining(); !decided || answered {
+		t.Errorf("Disciplining() = %v, %v: want decided (chronyd failed, timesyncd absent), nobody answered", decided, answered)
+	}
+	if !ms.OwnRate()() {
+		t.Error("OwnRate() false with NTP probes: want true (they have news at their own rate)")
+	}
+	n, err := testutil.GatherAndCount(reg, "clockwatch_chrony_up", "clockwatch_kernel_up", "clockwatch_ntp_probe_up", "clockwatch_ptp4l_up", "clockwatch_timesyncd_found")
+	if err != nil || n != 5 {
+		t.Errorf("gathered %d series of the sources' up and found gauges (err %v), want 5", n, err)
+	}
+
+	cfg.NTPProbes.Role = sntp.RoleAuthoritative
+	if got := Build(cfg, Env{Timex: syncedTimex{}}).Names(); len(got) != 6 || got[2] != probeName {
+		t.Errorf("Names() with authoritative probes = %v, want the probed server among them", got)
+	}
+}
+
+// Turned off, a source is no member; the kernel always is.
+func TestBuildOff(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Chrony.Enabled, cfg.Ntpd.Enabled, cfg.PTP.Enabled = false, false, false
+	cfg.NTPProbes.Servers = nil
+	cfg.Timesyncd.Mode = timesyncd.ModeOff
+	cfg.VMClock.Mode = vmclock.ModeOff
+	ms := Build(&cfg, Env{Timex: syncedTimex{}})
+	if diff := cmp.Diff([]string{"kernel"}, names(ms)); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
+	}
+	if ms.Polled() != nil || ms.Wakes() || ms.OwnRate()() {
+		t.Error("the kernel alone: want no poll channel, no wake, no own rate")
+	}
+	if r := Status(context.Background(), &cfg, Env{Timex: syncedTimex{}}); len(r) != 1 || r[0].Reading.Source != "kernel" {
+		t.Errorf("Status() = %+v, want the kernel's report only", r)
+	}
+}
+
+func member(traits Traits, r timesource.Reading) *Member {
+	return &Member{Name: r.Source, Traits: traits, Role: r.Role, Readings: func() []timesource.Reading { return []timesource.Reading{r} }}
+}
+
+// The undisciplined-host warning decides from the readings of the sources
+// that discipline the clock, the daemon's (Disciplining) and status's
+// (Disciplined) alike.
+func TestDisciplining(t *testing.T) {
+	t.Parallel()
+	disc := Traits{Disciplines: true}
+	answers := timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true}
+	failed := timesource.Reading{Source: "chrony", Err: context.DeadlineExceeded}
+	pending := timesource.Reading{Source: "ntpd"}
+	second := answers
+	second.Role = timesource.SecondOpinion
+	for _, tc := range []struct {
+		name                      string
+		ms                        Members
+		wantDecided, wantAnswered bool
+	}{
+		{"no sources", nil, true, false},
+		{"chronyd answers", Members{member(disc, answers)}, true, true},
+		{"chronyd answers, ntpd not yet", Members{member(disc, answers), member(disc, pending)}, false, true},
+		{"chronyd failed", Members{member(disc, failed)}, true, false},
+		{"ntpd not polled yet", Members{member(disc, pending)}, false, false},
+		{"ptp4l answers (it disciplines the PHC)", Members{member(Traits{}, answers)}, true, false},
+		{"a second opinion answers", Members{member(disc, second)}, true, false},
+	} {
+		decided, answered := tc.ms.Disciplining()
+		if decided != tc.wantDecided || answered != tc.wantAnswered {
+			t.Errorf("%s: Disciplining() = %v, %v, want %v, %v", tc.name, decided, answered, tc.wantDecided, tc.wantAnswered)
+		}
+		var rs []Report
+		for _, m := range tc.ms {
+			rs = append(rs, Report{Reading: m.Readings()[0], Traits: m.Traits})
+		}
+		if got := Disciplined(rs); got != tc.wantAnswered {
+			t.Errorf("%s: Disciplined() = %v, want %v", tc.name, got, tc.wantAnswered)
+		}
+	}
+}
+
+// Every registration has a name and a constructor, no two the same name.
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, reg := range Registry() {
+		if reg.Name == "" || reg.New == nil || seen[reg.Name] {
+			t.Errorf("registration %+v: want a name of its own and New", reg)
+		}
+		seen[reg.Name] = true
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/loop"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // Snapshot is the poller's last result: what the exporter and the stepdown
@@ -213,7 +216,7 @@ func (p *Poller) next(now time.Time) time.Duration {
 	if !s.Up {
 		// chronyd does not answer: 1, 2, 4, ... PollInterval, up to the
 		// longest. It is logged and exported as down meanwhile.
-		return min(hi, lo<<min(max(p.failStreak, 1)-1, 30))
+		return loop.Backoff(lo, hi, p.failStreak)
 	}
 	t := s.Data.Tracking
 	if !t.RefTime.Equal(p.lastRef) {
@@ -229,7 +232,7 @@ func (p *Poller) next(now time.Time) time.Duration {
 	// The update is late (a source stopped answering, or chronyd's polls
 	// grew): look again sooner than the longest, later each time.
 	p.overdue++
-	return min(hi, lo<<min(p.overdue-1, 30))
+	return loop.Backoff(lo, hi, p.overdue)
 }
 func (p *Poller) runAudit() {
 	a, err := p.audit(p.cfg.ConfPath)
@@ -241,11 +244,21 @@ func (p *Poller) runAudit() {
 	}
 }
 
+// pollDeadline bounds a whole poll (tracking, then two requests per
+// source, and reverse DNS when asked for): the longest wait between polls.
+func (p *Poller) pollDeadline() time.Duration { return max(p.cfg.PollInterval, p.cfg.MaxPollInterval) }
+
+// maxAge is how old a good reading may be: the longest wait between polls
+// while chronyd answers, then a poll that may take up to its deadline.
+func (p *Poller) maxAge() time.Duration { return 2*p.pollDeadline() + timesource.StaleGrace }
+
 // Poll polls chronyd once and publishes the result. Run calls it on every
 // tick; tests call it directly.
 func (p *Poller) Poll(ctx context.Context) {
 	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, p.pollDeadline())
 	d, err := p.client.Poll(ctx)
+	cancel()
 	end := time.Now()
 	tr, addr := p.client.Transport()
 	warn := p.client.Warning()
@@ -260,6 +273,10 @@ func (p *Poller) Poll(ctx context.Context) {
 	wasUp := s.Up || s.Polls == 1
 	s.Up = err == nil
 	if err != nil {
+		if !s.HaveData {
+			err = p.cfg.Absence(err)
+			s.Err = err
+		}
 		s.Failures++
 		p.failStreak++
 	} else {
@@ -298,6 +315,11 @@ func (p *Poller) Poll(ctx context.Context) {
 		return
 	}
 	switch {
+	case errors.Is(err, timesource.ErrAbsent):
+		// A host that runs ntpd or timesyncd, or no time daemon (the
+		// daemon's undisciplined warning says so): nothing is wrong with
+		// chronyd.
+		p.logger.Info("chronyd is not running here; it is read as soon as it starts", "err", err)
 	case err != nil:
 		p.logger.Error("cannot read chronyd", "err", err)
 	case warn != nil:

@@ -114,6 +114,32 @@ func TestReadings(t *testing.T) {
 			wantState: stepdown.StateStepdown,
 		},
 		{
+			// chronyd -x does not discipline the kernel: maxerror stays
+			// saturated while chronyd answers with a bound of microseconds.
+			name:      "the kernel's error bound does not count while a daemon answers",
+			cfg:       base,
+			await:     []string{"clocks", "kernel", "chrony"},
+			inputs:    []in{probeOK(0, "clocks"), chrony(0.1, true, 0, 0.000005), kernel(0.1, 16), tick(50), kernel(100, 16), tick(100)},
+			want:      []string{"resume/starting@0.1s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name:      "the kernel's error bound from before chronyd answered is cleared once it does",
+			cfg:       base,
+			await:     []string{"clocks", "kernel", "chrony"},
+			inputs:    []in{probeOK(0, "clocks"), chronyAbsent, kernel(0.4, 16), chrony(1, true, 0, 0.000005), kernel(2, 16), tick(30.5), tick(31.5)},
+			want:      []string{"stepdown/error_bound@0.4s", "stepdown/unsynchronized@0.4s", "resume/error_bound@31.5s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name:      "the kernel's error bound decides when no daemon answers",
+			cfg:       base,
+			await:     []string{"clocks", "kernel", "chrony"},
+			inputs:    []in{probeOK(0, "clocks"), chronyAbsent, kernel(0.4, 16), tick(100), kernel(100, 16)},
+			want:      []string{"stepdown/error_bound@0.4s", "stepdown/unsynchronized@0.4s"},
+			wantState: stepdown.StateStepdown,
+		},
+		{
 			name:  "the kernel's maxerror decides when no daemon answers",
 			cfg:   noBound,
 			await: []string{"clocks", "kernel", "chrony"},

@@ -1,0 +1,275 @@
+package timesources
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/timesource"
+)
+
+// Env is what a source is built with besides its configuration section: the
+// host it reads and the logger.
+type Env struct {
+	// Logger logs for the daemon; each member gets it with probe=<name>.
+	Logger *slog.Logger
+	// Timex reads the kernel's discipline state (the kernel member).
+	Timex probe.TimexReader
+	// Proc is /proc, where `clockwatch status` finds which chrony.conf the
+	// running chronyd reads.
+	Proc fs.FS
+}
+
+func (e Env) logger(name string) *slog.Logger {
+	if e.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Logger.With("probe", name)
+}
+
+// Traits are what the daemon asks of a source beyond its readings, the same
+// for every configuration of it.
+type Traits struct {
+	// BoundsRealtime is true when the source's error bound bounds
+	// CLOCK_REALTIME, so that the bounded-time segment may publish it.
+	// ptp4l's does not: with hardware timestamping it bounds the PTP
+	// hardware clock, and phc2sys's offset is not visible to clockwatch.
+	BoundsRealtime bool
+	// Disciplines is true when an answer with a time solution means a time
+	// daemon keeps this clock: the undisciplined-host warning (the daemon's
+	// at start, `clockwatch status`'s) looks at these sources only.
+	Disciplines bool
+	// Disruptions is true when the source's readings carry the
+	// hypervisor's disruption signals (VMClock's marker and "unreliable"),
+	// which step down whatever the source's role: the start waits for its
+	// first poll, so that a marker that changed while clockwatch was not
+	// running steps down before any ok.
+	Disruptions bool
+}
+
+// Member is one enabled time source as the daemon runs it. Only Name and
+// Readings are required; a nil field is something the source does not do.
+type Member struct {
+	// Name is the source's name (its readings carry it, except the NTP
+	// probes': one per server).
+	Name string
+	Traits
+	// Role is what the source's readings may do (its section's role).
+	Role timesource.Role
+	// Readings returns the source's last readings; it never blocks on the
+	// source.
+	Readings func() []timesource.Reading
+	// Notes returns what its rich data shows beyond the readings
+	// (timesource.Noter), for health.
+	Notes func() []timesource.Note
+	// Tasks run for the daemon's life, under its errgroup.
+	Tasks []func(context.Context) error
+	// Probes are read on every scrape by the exporter's Scraper (which adds
+	// clockwatch_<name>_up); Collectors are registered beside it.
+	Probes     []exporter.Probe
+	Collectors []prometheus.Collector
+	// Gatherers are merged after the registry: figures gathered once per
+	// poll rather than once per scrape.
+	Gatherers []prometheus.Gatherer
+	// Polled fires after each poll of a source whose figures the stepdown
+	// feed follows as they come (chronyd's).
+	Polled <-chan struct{}
+	// News fires when the source has news the stepdown policy must hear at
+	// once rather than at its next feed (VMClock's marker changed).
+	News <-chan struct{}
+	// Wake asks for a poll now: a clock set changes the source's figures
+	// (and the source may be what set the clock).
+	Wake func()
+	// OwnRate, when set, reports whether the source has news at its own
+	// rate (found, for ptp4l and ntpd; always, for the NTP probes): while
+	// any has, the stepdown feed is fed every poll interval.
+	OwnRate func() bool
+}
+
+// Members are the enabled sources, in the registry's order.
+type Members []*Member
+
+// Readings returns the last reading of every member, keyed by source.
+func (ms Members) Readings() timesource.Set {
+	set := timesource.Set{}
+	for _, m := range ms {
+		for _, r := range m.Readings() {
+			set[r.Source] = r
+		}
+	}
+	return set
+}
+
+// Names returns, sorted, the sources whose first poll the stepdown state
+// waits for at start: every reading that may move it (second opinions
+// cannot step anyone down, so the start does not wait for them).
+func (ms Members) Names() []string {
+	var names []string
+	for _, m := range ms {
+		if m.Role == timesource.SecondOpinion && !m.Disruptions {
+			continue
+		}
+		for _, r := range m.Readings() {
+			names = append(names, r.Source)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Notes returns every member's notes.
+func (ms Members) Notes() []timesource.Note {
+	var ns []timesource.Note
+	for _, m := range ms {
+		if m.Notes != nil {
+			ns = append(ns, m.Notes()...)
+		}
+	}
+	return ns
+}
+
+// Tasks returns every member's tasks.
+func (ms Members) Tasks() []func(context.Context) error {
+	var ts []func(context.Context) error
+	for _, m := range ms {
+		ts = append(ts, m.Tasks...)
+	}
+	return ts
+}
+
+// Probes returns every member's probes, for exporter.NewScraper.
+func (ms Members) Probes() []exporter.Probe {
+	var ps []exporter.Probe
+	for _, m := range ms {
+		ps = append(ps, m.Probes...)
+	}
+	return ps
+}
+
+// Collectors returns every member's collectors.
+func (ms Members) Collectors() []prometheus.Collector {
+	var cs []prometheus.Collector
+	for _, m := range ms {
+		cs = append(cs, m.Collectors...)
+	}
+	return cs
+}
+
+// Gatherers returns every member's gatherers.
+func (ms Members) Gatherers() []prometheus.Gatherer {
+	var gs []prometheus.Gatherer
+	for _, m := range ms {
+		gs = append(gs, m.Gatherers...)
+	}
+	return gs
+}
+
+// Wake asks every member that can for a poll now.
+func (ms Members) Wake() {
+	for _, m := range ms {
+		if m.Wake != nil {
+			m.Wake()
+		}
+	}
+}
+
+// Wakes reports whether any member wants to hear of clock sets.
+func (ms Members) Wakes() bool {
+	for _, m := range ms {
+		if m.Wake != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Polled returns the channel of the member whose polls the stepdown feed
+// follows (nil: none does).
+func (ms Members) Polled() <-chan struct{} {
+	for _, m := range ms {
+		if m.Polled != nil {
+			return m.Polled
+		}
+	}
+	return nil
+}
+
+// News returns the channel of the member with news for the stepdown feed
+// (nil: none has; VMClock is the only one).
+func (ms Members) News() <-chan struct{} {
+	for _, m := range ms {
+		if m.News != nil {
+			return m.News
+		}
+	}
+	return nil
+}
+
+// OwnRate reports whether any member has news at its own rate; once one
+// had, it reports true for good (a source found and lost again keeps its
+// cadence).
+func (ms Members) OwnRate() func() bool {
+	var own []func() bool
+	for _, m := range ms {
+		if m.OwnRate != nil {
+			own = append(own, m.OwnRate)
+		}
+	}
+	var found atomic.Bool
+	return func() bool {
+		if found.Load() {
+			return true
+		}
+		for _, f := range own {
+			if f() {
+				found.Store(true)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// BoundingReadings returns, sorted by source, the readings of the members
+// that bound CLOCK_REALTIME: what the bounded-time segment may publish.
+func (ms Members) BoundingReadings() []timesource.Reading {
+	set := timesource.Set{}
+	for _, m := range ms {
+		if m.BoundsRealtime {
+			for _, r := range m.Readings() {
+				set[r.Source] = r
+			}
+		}
+	}
+	return set.Sorted()
+}
+
+// Disciplining tells, from the readings of the members that discipline the
+// clock, whether each has given its first answer or failed (decided) and
+// whether any answered with a time solution: the undisciplined-host warning
+// waits for decided, and holds its tongue when answered.
+func (ms Members) Disciplining() (decided, answered bool) {
+	decided = true
+	for _, m := range ms {
+		if !m.Disciplines {
+			continue
+		}
+		for _, r := range m.Readings() {
+			answered = answered || Answers(r)
+			decided = decided && !r.Pending()
+		}
+	}
+	return decided, answered
+}
+
+// Answers reports whether r is an answer with a time solution from a source
+// whose word the judges take (authoritative).
+func Answers(r timesource.Reading) bool {
+	return r.Role == timesource.Authoritative && r.Up && r.HasData
+}
