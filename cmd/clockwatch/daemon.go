@@ -13,6 +13,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
+	"github.com/clockwatch/clockwatch/internal/host"
 )
 
 // defaultListenAddress is clockwatch's port. The Prometheus exporter range
@@ -60,12 +61,12 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
 		}
-		notifier, err := sdnotify.FromEnv(os.Getenv)
+		notifier, err := sdnotify.FromEnv(c.getenv)
 		if err != nil {
 			logger.Warn("not notifying systemd", "err", err)
 			notifier = nil
 		}
-		watchdog, err := sdnotify.WatchdogInterval(os.Getenv, os.Getpid())
+		watchdog, err := sdnotify.WatchdogInterval(c.getenv, os.Getpid())
 		if err != nil {
 			logger.Warn("systemd watchdog off", "err", err)
 		}
@@ -76,6 +77,7 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			Web:              webFlags,
 			MetricsPath:      *metricsPath,
 			Collectors:       collectors,
+			Env:              host.Env{Getenv: c.getenv, PID: os.Getpid()},
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)

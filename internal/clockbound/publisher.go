@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -49,7 +49,7 @@ var _ Clock = SysClock{}
 
 // MonotonicCoarse reads CLOCK_MONOTONIC_COARSE.
 func (SysClock) MonotonicCoarse() (time.Duration, error) {
-	ns, err := probe.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
+	ns, err := host.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
 	if err != nil {
 		return 0, fmt.Errorf("reading CLOCK_MONOTONIC_COARSE: %w", err)
 	}

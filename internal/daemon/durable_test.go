@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
@@ -81,7 +82,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	scfg.Socket = filepath.Join(dir, "sd.sock")
 	scfg.HoldDown = 10 * time.Millisecond
 	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
-	sd, err := NewStepdown(scfg, s, timesources.Members{timesources.Kernel(syncedTimex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := NewStepdown(scfg, s, timesources.Members{timesources.Kernel(syncedTimex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, host.Env{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
@@ -43,7 +44,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 	var periodic atomic.Bool
 	const maxQuiet = 400 * time.Millisecond
 	sd, err := NewStepdown(cfg, steps, timesources.Members{timesources.Kernel(tx)}, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
-		Periodic: periodic.Load, MaxQuiet: maxQuiet}, logger)
+		Periodic: periodic.Load, MaxQuiet: maxQuiet}, host.Env{}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/config"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
@@ -112,17 +111,18 @@ type FeedOptions struct {
 // fed, and the start waits for the first of those that may move the state
 // (sources.Names, besides the clocks and the journal); stateDir keeps the
 // policy's state across restarts (empty: not kept); fo says when the
-// readings are fed.
+// readings are fed; env gives the environment and pid of socket activation
+// (socket activation). cfg.Socket is resolved already
+// (server.Config.Resolve).
 func NewStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions,
-	logger *slog.Logger) (*Stepdown, error) {
-	cfg = cfg.Resolve(os.Getenv)
+	env host.Env, logger *slog.Logger) (*Stepdown, error) {
 	var own *pulse.Pulse
 	pl := fo.Pulse
 	if pl == nil {
 		own = pulse.New()
 		pl = own
 	}
-	opts := server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch, Pulse: pl,
+	opts := server.Options{Logger: logger, Epoch: steps.Journal.State().Epoch, Pulse: pl, Getenv: env.Getenv, PID: env.PID,
 		Await: append([]string{ClocksSource, JournalSource}, sources.Names()...)}
 	if stateDir != "" {
 		opts.StatePath = filepath.Join(stateDir, server.StateFile)
@@ -241,7 +241,7 @@ func (s *Stepdown) apply(e step.Event) {
 		// Step writes to every subscriber whose socket has room before it
 		// returns.
 		if e.MarkMono != 0 && s.Server.Subscribers() > 0 {
-			s.WriteDelay.h.Observe(time.Duration(probe.MonotonicNow() - e.MarkMono))
+			s.WriteDelay.h.Observe(time.Duration(host.Monotonic() - e.MarkMono))
 		}
 	case step.TypeResume:
 		s.Server.Suspended(e.Suspended)
