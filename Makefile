@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin
+.PHONY: all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes
 
 all: build
 
@@ -70,6 +70,10 @@ vet:
 ## package: .deb and .rpm for amd64 and arm64 into dist/ (scripts/package.sh; installs nfpm if missing).
 package:
 	GO=$(GO) ./scripts/package.sh
+
+## image: OCI image archives for amd64 and arm64, dist/clockwatch-image-<arch>.tar (podman load -i), without a container engine, reproducible (scripts/image.sh).
+image:
+	GO=$(GO) ./scripts/image.sh
 
 ## test-systemd-vm: install the .deb in a Debian VM booted with systemd, then systemd-timesyncd (opt-in, ~6 min + ~1 min for the root once; test/systemdvm).
 test-systemd-vm: test-deps

@@ -20,11 +20,11 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/daemontest"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/stepdown"
-	"github.com/clockwatch/clockwatch/internal/host"
 )
 
 // pageTimeout bounds how long a condition may take to reach the webhook.

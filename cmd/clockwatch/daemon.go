@@ -12,8 +12,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
-	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )
 
 // defaultListenAddress is clockwatch's port. The Prometheus exporter range

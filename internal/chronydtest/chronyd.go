@@ -29,6 +29,11 @@ type Options struct {
 	// Silent starts the NTP servers without answering, so that chronyd
 	// starts unsynchronised; call SetSilent(false) to let it synchronise.
 	Silent bool
+	// GroupAccess lets chronyd's group (root's, gid 0) use the command
+	// socket: the directory is 0770 and chronyd runs with umask 007, as
+	// Debian's chronyd does for its _chrony group, so that a non-root
+	// reader in that group (a container) can connect.
+	GroupAccess bool
 }
 
 // Chronyd is a chronyd process run by a test, and the NTP servers it is
@@ -49,6 +54,8 @@ type Chronyd struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  bytes.Buffer
+	// umask, when set, is the umask chronyd starts with (GroupAccess).
+	umask string
 }
 
 // Start writes a configuration, starts the NTP servers and chronyd, and
@@ -66,10 +73,17 @@ func Start(t testing.TB, o Options) *Chronyd {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	// chronyd refuses a socket directory that others can write to.
-	if err := os.Chmod(dir, 0o700); err != nil {
+	mode := os.FileMode(0o700)
+	if o.GroupAccess {
+		mode = 0o770
+	}
+	if err := os.Chmod(dir, mode); err != nil {
 		t.Fatal(err)
 	}
 	c := &Chronyd{Dir: dir, Socket: filepath.Join(dir, "chronyd.sock"), Conf: filepath.Join(dir, "chrony.conf"), t: t, bin: bin}
+	if o.GroupAccess {
+		c.umask = "007"
+	}
 	var conf strings.Builder
 	for i := range o.Sources {
 		ip := fmt.Sprintf("127.0.0.%d", 11+i)
@@ -129,7 +143,13 @@ func (c *Chronyd) Restart() {
 	c.Stop()
 	// -x: never touch the clock. -n: foreground. -u root: no privilege drop
 	// (the test's directories are root's). -L 0 -l: log to a file.
-	cmd := exec.Command(c.bin, "-n", "-x", "-u", "root", "-f", c.Conf, "-L", "0", "-l", filepath.Join(c.Dir, "chronyd.log"))
+	args := []string{c.bin, "-n", "-x", "-u", "root", "-f", c.Conf, "-L", "0", "-l", filepath.Join(c.Dir, "chronyd.log")}
+	if c.umask != "" {
+		// The umask is the process's, not a goroutine's: set it in a shell
+		// that then becomes chronyd (exec keeps the PID), not in the test.
+		args = append([]string{"/bin/sh", "-c", `umask "$0" && exec "$@"`, c.umask}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout = &c.log
 	cmd.Stderr = &c.log
 	if err := cmd.Start(); err != nil {

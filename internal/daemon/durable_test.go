@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
@@ -82,7 +81,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	scfg.Socket = filepath.Join(dir, "sd.sock")
 	scfg.HoldDown = 10 * time.Millisecond
 	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
-	sd, err := NewStepdown(scfg, s, timesources.Members{timesources.Kernel(syncedTimex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, host.Env{}, logger)
+	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(syncedTimex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 		g.Go(func() error { return task(gctx) })
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		st := sd.Server.Status()
+		st := sd.Ann.Status()
 		if st.State == stepdown.StateStepdown && st.Reason == stepdown.ReasonProbeLost {
 			break
 		}

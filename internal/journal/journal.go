@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
-	"github.com/clockwatch/clockwatch/internal/host"
 )
 
 // ConfigKey is the top-level YAML key this package's Config is expected under.
@@ -30,7 +30,6 @@ const (
 	RotatedFile = "events.jsonl.1"
 	StateFile   = "state.json"
 )
-
 
 // DefaultDir is the state directory when neither the configuration nor
 // systemd names one.

@@ -93,4 +93,3 @@ func TestSysClocksMonoIsClockMonotonic(t *testing.T) {
 		t.Errorf("CLOCK_MONOTONIC − Sample.Mono = %v, want a small positive gap", d)
 	}
 }
-

@@ -36,8 +36,8 @@ type netDialer struct {
 	replyDir string // "" means choose
 	// runtimeDir is $RUNTIME_DIRECTORY (Config.Resolve), "" when unset.
 	runtimeDir string
-	pid      int
-	counter  atomic.Uint64
+	pid        int
+	counter    atomic.Uint64
 	// udpNext rotates through the UDP candidates of "auto" after failures.
 	udpNext atomic.Uint64
 	// socketPaths and udpAddrs are the candidates of "auto".

@@ -3,11 +3,8 @@ package server
 import (
 	"fmt"
 	"net"
-	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/clockwatch/clockwatch/internal/host"
 )
 
 // peerCred reads SO_PEERCRED: the pid, uid and gid of the process that
@@ -26,24 +23,4 @@ func peerCred(c *net.UnixConn) (Cred, error) {
 		return Cred{}, fmt.Errorf("reading SO_PEERCRED: %w", serr)
 	}
 	return Cred{PID: uc.Pid, UID: uc.Uid, GID: uc.Gid}, nil
-}
-
-// monotonic reads CLOCK_MONOTONIC, the clock of the step detector's
-// timestamps, so that both can be compared.
-func monotonic() time.Duration {
-	return time.Duration(host.Monotonic())
-}
-
-// sysBoot returns this boot's id and CLOCK_BOOTTIME minus CLOCK_MONOTONIC
-// (the time spent suspended), to store monotonic times in BOOTTIME.
-func sysBoot() (string, time.Duration, error) {
-	id, err := host.BootID() // the policy's state carries over only within a boot
-	if err != nil {
-		return "", 0, err
-	}
-	bt, err := host.ClockNano(unix.CLOCK_BOOTTIME)
-	if err != nil {
-		return "", 0, fmt.Errorf("clock_gettime(CLOCK_BOOTTIME): %w", err)
-	}
-	return id, time.Duration(bt - host.Monotonic()), nil
 }

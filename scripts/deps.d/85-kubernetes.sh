@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# helm for the chart tests (deploy/helm, helm lint and helm template), pinned,
+# from the Go module proxy; go install puts it in $(go env GOPATH)/bin, where
+# the tests look. Safe to run again.
+set -euo pipefail
+version=v3.22.0
+command -v go >/dev/null || { echo "85-kubernetes.sh: go is not in PATH; cannot install helm" >&2; exit 1; }
+gobin=$(go env GOBIN)
+[ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
+if ! go version -m "$gobin/helm" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+${version}[[:space:]]"; then
+	GOFLAGS=-mod=mod GOWORK=off go install "helm.sh/helm/v3/cmd/helm@$version"
+fi
