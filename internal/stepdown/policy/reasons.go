@@ -72,7 +72,7 @@ type Trigger struct {
 // in Triggers (and SourceTriggers when PerSource); the tests fail until all
 // agree. Then the input that raises it: a method like Offset, called from
 // Reading, or a daemon input for an instant one.
-func triggerTable() [7]Trigger {
+func triggerTable() [8]Trigger {
 	return [...]Trigger{
 		{Reason: stepdown.ReasonStep, Kind: Instant, Key: "step", Disrupts: true,
 			global: func(t Triggers) Setting { return t.Step.setting() }},
@@ -99,6 +99,10 @@ func triggerTable() [7]Trigger {
 			global: func(t Triggers) Setting { return t.Suspend.setting() }},
 		{Reason: stepdown.ReasonGrandmasterChanged, Kind: Instant, Key: "grandmaster_changed",
 			global: func(t Triggers) Setting { return t.GrandmasterChanged.setting() }},
+		// A changed disruption marker fires at once; a clock the
+		// hypervisor calls unreliable holds while it says so.
+		{Reason: stepdown.ReasonVMDisruption, Kind: Instant, Key: "vm_disruption", Disrupts: true,
+			global: func(t Triggers) Setting { return t.VMDisruption.setting() }},
 	}
 }
 

@@ -169,7 +169,8 @@ func TestValidateNamesEveryTrigger(t *testing.T) {
 }
 
 // TestDisrupts: the segment's judge reads the table: a step and a suspend
-// moved the clock (and a drill rehearses it); nothing else did.
+// moved the clock, and a VM disruption (a migration, a snapshot restored)
+// did (a drill rehearses it); nothing else did.
 func TestDisrupts(t *testing.T) {
 	t.Parallel()
 	got := map[stepdown.Reason]bool{}
@@ -180,7 +181,8 @@ func TestDisrupts(t *testing.T) {
 		stepdown.ReasonDrill: true, stepdown.ReasonStep: true, stepdown.ReasonSuspend: true,
 		stepdown.ReasonOffset: false, stepdown.ReasonUnsynchronized: false, stepdown.ReasonErrorBound: false,
 		stepdown.ReasonProbeLost: false, stepdown.ReasonGrandmasterChanged: false, stepdown.ReasonStarting: false,
-		"no_such_reason": false,
+		stepdown.ReasonVMDisruption: true,
+		"no_such_reason":            false,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Disrupts (-want +got):\n%s", diff)
