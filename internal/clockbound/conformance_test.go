@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -196,7 +195,7 @@ func TestClockBoundConformance(t *testing.T) {
 		sd.Reading(chronyOffset(0))
 	}
 	check("resumed", 1, 4*time.Millisecond)
-	if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonStep, Hold: time.Millisecond}); err != nil {
+	if err := sd.Drill(stepdown.ReasonStep, nil, time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	check("drill of a step", 3, 4*time.Millisecond)

@@ -24,7 +24,7 @@ type Verdict struct {
 }
 
 // Judge decides the status and bound at now. The stepdown announcement
-// (nil without a stepdown server) comes first: a stepdown for a step, a
+// (nil without an announcer) comes first: a stepdown for a step, a
 // suspend or a drill is "disrupted", any other stepdown or an unknown state
 // is "unknown", so that the segment never promises what the socket has
 // withdrawn. With the announcement ok, the best authoritative reading

@@ -12,7 +12,6 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
@@ -112,7 +111,7 @@ func TestLeaseExample(t *testing.T) {
 			t.Fatal(`"c" was not written`)
 		}
 	}
-	if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonStep, Hold: 100 * time.Millisecond}); err != nil {
+	if err := sd.Drill(stepdown.ReasonStep, nil, 100*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	var sde *stepdown.StepdownError

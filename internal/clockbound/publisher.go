@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
@@ -22,19 +23,19 @@ import (
 // it they get "unknown".
 const VoidAfter = 1000 * time.Second
 
-// eventBuffer is how many announced events may wait for the publisher. It
-// reads the announcer's status at every write, so a missed event only
-// delays a write, it never makes the segment disagree with the socket.
+// eventBuffer is how many announcements may wait for the publisher. It
+// reads the announcer's status at every write, so a dropped announcement
+// only delays a write, it never makes the segment disagree with the socket.
 const eventBuffer = 16
 
-// Announcer is the stepdown announcement the segment follows
-// (*server.Server).
+// Announcer is the daemon's announcer the segment follows
+// (*announce.Announcer): the segment is one of its transports.
 type Announcer interface {
 	// Status is the state announced now.
 	Status() policy.Status
-	// Subscribe delivers every event announced from now on, without ever
-	// blocking the announcer; cancel ends the subscription.
-	Subscribe(buffer int) (events <-chan policy.Event, cancel func())
+	// Subscribe delivers every announcement from now on, without ever
+	// blocking the announcer.
+	Subscribe(transport string, buffer int) *announce.Subscription
 }
 
 // Clock reads CLOCK_MONOTONIC_COARSE, the clock of as_of.
@@ -61,8 +62,8 @@ type Options struct {
 	// Readings returns the latest reading of every time source; only the
 	// authoritative ones bound the clock.
 	Readings func() []timesource.Reading
-	// Announcer is the stepdown server; nil when stepdown is off (the
-	// status then follows the readings alone).
+	// Announcer is the daemon's announcer; nil without one (the status
+	// then follows the readings alone).
 	Announcer Announcer
 	// Clock reads as_of; nil is SysClock.
 	Clock Clock
@@ -163,11 +164,11 @@ func (p *Publisher) Run(ctx context.Context) error {
 		p.live = false
 		p.liveMu.Unlock()
 	}()
-	var events <-chan policy.Event
+	var events <-chan announce.Announcement
 	if p.opts.Announcer != nil {
-		ev, cancel := p.opts.Announcer.Subscribe(eventBuffer)
-		defer cancel()
-		events = ev
+		sub := p.opts.Announcer.Subscribe("clockbound", eventBuffer)
+		defer sub.Close()
+		events = sub.C()
 	}
 	if err := p.Write(); err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
@@ -59,7 +58,7 @@ func TestPublisherFollowsTheAnnouncement(t *testing.T) {
 	defer r.Close()
 
 	time.Sleep(20 * time.Millisecond)
-	if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonDrill, Hold: 50 * time.Millisecond}); err != nil {
+	if err := sd.Drill(stepdown.ReasonDrill, nil, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	w := waitWrites(2) // the stepdown event, not the hour-long interval

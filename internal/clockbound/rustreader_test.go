@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
@@ -70,7 +69,7 @@ func TestClockBoundRustReader(t *testing.T) {
 			}
 		}, "Synchronized"},
 		{"drill of a step", func() {
-			if err := sd.Drill(server.DrillRequest{Reason: stepdown.ReasonStep, Hold: time.Minute}); err != nil {
+			if err := sd.Drill(stepdown.ReasonStep, nil, time.Minute); err != nil {
 				t.Fatal(err)
 			}
 		}, "Disrupted"},

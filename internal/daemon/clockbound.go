@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/pulse"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -28,9 +28,9 @@ func segmentPath(cfg clockbound.Config, getenv func(string) string) string {
 // NewClockBound creates the segment, so that a path that cannot be written
 // fails the start with a message that says why, and returns the publisher
 // that keeps it current from readings (those of the sources that bound
-// CLOCK_REALTIME: timesources.Members.BoundingReadings) and the stepdown
-// announcement (sd nil when stepdown is off).
-func NewClockBound(cfg clockbound.Config, readings func() []timesource.Reading, sd *server.Server, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
+// CLOCK_REALTIME: timesources.Members.BoundingReadings) and the announcer,
+// whose transport it is, whether the stepdown socket is on or not.
+func NewClockBound(cfg clockbound.Config, readings func() []timesource.Reading, ann *announce.Announcer, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
 	path := segmentPath(cfg, os.Getenv)
 	mode, err := cfg.FileMode()
 	if err != nil {
@@ -44,9 +44,6 @@ func NewClockBound(cfg clockbound.Config, readings func() []timesource.Reading, 
 	if err != nil {
 		return nil, fmt.Errorf("clockbound segment: %w; set clockbound.path to a writable path (or RUNTIME_DIRECTORY), or clockbound.enabled: false", err)
 	}
-	opts := clockbound.Options{Readings: readings, Logger: logger, Pulse: pl}
-	if sd != nil {
-		opts.Announcer = sd
-	}
+	opts := clockbound.Options{Readings: readings, Logger: logger, Pulse: pl, Announcer: ann}
 	return clockbound.NewPublisher(cfg, seg, opts), nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
@@ -65,10 +66,13 @@ type Daemon struct {
 	// cannot change stays as it says.
 	started *config.Config
 	reloads *exporter.ReloadMetrics
-	// stepdown and sources are set by Run before any task starts; reloads
-	// and the systemd status line read them.
-	stepdown *server.Server
-	sources  timesources.Members
+	// announcer, stepdown and sources are set by Run before any task
+	// starts; reloads and the systemd status line read them. The
+	// announcer is the daemon's, whichever transports are on; stepdown is
+	// nil when its socket is off.
+	announcer *announce.Announcer
+	stepdown  *server.Server
+	sources   timesources.Members
 }
 
 // New prepares a daemon with an already validated configuration.
@@ -126,14 +130,26 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 		})
 	}
-	if cfg.Stepdown.Enabled {
-		sd, err := NewStepdown(cfg.Stepdown, steps, sources, steps.Journal.Dir(), feedOptions(cfg, sources, pl), d.logger)
-		if err != nil {
-			return err
+	// The announcer is the daemon's: it runs whenever a transport is on,
+	// each transport on or off by itself.
+	if announcerWanted(cfg) {
+		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
+		fo := feedOptions(cfg, sources, pl)
+		if cfg.Stepdown.Enabled {
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(os.Getenv), d.announcer, d.logger)
+			if err != nil {
+				return err
+			}
+			d.stepdown = sd
+			fo.Subscribers = sd.Subscribers
+			tasks = append(tasks, sd.Run)
 		}
-		d.stepdown = sd.Server
-		collectors = append(collectors, sd.Server.Collector(), sd.WriteDelay)
-		tasks = append(tasks, sd.Tasks()...)
+		feed := NewFeed(d.announcer, steps, sources, fo, d.logger)
+		collectors = append(collectors, d.announcer.Collector())
+		if d.stepdown != nil {
+			collectors = append(collectors, d.stepdown.Collector(), feed.WriteDelay)
+		}
+		tasks = append(tasks, feed.Tasks()...)
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
 		})
@@ -153,7 +169,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if cfg.ClockBound.Enabled {
 		var err error
-		if cb, err = NewClockBound(cfg.ClockBound, sources.BoundingReadings, d.stepdown, pl, d.logger); err != nil {
+		if cb, err = NewClockBound(cfg.ClockBound, sources.BoundingReadings, d.announcer, pl, d.logger); err != nil {
 			return fail(err)
 		}
 		collectors = append(collectors, cb.Collector())
@@ -190,6 +206,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return task(ctx) })
 	}
 	return g.Wait()
+}
+
+// announcerWanted says whether any of the announcer's transports is on: the
+// stepdown socket or the bounded-time segment. A new transport adds its
+// switch here.
+func announcerWanted(cfg *config.Config) bool {
+	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled
 }
 
 // systemdTasks tell systemd the daemon is ready (every task has started and
@@ -267,7 +290,7 @@ func (d *Daemon) handler(reg prometheus.Gatherer) http.Handler {
 	// not counted available while its state is still unknown.
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if d.stepdown != nil && d.stepdown.Starting() {
+		if d.announcer != nil && d.announcer.Starting() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintln(w, "starting: waiting for every time source's first report")
 			return
@@ -377,6 +400,9 @@ func (d *Daemon) Reload() bool {
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
 			return false
 		}
+	}
+	if d.announcer != nil {
+		d.announcer.SetConfig(cfg.Stepdown.PolicyConfig())
 	}
 	var later []string
 	for _, key := range config.Changed(d.started, cfg) {

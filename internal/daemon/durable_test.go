@@ -81,7 +81,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	scfg.Socket = filepath.Join(dir, "sd.sock")
 	scfg.HoldDown = 10 * time.Millisecond
 	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
-	sd, err := NewStepdown(scfg, s, timesources.Members{timesources.Kernel(syncedTimex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(syncedTimex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 		g.Go(func() error { return task(gctx) })
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		st := sd.Server.Status()
+		st := sd.Ann.Status()
 		if st.State == stepdown.StateStepdown && st.Reason == stepdown.ReasonProbeLost {
 			break
 		}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
@@ -42,7 +43,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 	polled := make(chan struct{}, 1)
 	var periodic atomic.Bool
 	const maxQuiet = 400 * time.Millisecond
-	sd, err := NewStepdown(cfg, steps, timesources.Members{timesources.Kernel(tx)}, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
+	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(tx)}, "", FeedOptions{Poll: 10 * time.Millisecond, Polled: polled,
 		Periodic: periodic.Load, MaxQuiet: maxQuiet}, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 			}
 		}
 	}
-	wait("the start", func() bool { return !sd.Server.Starting() })
+	wait("the start", func() bool { return !sd.Ann.Starting() })
 	n0 := tx.n.Load()
 	time.Sleep(maxQuiet / 4)
 	if n := tx.n.Load(); n != n0 {
@@ -81,4 +82,27 @@ func TestFeedFollowsPolls(t *testing.T) {
 	if n := tx.n.Load() - n1; n < 5 {
 		t.Errorf("%d feeds in 200 ms at a 10 ms poll with Periodic set", n)
 	}
+}
+
+// testStepdown is the announcer, its feed and the stepdown socket, as Run
+// wires them with stepdown.enabled: true.
+type testStepdown struct {
+	Server *server.Server
+	Ann    *announce.Announcer
+	Feed   *Feed
+}
+
+func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
+	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
+	srv, err := NewStepdownSocket(cfg, ann, logger)
+	if err != nil {
+		return nil, err
+	}
+	fo.Subscribers = srv.Subscribers
+	return &testStepdown{Server: srv, Ann: ann, Feed: NewFeed(ann, steps, sources, fo, logger)}, nil
+}
+
+// Tasks are the socket, then the feed (and its own pulse).
+func (s *testStepdown) Tasks() []func(context.Context) error {
+	return append([]func(context.Context) error{s.Server.Run}, s.Feed.Tasks()...)
 }

@@ -158,7 +158,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	defer bus.Close()
 	scfg := server.DefaultConfig()
 	scfg.Socket = filepath.Join(dir, "stepdown.sock")
-	sd, err := NewStepdown(scfg, s, timesources.Members{timesources.Kernel(probe.SysTimex{})}, "", FeedOptions{Poll: time.Hour}, logger)
+	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(probe.SysTimex{})}, "", FeedOptions{Poll: time.Hour}, logger)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	m.pubN, m.pubSum, _ = s.Sampler.Gauges().Published().Snapshot()
 	// The feed records the write after Step returns: wait for it.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if m.writeN, m.writeSum, _ = sd.WriteDelay.h.Snapshot(); m.writeN >= uint64(len(*toSocket)) {
+		if m.writeN, m.writeSum, _ = sd.Feed.WriteDelay.h.Snapshot(); m.writeN >= uint64(len(*toSocket)) {
 			break
 		}
 	}

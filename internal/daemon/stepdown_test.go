@@ -80,7 +80,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	steps := NewSteps(scfg, jcfg, clocks, logger)
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sd, err := NewStepdown(cfg, steps, timesources.Members{timesources.Kernel(disciplined{})}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(disciplined{})}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

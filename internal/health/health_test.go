@@ -98,10 +98,10 @@ func TestJudge(t *testing.T) {
 			}}},
 		{"chrony unsynchronised, no selectable source", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony",
 			Found: true, Up: true, HasData: true, Leap: timesource.LeapUnsynchronized}),
-			Notes: []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd has 1 sources and none is selectable"}}},
+			Notes: []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd's only source is not selectable"}}},
 			Verdict{Level: Warning, Findings: []Finding{
 				{Warning, "chrony is not synchronised to any source"},
-				{Warning, "chronyd has 1 sources and none is selectable"},
+				{Warning, "chronyd's only source is not selectable"},
 			}}},
 		{"chronyd unreachable", Facts{Kernel: &synced, Sources: set(timesource.Reading{Source: "chrony", Err: errors.New("dial unix /run/chrony/chronyd.sock: no such file")})},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "cannot read chrony: dial unix /run/chrony/chronyd.sock: no such file"}}}},

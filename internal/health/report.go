@@ -29,7 +29,7 @@ func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 		}
 		ew.printf("Suspended      : %v\n", s.Suspended())
 		if s.TAI != 0 {
-			ew.printf("TAI−UTC        : %v\n", s.TAIOffset())
+			ew.printf("TAI−UTC        : %v%s\n", s.TAIOffset(), taiDiffers(s, f.Kernel))
 		}
 		ew.printf("Read window    : %v\n", s.Uncertainty())
 	}
@@ -47,7 +47,10 @@ func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 		ew.printf("Kernel freq.   : %+.3f ppm (the kernel's frequency correction)\n", k.Frequency*1e6)
 		ew.printf("Max error      : %v%s\n", k.MaxError, saturated(k))
 		ew.printf("Est. error     : %v\n", k.EstError)
-		ew.printf("Kernel TAI     : %v\n", k.TAI)
+		if f.Clocks == nil || f.Clocks.TAI == 0 {
+			// CLOCK_TAI unread: the kernel's tai field is the one figure.
+			ew.printf("TAI−UTC        : %v (the kernel's TAI offset)\n", k.TAI)
+		}
 	}
 	for _, l := range f.Lines {
 		ew.printf("%s\n", l)
@@ -56,6 +59,16 @@ func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 		ew.printf("%-15s: %s\n", n.Label, n.Text)
 	}
 	return ew.err
+}
+
+// taiDiffers notes the kernel's TAI offset when it is not what CLOCK_TAI −
+// CLOCK_REALTIME measured (a TAI offset set between the two reads): one line
+// for the one figure otherwise.
+func taiDiffers(s *probe.Sample, k *probe.Timex) string {
+	if k == nil || s.TAIOffset().Round(time.Second) == k.TAI {
+		return ""
+	}
+	return fmt.Sprintf(" (CLOCK_TAI − CLOCK_REALTIME; the kernel's TAI offset says %v)", k.TAI)
 }
 
 func saturated(k *probe.Timex) string {

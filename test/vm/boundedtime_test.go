@@ -90,3 +90,63 @@ kill $daemon && wait $daemon || true
 	t.Logf("step of %v: after the stepping call returned, the socket's subscriber had the stepdown in %v, the segment's reader saw disrupted in %v (boot %v, run %v)",
 		made[0].Applied, time.Duration(pushed-made[0].CallReturn), time.Duration(disrupted-made[0].CallReturn), res.Booted, res.Elapsed)
 }
+
+// TestBoundedTimeSegmentWithoutSocket is issue 20's case: with the stepdown
+// socket off (stepdown.enabled: false) and the segment on, a real step still
+// makes the segment "disrupted", then "unknown" again after the hold-down.
+// The announcer is the daemon's, not the socket's: an application that reads
+// only the segment must not be told its clock is fine right after a step.
+func TestBoundedTimeSegmentWithoutSocket(t *testing.T) {
+	// Not parallel: see doc.go.
+	step := vm.Step{Delta: 3 * time.Second, Method: "setoffset"}
+	script := fmt.Sprintf(`set -e
+trap '[ $? = 0 ] || { echo "log:"; tail -n 40 /tmp/clockwatch.log; cat /tmp/bound.jsonl; }' EXIT
+printf 'stepdown:\n  enabled: false\n  hold_down: 2s\n  triggers:\n    error_bound: {enabled: false}\n    unsynchronized: {enabled: false}\nclockbound:\n  interval: 100ms\n' >/tmp/clockwatch.yml
+clockwatch --config.file=/tmp/clockwatch.yml --web.listen-address=%[1]s >/tmp/clockwatch.log 2>&1 &
+daemon=$!
+boundwatch -out /tmp/bound.jsonl &
+cw_wait_count /tmp/bound.jsonl '"status":"unknown"' 1 30
+# The socket is off: nothing listens on it.
+if [ -e /run/clockwatch/stepdown.sock ]; then echo "stepdown socket exists although stepdown.enabled is false"; exit 1; fi
+%[2]s -first 1 %[3]s:%[4]s
+cw_wait_count /tmp/bound.jsonl '"status":"disrupted"' 1 30
+cw_wait_count /tmp/bound.jsonl '"status":"unknown"' 2 30
+kill $daemon && wait $daemon || true
+`, listen, vm.ClockstepPath, step.Method, step.Delta)
+	res, err := vm.Run(t, vm.Options{
+		Files: map[string]string{
+			clockwatchPath:   vm.BuildGo(t, "github.com/clockwatch/clockwatch/cmd/clockwatch"),
+			vm.ClockstepPath: vm.BuildGo(t, "./clockstep"),
+			boundwatchPath:   vm.BuildGo(t, "./boundwatch"),
+		},
+		Script: script,
+		CPUs:   2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := vm.MadeSteps(res, []vm.Step{step})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := vm.Decode[guest.BoundStatus](res, guest.KindBoundStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	var disrupted int64
+	for _, s := range seen {
+		statuses = append(statuses, s.Status)
+		if s.Status == "disrupted" && disrupted == 0 {
+			disrupted = s.MonoNS
+		}
+	}
+	if fmt.Sprint(statuses) != "[unknown disrupted unknown]" {
+		t.Fatalf("with stepdown.enabled: false the segment's reader saw %v, want [unknown disrupted unknown]; console:\n%s", statuses, res.Console)
+	}
+	if disrupted <= made[0].CallStart {
+		t.Errorf("disrupted seen at %d ns, before the step's call started at %d ns", disrupted, made[0].CallStart)
+	}
+	t.Logf("step of %v with the socket off: the segment's reader saw disrupted %v after the stepping call returned (boot %v, run %v)",
+		made[0].Applied, time.Duration(disrupted-made[0].CallReturn), res.Booted, res.Elapsed)
+}

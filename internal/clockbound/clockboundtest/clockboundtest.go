@@ -1,5 +1,5 @@
 // Package clockboundtest holds what the tests of the bounded-time segment
-// share: a real stepdown server to follow.
+// share: a real announcer to follow, with its stepdown socket beside.
 package clockboundtest
 
 import (
@@ -8,19 +8,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
-// Stepdown runs a stepdown server on a socket in a temporary directory with
-// the given hold-down, in state ok, until the test ends; it returns the
-// server and its socket.
-func Stepdown(t testing.TB, holdDown time.Duration) (*server.Server, string) {
+// Stepdown runs an announcer with the given hold-down and its stepdown
+// server on a socket in a temporary directory, in state ok, until the test
+// ends; it returns the announcer (the segment's and the socket's) and the
+// socket.
+func Stepdown(t testing.TB, holdDown time.Duration) (*announce.Announcer, string) {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	cfg.Heartbeat = 50 * time.Millisecond
 	cfg.HoldDown = holdDown
-	sd, err := server.New(cfg, server.Options{})
+	ann := announce.New(cfg.PolicyConfig(), announce.Options{})
+	t.Cleanup(ann.Close)
+	sd, err := server.New(cfg, ann, server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +38,6 @@ func Stepdown(t testing.TB, holdDown time.Duration) (*server.Server, string) {
 		}
 	})
 	<-sd.Ready()
-	sd.ProbeOK("test")
-	return sd, cfg.Socket
+	ann.ProbeOK("test")
+	return ann, cfg.Socket
 }

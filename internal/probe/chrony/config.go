@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -128,4 +129,24 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Absence marks err, a failed first look for chronyd, as the source's absence
+// (timesource.Absent) when the address is "auto" and nothing listens where
+// chronyd would (no socket file, or a stale one, and UDP port 323 refused):
+// chronyd is not running here, which on a host kept by ntpd or timesyncd is
+// no fault. An address given, or any other error (permission denied, a
+// timeout), stays a failure. Once chronyd has answered, losing it is a
+// failure too: callers use Absence only before the first answer.
+func (c Config) Absence(err error) error {
+	if err == nil || c.Address != AddressAuto || !nothingListens(err) {
+		return err
+	}
+	return timesource.Absent(fmt.Errorf("chronyd is not running (%w)", err))
+}
+
+// nothingListens reports whether err says only that nothing listens: a
+// refused connection, and no permission problem beside it.
+func nothingListens(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.EPERM)
 }

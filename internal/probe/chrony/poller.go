@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // Snapshot is the poller's last result: what the exporter and the stepdown
@@ -260,6 +262,10 @@ func (p *Poller) Poll(ctx context.Context) {
 	wasUp := s.Up || s.Polls == 1
 	s.Up = err == nil
 	if err != nil {
+		if !s.HaveData {
+			err = p.cfg.Absence(err)
+			s.Err = err
+		}
 		s.Failures++
 		p.failStreak++
 	} else {
@@ -298,6 +304,11 @@ func (p *Poller) Poll(ctx context.Context) {
 		return
 	}
 	switch {
+	case errors.Is(err, timesource.ErrAbsent):
+		// A host that runs ntpd or timesyncd, or no time daemon (the
+		// daemon's undisciplined warning says so): nothing is wrong with
+		// chronyd.
+		p.logger.Info("chronyd is not running here; it is read as soon as it starts", "err", err)
 	case err != nil:
 		p.logger.Error("cannot read chronyd", "err", err)
 	case warn != nil:

@@ -118,6 +118,8 @@ func TestPollerLogsAReasonOnce(t *testing.T) {
 		return fmt.Errorf("requesting tracking from %s: %w", addr,
 			&net.OpError{Op: "read", Net: "udp", Err: os.NewSyscallError("recvfrom", syscall.ECONNREFUSED)})
 	}
+	p.Poll(context.Background()) // chronyd answered: what follows is an outage
+	p.client.Close()
 	for i := range 6 {
 		d.dialErr = refused([]string{"127.0.0.1:323", "[::1]:323"}[i%2])
 		p.Poll(context.Background())
@@ -224,5 +226,60 @@ func TestPollerWake(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no poll 10s after Wake, at a 1h interval")
 		}
+	}
+}
+
+// On a host without chronyd (ntpd or timesyncd keeps its clock), "auto"
+// finds no socket and nothing on UDP port 323: chronyd is absent, logged once
+// at INFO, and neither a failure nor an ERROR. A chronyd that answered once
+// and goes away, or an address given in the configuration, is a failure.
+func TestPollerChronydNotRunning(t *testing.T) {
+	t.Parallel()
+	// A loopback UDP port nothing listens on: the kernel refuses it.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := pc.LocalAddr().String()
+	pc.Close()
+	dir := t.TempDir()
+
+	cfg := DefaultConfig()
+	cfg.Timeout = time.Second
+	d := newNetDialer(cfg)
+	d.socketPaths = []string{dir + "/chronyd.sock"}
+	d.udpAddrs = []string{closed}
+	var logs bytes.Buffer
+	p := newPoller(cfg, newClient(d, cfg.Timeout, nil), untimedLogger(&logs))
+	for range 3 {
+		p.Poll(context.Background())
+	}
+	if r := p.Snapshot().Reading(); !r.IsAbsent() || !strings.Contains(r.Err.Error(), "chronyd is not running") {
+		t.Errorf("auto, nothing listening: reading %+v, want absent", r)
+	}
+	if got := logs.String(); strings.Contains(got, "ERROR") || strings.Count(got, "level=INFO msg=\"chronyd is not running here") != 1 {
+		t.Errorf("auto, nothing listening: logs\n%s\nwant one INFO line and no ERROR", got)
+	}
+
+	given := cfg
+	given.Address = closed
+	logs.Reset()
+	p = newPoller(given, newClient(newNetDialer(given), given.Timeout, nil), untimedLogger(&logs))
+	p.Poll(context.Background())
+	if r := p.Snapshot().Reading(); r.IsAbsent() || r.Err == nil {
+		t.Errorf("chrony.address %s given, nothing listening: reading %+v, want a failure", closed, r)
+	}
+	if !strings.Contains(logs.String(), `level=ERROR msg="cannot read chronyd"`) {
+		t.Errorf("chrony.address given: logs\n%s\nwant an ERROR", logs.String())
+	}
+
+	// Found once, then gone: lost, not absent.
+	lost := newPoller(cfg, newClient(&replayDialer{dir: "testdata/unix-synced"}, time.Second, nil), nil)
+	lost.Poll(context.Background())
+	lost.client.Close()
+	lost.client = newClient(d, cfg.Timeout, nil)
+	lost.Poll(context.Background())
+	if r := lost.Snapshot().Reading(); r.IsAbsent() || r.Err == nil {
+		t.Errorf("chronyd answered, then nothing listens: reading %+v, want a failure", r)
 	}
 }

@@ -46,7 +46,7 @@ func (s Snapshot) Notes() []timesource.Note {
 	var ns []timesource.Note
 	if s.Up && s.HaveData && len(s.Data.Sources) > 0 && s.Data.SelectableSources() == 0 {
 		ns = append(ns, timesource.Note{Warning: true, Label: "chronyd",
-			Text: fmt.Sprintf("chronyd has %d sources and none is selectable", len(s.Data.Sources))})
+			Text: noneSelectable(len(s.Data.Sources))})
 	}
 	if s.AuditErr != nil {
 		ns = append(ns, timesource.Note{Warning: true, Label: "chrony.conf", Text: "Cannot audit chrony's configuration: " + s.AuditErr.Error() + "."})
@@ -55,6 +55,14 @@ func (s Snapshot) Notes() []timesource.Note {
 		ns = append(ns, AuditNotes(s.Audit.Findings())...)
 	}
 	return ns
+}
+
+// noneSelectable says that none of chronyd's n sources is selectable.
+func noneSelectable(n int) string {
+	if n == 1 {
+		return "chronyd's only source is not selectable"
+	}
+	return fmt.Sprintf("chronyd has %d sources and none is selectable", n)
 }
 
 // AuditNotes turns the chrony.conf audit's findings into notes.

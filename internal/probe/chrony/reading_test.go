@@ -14,7 +14,7 @@ func TestNotes(t *testing.T) {
 	t.Parallel()
 	snap := Snapshot{Polls: 9, Up: true, HaveData: true, Data: Data{Sources: []Source{{State: "unreach"}}},
 		Audit: &Audit{MaxSlewRate: DefaultMaxSlewRate, LeapSecMode: "slew", RTCSync: true}}
-	want := []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd has 1 sources and none is selectable"},
+	want := []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd's only source is not selectable"},
 		{Label: "chrony.conf", Text: "There is no makestep directive: chronyd corrects every offset by slewing and never steps the clock after it starts."},
 		{Label: "chrony.conf", Text: "chronyd slews the clock by at most 0.0833333 s per second (maxslewrate 83333.3 ppm): correcting a 1 s offset takes at least 12 s."}}
 	if diff := cmp.Diff(want, snap.Notes()); diff != "" {

@@ -18,6 +18,7 @@ func StatusOnce(ctx context.Context, cfg Config, proc fs.FS, now time.Time) (r t
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
 	d, err := cl.Poll(ctx)
+	err = cfg.Absence(err)
 	snap := Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: now}
 	r = snap.Reading()
 	r.Role = cfg.SourceRole()

@@ -35,7 +35,7 @@ func TestAbuseConnectCyclesLeakNothing(t *testing.T) {
 	}
 	cfg := testConfig(t)
 	cfg.Heartbeat = time.Second
-	s := start(t, cfg, server.Options{})
+	s, _ := start(t, cfg, server.Options{})
 	before := openFDs(t)
 	for i := range cycles {
 		raw, err := net.Dial("unix", cfg.Socket)
@@ -66,7 +66,7 @@ func TestAbuseManySubscribers(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Heartbeat = time.Second
 	cfg.MaxClients = n + 100
-	s := start(t, cfg, server.Options{})
+	_, ann := start(t, cfg, server.Options{})
 	conns := make([]*stepdown.Conn, n)
 	for i := range conns {
 		c, err := stepdown.Dial(context.Background(), cfg.Socket)
@@ -85,7 +85,7 @@ func TestAbuseManySubscribers(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	s.Step(policy.Step{Seconds: -1, Mono: 123, Epoch: 1, How: "test"})
+	ann.Step(policy.Step{Seconds: -1, Mono: 123, Epoch: 1, How: "test"})
 	deadline := time.Now().Add(time.Minute)
 	for i, c := range conns {
 		for time.Now().Before(deadline) {

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,43 +12,37 @@ import (
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
-// TestSecondTransport subscribes a second transport to the server's
-// announcer, as a shared-memory writer would: it receives every
+// TestSecondTransport subscribes a second transport to the announcer beside
+// the socket, as the bounded-time segment does: it receives every
 // announcement, in order, with the seq the socket's clients get.
 func TestSecondTransport(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s, err := server.New(cfg, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var got []string
-	s.Announcer().Subscribe(func(a server.Announcement) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, a.Message.String())
-	})
+	s, ann := newServer(t, cfg, server.Options{})
+	sub := ann.Subscribe("test", 8)
+	defer sub.Close()
 	runUntilCleanup(t, s)
-	s.ProbeOK("test")
+	ann.ProbeOK("test")
 	c, hello := dial(t, cfg.Socket)
-	s.Step(policy.Step{Seconds: 2})
+	ann.Step(policy.Step{Seconds: 2})
 	var sock []string
 	for range 2 { // the stepdown, then the resume after the hold-down
 		sock = append(sock, next(t, c).String())
 	}
-	waitFor(t, "the resume on the second transport", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) == 3
-	})
-	mu.Lock()
-	defer mu.Unlock()
+	var got []string
+	for range 3 { // the start's resume, the stepdown, the resume
+		select {
+		case a := <-sub.C():
+			got = append(got, a.Message.String())
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the second transport got %q only", got)
+		}
+	}
 	if hello.Seq != 1 || !cmp.Equal(got[1:], sock) {
 		t.Errorf("second transport got %q, the socket %q after a hello with seq %d", got, sock, hello.Seq)
 	}
-	if s.Status().State != stepdown.StateOK {
-		t.Errorf("state %s", s.Status().State)
+	if st := sub.Latest(); st.State != stepdown.StateOK || st.Seq != 3 {
+		t.Errorf("Latest() = %+v, want state ok at seq 3", st)
 	}
 }
 

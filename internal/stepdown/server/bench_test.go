@@ -57,7 +57,7 @@ func benchFanout(b *testing.B, n int) {
 	cfg := testConfig(b)
 	cfg.Heartbeat = time.Hour
 	cfg.MaxClients = n + 10
-	s := start(b, cfg, server.Options{})
+	_, ann := start(b, cfg, server.Options{})
 
 	child := exec.Command(os.Args[0], "-test.run=^TestFanoutSubscribers$")
 	child.Env = append(os.Environ(), fanoutEnv+"="+cfg.Socket+","+strconv.Itoa(n))
@@ -80,7 +80,7 @@ func benchFanout(b *testing.B, n int) {
 	for b.Loop() {
 		i++
 		t0 := time.Now()
-		s.Step(policy.Step{Seconds: float64(i)})
+		ann.Step(policy.Step{Seconds: float64(i)})
 		if _, err := br.ReadByte(); err != nil {
 			b.Fatalf("subscriber process: %v", err)
 		}

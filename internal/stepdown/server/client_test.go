@@ -12,28 +12,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // runServer starts a server on path with the given epoch and returns its
-// stop function.
-func runServer(t *testing.T, path string, epoch uint64) (*server.Server, func()) {
+// announcer and stop function.
+func runServer(t *testing.T, path string, epoch uint64) (*announce.Announcer, func()) {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Socket = path
 	cfg.Heartbeat = 20 * time.Millisecond
 	cfg.HoldDown = 50 * time.Millisecond
-	s, err := server.New(cfg, server.Options{Epoch: epoch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ann := newServer(t, cfg, server.Options{}, announce.Options{Epoch: epoch})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	<-s.Ready()
-	s.ProbeOK("test")
+	ann.ProbeOK("test")
 	stopped := false
 	stop := func() {
 		if stopped {
@@ -46,7 +44,7 @@ func runServer(t *testing.T, path string, epoch uint64) (*server.Server, func())
 		}
 	}
 	t.Cleanup(stop)
-	return s, stop
+	return ann, stop
 }
 
 func waitEvent(t *testing.T, sub *stepdown.Subscription, typ string) stepdown.Event {
@@ -67,7 +65,7 @@ func waitEvent(t *testing.T, sub *stepdown.Subscription, typ string) stepdown.Ev
 func TestSubscribeGuardAndRestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sd.sock")
-	s, stop := runServer(t, path, 7)
+	ann, stop := runServer(t, path, 7)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sub := stepdown.Subscribe(ctx, stepdown.Options{Path: path, MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
@@ -81,7 +79,7 @@ func TestSubscribeGuardAndRestart(t *testing.T) {
 	// A stepdown cancels the guard with the event as its cause.
 	guarded, release := sub.Guard(ctx)
 	defer release()
-	s.Step(policy.Step{Seconds: -3, Epoch: 8})
+	ann.Step(policy.Step{Seconds: -3, Epoch: 8})
 	<-guarded.Done()
 	var sde *stepdown.StepdownError
 	if !errors.As(context.Cause(guarded), &sde) || sde.State != stepdown.StateStepdown || sde.Message.Reason != stepdown.ReasonStep || *sde.Message.StepSeconds != -3 {

@@ -40,13 +40,14 @@ func within(t *testing.T, what string, from time.Time, want time.Duration) {
 func TestDeadlinesWithoutSubscriber(t *testing.T) {
 	t.Parallel()
 	cfg := deadlineConfig(t)
-	s := start(t, cfg, server.Options{})
-	evs, cancel := s.Subscribe(8)
-	defer cancel()
+	s, ann := start(t, cfg, server.Options{})
+	sub := ann.Subscribe("test", 8)
+	defer sub.Close()
 	waitEvent := func(typ string, reason stepdown.Reason) {
 		t.Helper()
 		select {
-		case e := <-evs:
+		case a := <-sub.C():
+			e := a.Event
 			if e.Type != typ || e.Reason != reason {
 				t.Fatalf("event %s/%s, want %s/%s", e.Type, e.Reason, typ, reason)
 			}
@@ -55,11 +56,11 @@ func TestDeadlinesWithoutSubscriber(t *testing.T) {
 		}
 	}
 	t0 := time.Now()
-	s.ProbeFailed("x", errors.New("gone"))
+	ann.ProbeFailed("x", errors.New("gone"))
 	waitEvent(stepdown.TypeStepdown, stepdown.ReasonProbeLost)
 	within(t, "probe_lost stepdown", t0, cfg.Triggers.ProbeLost.Grace)
 	t1 := time.Now()
-	s.ProbeOK("x")
+	ann.ProbeOK("x")
 	waitEvent(stepdown.TypeResume, stepdown.ReasonProbeLost)
 	within(t, "resume", t1, cfg.HoldDown)
 	if n := s.Subscribers(); n != 0 {
@@ -74,16 +75,16 @@ func TestDeadlinesWithoutSubscriber(t *testing.T) {
 func TestDeadlinesWithSubscriber(t *testing.T) {
 	t.Parallel()
 	cfg := deadlineConfig(t)
-	s := start(t, cfg, server.Options{})
+	_, ann := start(t, cfg, server.Options{})
 	c, _ := dial(t, cfg.Socket)
 	t0 := time.Now()
-	s.ProbeFailed("x", errors.New("gone"))
+	ann.ProbeFailed("x", errors.New("gone"))
 	if m := next(t, c); m.Type != stepdown.TypeStepdown || m.Reason != stepdown.ReasonProbeLost {
 		t.Fatalf("got %v, want a probe_lost stepdown", m)
 	}
 	within(t, "probe_lost stepdown", t0, cfg.Triggers.ProbeLost.Grace)
 	t1 := time.Now()
-	s.ProbeOK("x")
+	ann.ProbeOK("x")
 	if m := next(t, c); m.Type != stepdown.TypeResume {
 		t.Fatalf("got %v, want a resume", m)
 	}
@@ -97,7 +98,7 @@ func TestHeartbeatWhileSubscribed(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Heartbeat = 50 * time.Millisecond
-	s := start(t, cfg, server.Options{})
+	s, _ := start(t, cfg, server.Options{})
 	sent := func() float64 { return metricValue(t, s, server.MetricMessagesSent, "type", stepdown.TypeHeartbeat) }
 	time.Sleep(3 * cfg.Heartbeat)
 	if n := sent(); n != 0 {

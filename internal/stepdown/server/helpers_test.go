@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -20,14 +21,35 @@ func testConfig(t testing.TB) server.Config {
 	return cfg
 }
 
-// start runs a server until the test ends and waits until it listens and is
-// in state ok.
-func start(t testing.TB, cfg server.Config, opts server.Options) *server.Server {
+// newAnnouncer returns an announcer with cfg's policy, closed when the test
+// ends, as the daemon makes one.
+func newAnnouncer(t testing.TB, cfg server.Config, ao ...announce.Options) *announce.Announcer {
 	t.Helper()
-	s, err := server.New(cfg, opts)
+	var o announce.Options
+	if len(ao) > 0 {
+		o = ao[0]
+	}
+	ann := announce.New(cfg.PolicyConfig(), o)
+	t.Cleanup(ann.Close)
+	return ann
+}
+
+// newServer returns a server and its announcer (ao: at most one).
+func newServer(t testing.TB, cfg server.Config, opts server.Options, ao ...announce.Options) (*server.Server, *announce.Announcer) {
+	t.Helper()
+	ann := newAnnouncer(t, cfg, ao...)
+	s, err := server.New(cfg, ann, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, ann
+}
+
+// start runs a server until the test ends and waits until it listens and is
+// in state ok; it returns the server and its announcer (ao: at most one).
+func start(t testing.TB, cfg server.Config, opts server.Options, ao ...announce.Options) (*server.Server, *announce.Announcer) {
+	t.Helper()
+	s, ann := newServer(t, cfg, opts, ao...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -42,8 +64,8 @@ func start(t testing.TB, cfg server.Config, opts server.Options) *server.Server 
 	case err := <-done:
 		t.Fatalf("Run: %v", err)
 	}
-	s.ProbeOK("test")
-	return s
+	ann.ProbeOK("test")
+	return s, ann
 }
 
 // dial connects a raw client and reads its hello.

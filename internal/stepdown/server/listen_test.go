@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
@@ -193,7 +194,7 @@ func activationChild() {
 	}
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(os.TempDir(), "clockwatch-activation-unused.sock") // never the real one
-	s, err := server.New(cfg, server.Options{Getenv: getenv})
+	s, err := server.New(cfg, announce.New(cfg.PolicyConfig(), announce.Options{}), server.Options{Getenv: getenv})
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)

@@ -9,9 +9,6 @@ import (
 // Metric names, shared with the tests and docs/metrics.md.
 const (
 	MetricSubscribers  = "clockwatch_stepdown_subscribers"
-	MetricState        = "clockwatch_stepdown_state"
-	MetricEpoch        = "clockwatch_stepdown_epoch"
-	MetricEvents       = "clockwatch_stepdown_events_total"
 	MetricMessagesSent = "clockwatch_stepdown_messages_sent_total"
 	MetricAcks         = "clockwatch_stepdown_acks_total"
 	MetricAckLatency   = "clockwatch_stepdown_ack_latency_seconds"
@@ -34,20 +31,15 @@ const (
 	CauseShutdown       = "shutdown"
 )
 
-var (
-	allCauses = []string{CauseClientClosed, CauseLaggard, CauseWriteError, CauseGarbage, CauseLineTooLong,
-		CauseFlood, CauseNotAllowed, CauseTooManyClients, CauseShutdown}
-	allStates = []stepdown.State{stepdown.StateOK, stepdown.StateStepdown, stepdown.StateUnknown}
-)
+var allCauses = []string{CauseClientClosed, CauseLaggard, CauseWriteError, CauseGarbage, CauseLineTooLong,
+	CauseFlood, CauseNotAllowed, CauseTooManyClients, CauseShutdown}
 
-// metrics implements prometheus.Collector for a Server.
+// metrics implements prometheus.Collector for a Server. The state, the
+// epoch and the events are the announcer's (announce.Announcer.Collector).
 type metrics struct {
 	s *Server
 
 	subscribers  *prometheus.Desc
-	state        *prometheus.Desc
-	epoch        *prometheus.Desc
-	events       *prometheus.CounterVec // the announcer's
 	messagesSent *prometheus.CounterVec
 	acks         prometheus.Counter
 	ackLatency   prometheus.Histogram
@@ -61,10 +53,6 @@ func newMetrics(s *Server) *metrics {
 	m := &metrics{
 		s:           s,
 		subscribers: prometheus.NewDesc(MetricSubscribers, "Clients connected to the stepdown socket.", nil, nil),
-		state: prometheus.NewDesc(MetricState,
-			"Stepdown state announced to clients: 1 for the current state, 0 for the others.", []string{"state"}, nil),
-		epoch:  prometheus.NewDesc(MetricEpoch, "Clock epoch announced to stepdown clients (counts clock steps, persisted).", nil, nil),
-		events: s.ann.events,
 		messagesSent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricMessagesSent,
 			Help: "Messages queued to stepdown clients, by message type."}, []string{"type"}),
 		acks: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricAcks,
@@ -96,9 +84,6 @@ func newMetrics(s *Server) *metrics {
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.subscribers
-	ch <- m.state
-	ch <- m.epoch
-	m.events.Describe(ch)
 	m.messagesSent.Describe(ch)
 	m.acks.Describe(ch)
 	m.ackLatency.Describe(ch)
@@ -110,17 +95,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
-	n, st := m.s.snapshot()
-	ch <- prometheus.MustNewConstMetric(m.subscribers, prometheus.GaugeValue, float64(n))
-	for _, s := range allStates {
-		v := 0.0
-		if s == st.State {
-			v = 1
-		}
-		ch <- prometheus.MustNewConstMetric(m.state, prometheus.GaugeValue, v, string(s))
-	}
-	ch <- prometheus.MustNewConstMetric(m.epoch, prometheus.GaugeValue, float64(st.Epoch))
-	m.events.Collect(ch)
+	ch <- prometheus.MustNewConstMetric(m.subscribers, prometheus.GaugeValue, float64(m.s.Subscribers()))
 	m.messagesSent.Collect(ch)
 	m.acks.Collect(ch)
 	m.ackLatency.Collect(ch)

@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -14,7 +16,7 @@ import (
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s := start(t, cfg, server.Options{Epoch: 5})
+	s, ann := start(t, cfg, server.Options{}, announce.Options{Epoch: 5})
 	c, _ := dial(t, cfg.Socket)
 	c.Send(stepdown.Message{Type: stepdown.TypeDrill, HoldSeconds: 0.01})
 	m := next(t, c)
@@ -22,9 +24,15 @@ func TestMetrics(t *testing.T) {
 	next(t, c) // resume
 	waitFor(t, "the ack", func() bool { return metricValue(t, s, server.MetricAcks) == 1 })
 
-	if problems, err := testutil.CollectAndLint(s.Collector()); err != nil || len(problems) > 0 {
-		t.Fatalf("lint: %v %v", problems, err)
+	for _, c := range []prometheus.Collector{s.Collector(), ann.Collector()} {
+		if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+			t.Fatalf("lint: %v %v", problems, err)
+		}
 	}
+	// The socket's metrics and the announcer's, as the daemon registers
+	// them.
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(s.Collector(), ann.Collector())
 	want := `
 # HELP clockwatch_stepdown_acks_total Acks received from stepdown clients for events they were sent.
 # TYPE clockwatch_stepdown_acks_total counter
@@ -69,9 +77,9 @@ clockwatch_stepdown_state{state="unknown"} 0
 # TYPE clockwatch_stepdown_subscribers gauge
 clockwatch_stepdown_subscribers 1
 `
-	if err := testutil.CollectAndCompare(s.Collector(), strings.NewReader(want),
-		server.MetricAcks, server.MetricConnections, server.MetricEpoch, server.MetricEvents, server.MetricDrills,
-		server.MetricState, server.MetricSubscribers); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		server.MetricAcks, server.MetricConnections, announce.MetricEpoch, announce.MetricEvents, server.MetricDrills,
+		announce.MetricState, server.MetricSubscribers); err != nil {
 		t.Error(err)
 	}
 	if n := testutil.CollectAndCount(s.Collector(), server.MetricAckLatency); n != 1 {
@@ -84,7 +92,7 @@ clockwatch_stepdown_subscribers 1
 func TestAckOfHelloNotTimed(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s := start(t, cfg, server.Options{})
+	s, ann := start(t, cfg, server.Options{})
 	c, hello := dial(t, cfg.Socket)
 	if hello.Seq == 0 {
 		t.Fatalf("hello %v: want the seq of the start's resume", hello)
@@ -94,7 +102,7 @@ func TestAckOfHelloNotTimed(t *testing.T) {
 	if n := histogramCount(t, s); n != 0 {
 		t.Errorf("ack latency observed %d times after acking a hello, want 0", n)
 	}
-	s.Step(policy.Step{Seconds: 1})
+	ann.Step(policy.Step{Seconds: 1})
 	m := next(t, c)
 	c.Ack(m.Seq)
 	waitFor(t, "the second ack", func() bool { return metricValue(t, s, server.MetricAcks) == 2 })

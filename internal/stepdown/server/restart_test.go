@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -59,7 +60,7 @@ func TestKilledDaemonRestart(t *testing.T) {
 
 	cfg := testConfig(t)
 	cfg.Socket = path
-	start(t, cfg, server.Options{Epoch: 7}) // the epoch the journal persisted
+	start(t, cfg, server.Options{}, announce.Options{Epoch: 7}) // the epoch the journal persisted
 	if err := sub.WaitOK(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +76,14 @@ func serveChild(spec string) {
 	cfg := server.DefaultConfig()
 	cfg.Socket = path
 	cfg.Heartbeat = 20 * time.Millisecond
-	s, err := server.New(cfg, server.Options{Epoch: epoch})
+	ann := announce.New(cfg.PolicyConfig(), announce.Options{Epoch: epoch})
+	s, err := server.New(cfg, ann, server.Options{})
 	if err != nil {
 		os.Exit(1)
 	}
 	go func() {
 		<-s.Ready()
-		s.ProbeOK("test")
+		ann.ProbeOK("test")
 	}()
 	s.Run(context.Background())
 	os.Exit(1)

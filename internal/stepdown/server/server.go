@@ -16,9 +16,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
-	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -30,9 +30,6 @@ const (
 	floodRate  = 50
 	// writeBatch is the most queued messages written in one system call.
 	writeBatch = 64
-	// ackRing is how many recent events remember when they were sent, for
-	// the ack latency.
-	ackRing = 64
 	// defaultDrillHold is how long a drill holds unless the request says.
 	defaultDrillHold = 5 * time.Second
 )
@@ -45,16 +42,11 @@ type Cred struct {
 
 // Options are the server's inputs besides its configuration.
 type Options struct {
-	// Logger receives connection and event logs; nil discards them.
+	// Logger receives connection logs; nil discards them.
 	Logger *slog.Logger
-	// Epoch is the clock epoch at start, persisted by the step detector.
-	Epoch uint64
 	// Listener, when set, is used instead of systemd's socket or
 	// cfg.Socket. The server closes it when Run returns.
 	Listener net.Listener
-	// Mono returns CLOCK_MONOTONIC; nil reads the real one. It must be the
-	// clock of policy.Step.Mono.
-	Mono func() time.Duration
 	// PeerCred reads a peer's credentials; nil reads SO_PEERCRED.
 	PeerCred func(*net.UnixConn) (Cred, error)
 	// Getenv and PID are consulted for systemd socket activation; nil and
@@ -63,24 +55,14 @@ type Options struct {
 	PID    int
 	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
 	SelfUID uint32
-	// Await names the sources (time sources, "clocks") whose first report
-	// the state waits for before it leaves unknown; empty: the first
-	// report of any.
-	Await []string
-	// StatePath, when set, is where the policy's state is kept so that a
-	// restart in the same boot carries on its stepdown and hold-down
-	// (StateFile in the state directory).
-	StatePath string
-	// Boot names the boot and converts to BOOTTIME for StatePath; nil
-	// reads the real ones.
-	Boot Boot
 	// Pulse, when set, beats the heartbeat on the daemon's shared ticks
 	// (the caller runs it); nil: Run runs a pulse of its own.
 	Pulse *pulse.Pulse
 }
 
-// Server is the stepdown socket server. Create it with New, start it with Run
-// and feed it through its input methods, which are safe for concurrent use.
+// Server is the stepdown socket server: the unix-socket transport of an
+// announcer. Create it with New and start it with Run; it announces what the
+// announcer decides, fed by the daemon.
 type Server struct {
 	cfg  Config
 	opts Options
@@ -93,7 +75,8 @@ type Server struct {
 
 	// ann decides and numbers what to announce; the server is its
 	// unix-socket transport. Lock order: ann's lock, then mu.
-	ann *Announcer
+	ann    *announce.Announcer
+	detach func()
 
 	mu      sync.Mutex
 	clients map[*client]struct{}
@@ -105,18 +88,14 @@ type Server struct {
 	wg sync.WaitGroup
 }
 
-// New returns a server; it does not listen until Run.
-func New(cfg Config, opts Options) (*Server, error) {
+// New returns a server announcing what ann decides; it does not listen
+// until Listen or Run.
+func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	// The announcer times the policy's deadlines only on the real clock.
-	annMono := opts.Mono
-	if opts.Mono == nil {
-		opts.Mono = monotonic
 	}
 	if opts.PeerCred == nil {
 		opts.PeerCred = peerCred
@@ -134,10 +113,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
 		clients: map[*client]struct{}{},
+		ann:     ann,
 	}
-	s.ann = NewAnnouncer(cfg.PolicyConfig(), AnnouncerOptions{Logger: s.log, Epoch: opts.Epoch, Mono: annMono,
-		Await: opts.Await, StatePath: opts.StatePath, Boot: opts.Boot})
-	s.ann.Subscribe(s.announce)
+	s.detach = ann.Attach(s.announce)
 	s.met = newMetrics(s)
 	if opts.Pulse == nil {
 		s.ownPulse = pulse.New()
@@ -149,26 +127,23 @@ func New(cfg Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Announcer is the server's announcer: another transport subscribes to its
-// announcements there.
-func (s *Server) Announcer() *Announcer { return s.ann }
-
-// announce sends one announcement to every client of the socket.
-func (s *Server) announce(a Announcement) {
+// announce sends one announcement to every client of the socket, in line
+// with the announcer: each client's send only queues.
+func (s *Server) announce(a announce.Announcement) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
 }
 
-// Reload applies a new configuration's triggers and hold-down at once. The
-// other settings (socket, mode, group, heartbeat, limits) take effect at the
-// next start; Reload reports whether any of them changed so the caller can
-// log it.
+// Reload takes a new configuration's hold-down (the hello tells it) at
+// once; the announcer gets the policy's part from the daemon. The other
+// settings (socket, mode, group, heartbeat, limits) take effect at the next
+// start; Reload reports whether any of them changed so the caller can log
+// it.
 func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return false, err
 	}
-	s.ann.SetConfig(cfg.PolicyConfig())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.cfg
@@ -186,17 +161,11 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // Addr is the socket path, valid after Listen or Ready.
 func (s *Server) Addr() string { return s.addr }
 
-// Status is the current state.
-func (s *Server) Status() policy.Status { return s.ann.Status() }
-
-// Starting reports whether the state still waits for a source's first
-// report.
-func (s *Server) Starting() bool { return s.ann.Starting() }
-
 // Subscribers returns how many clients are connected.
 func (s *Server) Subscribers() int {
-	n, _ := s.snapshot()
-	return n
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
 }
 
 // beat sends a heartbeat when a client is connected and Run is serving:
@@ -208,13 +177,6 @@ func (s *Server) beat() {
 	if n > 0 && !closed {
 		s.heartbeat()
 	}
-}
-
-func (s *Server) snapshot() (int, policy.Status) {
-	st := s.ann.Status()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.clients), st
 }
 
 // Listen opens the socket now: the one passed by systemd under the name
@@ -264,7 +226,7 @@ func (s *Server) Run(ctx context.Context) error {
 	acceptErr := make(chan error, 1)
 	go func() { acceptErr <- s.acceptLoop(l) }()
 
-	defer s.ann.Close()
+	defer s.detach()
 	if s.ownPulse != nil {
 		pctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -364,7 +326,8 @@ func (s *Server) admit(conn *net.UnixConn) {
 	}
 	var c *client
 	var refuse func()
-	s.ann.Current(func(st policy.Status, seq uint64) {
+	s.ann.Current(func(snap announce.Snapshot) {
+		st, seq := snap.Status, snap.Seq
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.closed {
@@ -453,7 +416,8 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 }
 
 func (s *Server) heartbeat() {
-	s.ann.Tick(func(st policy.Status, seq uint64) {
+	s.ann.Tick(func(snap announce.Snapshot) {
+		st, seq := snap.Status, snap.Seq
 		m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
 		if st.State != stepdown.StateOK {
 			m.Reason = st.Reason
@@ -462,44 +426,6 @@ func (s *Server) heartbeat() {
 		defer s.mu.Unlock()
 		s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
 	})
-}
-
-// input runs f on the policy and announces what it returns.
-func (s *Server) input(f func(p *policy.Policy, now time.Duration) []policy.Event) { s.ann.Input(f) }
-
-// Step feeds a step from the step detector. A zero Mono means now.
-func (s *Server) Step(st policy.Step) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event {
-		if st.Mono == 0 {
-			st.Mono = now
-		}
-		return p.Step(st)
-	})
-}
-
-// Readings feeds one poll of every time source (see policy.Readings).
-func (s *Server) Readings(set timesource.Set) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Readings(set, now) })
-}
-
-// Reading feeds one reading of one time source.
-func (s *Server) Reading(r timesource.Reading) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Reading(r, now) })
-}
-
-// ProbeOK reports a good reading from the named probe.
-func (s *Server) ProbeOK(name string) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeOK(name, now) })
-}
-
-// ProbeFailed reports a failure of the named probe.
-func (s *Server) ProbeFailed(name string, err error) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeFailed(name, err, now) })
-}
-
-// Suspended feeds a resume from suspend: the machine was suspended for d.
-func (s *Server) Suspended(d time.Duration) {
-	s.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Suspend(d, now) })
 }
 
 // DrillRequest is what a drill asks for.
@@ -513,7 +439,7 @@ type DrillRequest struct {
 }
 
 // ErrBusy is wrapped by Drill when the state is not ok.
-var ErrBusy = errors.New("stepdown state is not ok")
+var ErrBusy = announce.ErrBusy
 
 // Drill starts a drill. It fails with ErrBusy unless the state is ok.
 func (s *Server) Drill(r DrillRequest) error {

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -24,7 +25,7 @@ import (
 func TestDrillReachesEveryClientOnceInOrder(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s := start(t, cfg, server.Options{Epoch: 7})
+	s, _ := start(t, cfg, server.Options{}, announce.Options{Epoch: 7})
 	const n = 200
 	conns := make([]*stepdown.Conn, n)
 	var helloSeq uint64
@@ -79,7 +80,7 @@ func TestDrillReachesEveryClientOnceInOrder(t *testing.T) {
 func TestTriggersReachClients(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s := start(t, cfg, server.Options{Epoch: 1})
+	_, ann := start(t, cfg, server.Options{}, announce.Options{Epoch: 1})
 	c, _ := dial(t, cfg.Socket)
 	wb := time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)
 	// Seen now (CLOCK_MONOTONIC): the hold-down's timer counts from it, so
@@ -89,7 +90,7 @@ func TestTriggersReachClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	mono := time.Duration(ts.Nano())
-	s.Step(policy.Step{Seconds: 0.5, Mono: mono, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: "timerfd"})
+	ann.Step(policy.Step{Seconds: 0.5, Mono: mono, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: "timerfd"})
 	m := next(t, c)
 	want := stepdown.Message{Type: "stepdown", State: "stepdown", Reason: "step", Epoch: 2, Seq: m.Seq,
 		StepSeconds: stepdown.Float(0.5), WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), MonoNanos: int64(mono),
@@ -105,11 +106,11 @@ func TestTriggersReachClients(t *testing.T) {
 	if r := next(t, c); r.Type != stepdown.TypeResume || r.Seq != m.Seq+1 || r.Reason != stepdown.ReasonStep {
 		t.Errorf("after hold-down: %v", r)
 	}
-	s.Reading(chronyReading(-2, 0.5, true))
+	ann.Reading(chronyReading(-2, 0.5, true))
 	if m := next(t, c); m.Reason != stepdown.ReasonOffset || *m.OffsetSeconds != -2 {
 		t.Errorf("offset: %v", m)
 	}
-	s.Reading(chronyReading(0.001, 0.01, true))
+	ann.Reading(chronyReading(0.001, 0.01, true))
 	if m := next(t, c); m.Type != stepdown.TypeResume {
 		t.Errorf("after offset: %v", m)
 	}
@@ -120,7 +121,11 @@ func TestStuckClientDoesNotDelayOthers(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.QueueSize = 8
 	cfg.Heartbeat = time.Hour // only events in the stream
-	s := start(t, cfg, server.Options{})
+	// Only stepdowns in the stream: with the test's 100 ms hold-down, an
+	// iteration slower than that on a loaded machine put a resume between
+	// two steps.
+	cfg.HoldDown = time.Hour
+	s, ann := start(t, cfg, server.Options{})
 	stuck, err := net.Dial("unix", cfg.Socket) // never reads
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +141,7 @@ func TestStuckClientDoesNotDelayOthers(t *testing.T) {
 			t.Fatal("stuck client never disconnected")
 		}
 		t0 := time.Now()
-		s.Step(policy.Step{Seconds: float64(i + 1)})
+		ann.Step(policy.Step{Seconds: float64(i + 1)})
 		if m := next(t, fast); m.Type != stepdown.TypeStepdown || *m.StepSeconds != float64(i+1) {
 			t.Fatalf("event %d: got %v", i, m)
 		}
@@ -151,7 +156,7 @@ func TestStuckClientDoesNotDelayOthers(t *testing.T) {
 func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s := start(t, cfg, server.Options{})
+	_, ann := start(t, cfg, server.Options{})
 	bystander, _ := dial(t, cfg.Socket)
 	for _, tc := range []struct {
 		name   string
@@ -199,7 +204,7 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 		})
 	}
 	// The bystander still gets heartbeats and events.
-	s.Step(policy.Step{Seconds: 1})
+	ann.Step(policy.Step{Seconds: 1})
 	if m := next(t, bystander); m.Type != stepdown.TypeStepdown {
 		t.Fatalf("bystander got %v", m)
 	}
@@ -213,7 +218,7 @@ func TestPeerCredentials(t *testing.T) {
 		t.Parallel()
 		cfg := testConfig(t)
 		cfg.AllowUIDs = []uint32{5}
-		s := start(t, cfg, opts)
+		s, _ := start(t, cfg, opts)
 		c, err := stepdown.Dial(context.Background(), cfg.Socket)
 		if err != nil {
 			t.Fatal(err)
@@ -329,30 +334,30 @@ func TestChronyReadings(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Triggers.ProbeLost.Grace = 30 * time.Millisecond
-	s := start(t, cfg, server.Options{})
+	_, ann := start(t, cfg, server.Options{})
 	c, _ := dial(t, cfg.Socket)
 	// Never answered: absent, not lost.
-	s.Reading(timesource.Reading{Source: "chrony", Err: errors.New("no chronyd")})
+	ann.Reading(timesource.Reading{Source: "chrony", Err: errors.New("no chronyd")})
 	good := chronyReading(0.001, 0.01, true)
-	s.Reading(good)
+	ann.Reading(good)
 	bad := chronyReading(1.5, 1.51, true)
-	s.Reading(bad)
+	ann.Reading(bad)
 	if m := next(t, c); m.Reason != stepdown.ReasonOffset || *m.OffsetSeconds != 1.5 || m.Source != "chrony" {
 		t.Fatalf("offset: %v", m)
 	}
 	if m := next(t, c); m.Reason != stepdown.ReasonErrorBound || m.Source != "chrony" {
 		t.Fatalf("error bound: %v", m)
 	}
-	s.Reading(good)
+	ann.Reading(good)
 	if m := next(t, c); m.Type != stepdown.TypeResume {
 		t.Fatalf("after the offset: %v", m)
 	}
 	// A chronyd that worked and stopped answering is a lost probe.
 	lost := timesource.Reading{Source: "chrony", Found: true, Err: errors.New("gone")}
-	s.Reading(lost)
+	ann.Reading(lost)
 	waitFor(t, "probe_lost", func() bool {
-		s.Reading(lost)
-		return s.Status().Reason == stepdown.ReasonProbeLost
+		ann.Reading(lost)
+		return ann.Status().Reason == stepdown.ReasonProbeLost
 	})
 	if m := next(t, c); m.Reason != stepdown.ReasonProbeLost || m.Source != "chrony" {
 		t.Fatalf("lost: %v", m)
@@ -362,9 +367,9 @@ func TestChronyReadings(t *testing.T) {
 func TestReload(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s := start(t, cfg, server.Options{})
-	s.Reading(chronyReading(2, 0.1, true))
-	if st := s.Status(); st.State != stepdown.StateStepdown {
+	s, ann := start(t, cfg, server.Options{})
+	ann.Reading(chronyReading(2, 0.1, true))
+	if st := ann.Status(); st.State != stepdown.StateStepdown {
 		t.Fatalf("state %v", st)
 	}
 	next := cfg
@@ -373,8 +378,9 @@ func TestReload(t *testing.T) {
 	if restart, err := s.Reload(next); err != nil || restart {
 		t.Fatalf("Reload: %v, %v", restart, err)
 	}
+	ann.SetConfig(next.PolicyConfig()) // the daemon's half of a reload
 	// The offset no longer counts: the hold-down ends and the state resumes.
-	waitFor(t, "resume", func() bool { return s.Status().State == stepdown.StateOK })
+	waitFor(t, "resume", func() bool { return ann.Status().State == stepdown.StateOK })
 	next.Socket += ".new"
 	if restart, err := s.Reload(next); err != nil || !restart {
 		t.Fatalf("Reload with a new socket: %v, %v", restart, err)
@@ -393,10 +399,7 @@ func TestListenBeforeRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	s, err := server.New(cfg, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newServer(t, cfg, server.Options{})
 	if err := s.Listen(); err == nil || !strings.Contains(err.Error(), "is live") {
 		t.Fatalf("Listen: %v", err)
 	}
@@ -408,14 +411,14 @@ func TestListenBeforeRun(t *testing.T) {
 func TestKernelReadings(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	s := start(t, cfg, server.Options{})
+	_, ann := start(t, cfg, server.Options{})
 	c, _ := dial(t, cfg.Socket)
 	kernel := func(maxErr time.Duration) timesource.Reading {
 		return timesource.Reading{Source: "kernel", Role: timesource.Fallback, Found: true, Up: true, HasData: true,
 			Synchronized: maxErr < 16*time.Second, ErrorBound: maxErr}
 	}
-	s.Reading(kernel(10 * time.Millisecond))
-	s.Reading(kernel(16 * time.Second)) // maxerror saturated
+	ann.Reading(kernel(10 * time.Millisecond))
+	ann.Reading(kernel(16 * time.Second)) // maxerror saturated
 	if m := next(t, c); m.Reason != stepdown.ReasonErrorBound || m.Source != "kernel" || *m.ErrorBoundSeconds != 16 {
 		t.Fatalf("error bound: %v", m)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
 	"github.com/clockwatch/clockwatch/internal/testtool"
@@ -27,7 +28,9 @@ func startServerWith(t *testing.T) (string, *server.Server) {
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	cfg.Heartbeat = 20 * time.Millisecond
-	s, err := server.New(cfg, server.Options{Epoch: 3})
+	ann := announce.New(cfg.PolicyConfig(), announce.Options{Epoch: 3})
+	t.Cleanup(ann.Close)
+	s, err := server.New(cfg, ann, server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,7 @@ func startServerWith(t *testing.T) (string, *server.Server) {
 	go func() { done <- s.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	<-s.Ready()
-	s.ProbeOK("test")
+	ann.ProbeOK("test")
 	return cfg.Socket, s
 }
 

@@ -1,4 +1,4 @@
-package server
+package announce
 
 import (
 	"encoding/json"

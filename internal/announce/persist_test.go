@@ -1,4 +1,4 @@
-package server
+package announce
 
 import (
 	"bytes"
@@ -67,14 +67,10 @@ func TestBadStateFiles(t *testing.T) {
 			if ok || err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("loadState: %v, %v; want an error naming %s and saying %q", ok, err, path, tc.want)
 			}
-			// The server starts anyway, without the state, and says why.
+			// The announcer starts anyway, without the state, and says why.
 			var log bytes.Buffer
-			cfg := DefaultConfig()
-			cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-			s, err := New(cfg, Options{StatePath: path, Boot: fakeBoot("b1", 0), Logger: slog.New(slog.NewTextHandler(&log, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := New(testPolicy(), Options{StatePath: path, Boot: fakeBoot("b1", 0), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			defer s.Close()
 			if st := s.Status(); st.State != stepdown.StateUnknown {
 				t.Errorf("state %s after a bad state file, want unknown", st.State)
 			}
@@ -85,48 +81,44 @@ func TestBadStateFiles(t *testing.T) {
 	}
 }
 
-// TestServerKeepsState runs the state through two servers in one boot and
-// a third in the next boot.
-func TestServerKeepsState(t *testing.T) {
+// testPolicy is the default policy: a 30 s hold-down and the default
+// triggers.
+func testPolicy() policy.Config {
+	return policy.Config{HoldDown: 30 * time.Second, Triggers: policy.DefaultTriggers()}
+}
+
+// TestAnnouncerKeepsState runs the state through two announcers (processes)
+// in one boot and a third in the next boot.
+func TestAnnouncerKeepsState(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), StateFile)
 	mono := time.Duration(100 * time.Second)
-	cfg := DefaultConfig()
-	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	opts := Options{StatePath: path, Boot: fakeBoot("b1", 0), Mono: func() time.Duration { return mono }}
-	s, err := New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testPolicy()
+	s := New(cfg, opts)
 	s.ProbeOK("clocks")
 	s.Step(policy.Step{Seconds: 2})
 	if st := s.Status(); st.State != stepdown.StateStepdown {
 		t.Fatalf("state %s after a step", st.State)
 	}
 	mono += 10 * time.Second
-	s2, err := New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := New(cfg, opts)
 	if st := s2.Status(); st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonStep {
 		t.Fatalf("restored %+v, want stepdown step", st)
 	}
 	s2.ProbeOK("clocks")
 	mono += 19 * time.Second // 29 s after the step: the 30 s hold-down is not over
-	s2.heartbeat()
+	s2.Tick(nil)
 	if st := s2.Status(); st.State != stepdown.StateStepdown {
 		t.Fatalf("resumed 29 s after the step with a 30 s hold-down")
 	}
 	mono += time.Second
-	s2.heartbeat()
+	s2.Tick(nil)
 	if st := s2.Status(); st.State != stepdown.StateOK {
 		t.Fatalf("state %s at the end of the hold-down, want ok", st.State)
 	}
 	s.Step(policy.Step{Seconds: 2}) // s's state file again: stepdown
-	s3, err := New(cfg, Options{StatePath: path, Boot: fakeBoot("b2", 0), Mono: opts.Mono})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s3 := New(cfg, Options{StatePath: path, Boot: fakeBoot("b2", 0), Mono: opts.Mono})
 	if st := s3.Status(); st.State != stepdown.StateUnknown {
 		t.Errorf("state %s after a reboot, want unknown", st.State)
 	}

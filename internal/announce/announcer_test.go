@@ -1,0 +1,128 @@
+package announce_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+// fakeMono is a CLOCK_MONOTONIC the test moves; with it the announcer sets
+// no timer, and Tick moves the policy on.
+type fakeMono struct{ now time.Duration }
+
+func (f *fakeMono) read() time.Duration { return f.now }
+
+func newAnnouncer(t *testing.T, mono *fakeMono) *announce.Announcer {
+	t.Helper()
+	a := announce.New(policy.Config{HoldDown: time.Second, Triggers: policy.DefaultTriggers()},
+		announce.Options{Epoch: 3, Mono: mono.read, Await: []string{"clocks"}})
+	t.Cleanup(a.Close)
+	return a
+}
+
+// TestTransportsSeeEveryAnnouncement: an attached transport and a
+// subscription get the same announcements, in order, numbered; Latest says
+// where they left the state.
+func TestTransportsSeeEveryAnnouncement(t *testing.T) {
+	t.Parallel()
+	mono := &fakeMono{now: time.Minute}
+	a := newAnnouncer(t, mono)
+	var inline []string
+	detach := a.Attach(func(an announce.Announcement) { inline = append(inline, an.Message.String()) })
+	sub := a.Subscribe("test", 8)
+	defer sub.Close()
+
+	if st := a.Latest(); !st.Starting || st.State != stepdown.StateUnknown || st.Seq != 0 {
+		t.Fatalf("Latest() before any input = %+v, want starting, unknown, seq 0", st)
+	}
+	a.ProbeOK("clocks")
+	a.Step(policy.Step{Seconds: 2, Epoch: 4})
+	mono.now += 2 * time.Second
+	a.ProbeOK("clocks")
+	detach()
+	detach() // twice is harmless
+	a.Step(policy.Step{Seconds: 3, Epoch: 5})
+
+	var got []string
+	for len(got) < 4 {
+		select {
+		case an := <-sub.C():
+			if an.Seq() != uint64(len(got)+1) {
+				t.Errorf("announcement %d has seq %d", len(got)+1, an.Seq())
+			}
+			got = append(got, an.Message.String())
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the subscription got %q only", got)
+		}
+	}
+	if diff := cmp.Diff(got[:3], inline); diff != "" {
+		t.Errorf("the attached transport saw other announcements than the subscription until detached (-sub +inline):\n%s", diff)
+	}
+	st := sub.Latest()
+	if st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonStep || st.Epoch != 5 || st.Seq != 4 || st.Starting {
+		t.Errorf("Latest() = %+v, want stepdown step, epoch 5, seq 4", st)
+	}
+	if st.Last.Seq() != 4 || st.Last.Event.StepSeconds == nil || *st.Last.Event.StepSeconds != 3 {
+		t.Errorf("Latest().Last = %+v, want the 3 s step at seq 4", st.Last)
+	}
+	if n := sub.Dropped(); n != 0 {
+		t.Errorf("Dropped() = %d with room in the buffer", n)
+	}
+}
+
+// TestSlowSubscriptionDelaysNobody: a subscription that never reads fills
+// its buffer and then loses announcements, counted; the announcer and the
+// other transports carry on, and Latest stays right.
+func TestSlowSubscriptionDelaysNobody(t *testing.T) {
+	t.Parallel()
+	mono := &fakeMono{now: time.Minute}
+	a := newAnnouncer(t, mono)
+	stuck := a.Subscribe("stuck", 1) // never read
+	defer stuck.Close()
+	var seen int
+	a.Attach(func(announce.Announcement) { seen++ })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.ProbeOK("clocks") // resume (starting): seq 1
+		for i := range 3 {
+			a.ProbeFailed("chrony", errors.New("gone")) // pending: nothing yet
+			mono.now += 11 * time.Second
+			a.Tick(nil) // probe_lost after its 10 s grace
+			a.ProbeOK("chrony")
+			mono.now += 2 * time.Second
+			a.Tick(nil) // resume after the 1 s hold-down
+			_ = i
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the announcer blocked on a subscription that does not read")
+	}
+	if seen != 7 {
+		t.Fatalf("the attached transport saw %d announcements, want 7", seen)
+	}
+	if n := len(stuck.C()); n != 1 {
+		t.Errorf("a subscription that never reads holds %d announcements, want its buffer (1) full", n)
+	}
+	if n := stuck.Dropped(); n != 6 {
+		t.Errorf("Dropped() = %d, want 6 (7 announced, 1 buffered)", n)
+	}
+	if st := stuck.Latest(); st.Seq != 7 || st.State != stepdown.StateOK {
+		t.Errorf("Latest() = %+v, want ok at seq 7", st)
+	}
+	stuck.Close()
+	stuck.Close() // twice is harmless
+	<-stuck.C()   // the buffered one
+	if _, ok := <-stuck.C(); ok {
+		t.Error("C() still open after Close")
+	}
+	a.Step(policy.Step{Seconds: 9}) // no panic on a closed subscription
+}
