@@ -28,7 +28,7 @@ function(config={})
       metadata: { name: 'clockwatch', namespace: 'clockwatch', labels: { 'app.kubernetes.io/name': 'clockwatch' } },
       spec: $['alerts/clockwatch.rules.yml'],
     },
-    'deploy/kubernetes/dashboard.yaml': {
+    'deploy/kubernetes/base/dashboard.yaml': {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'clockwatch-dashboard', namespace: 'clockwatch', labels: { grafana_dashboard: '1' } },
