@@ -234,7 +234,13 @@ func (s *Subscription) run(ctx context.Context) {
 		// Full jitter over [backoff/2, backoff) spreads the reconnections of
 		// many clients after a daemon restart.
 		d := backoff/2 + rand.N(backoff/2+1)
-		backoff = min(2*backoff, s.opts.MaxBackoff)
+		// Doubled only while that stays under the longest: 2*backoff
+		// wraps negative for a MaxBackoff over 146 years.
+		if backoff > s.opts.MaxBackoff/2 {
+			backoff = s.opts.MaxBackoff
+		} else {
+			backoff *= 2
+		}
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():

@@ -27,6 +27,8 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	check := app.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
 	switches := collectorFlags(app)
+	app.Flag("chrony.address", `chronyd's command socket (an absolute path), host:port of its UDP command port, or "auto". Overrides chrony.address of the configuration file; default: as the file says.`).
+		PlaceHolder("ADDRESS").StringVar(&c.chronyAddress)
 	maxProcs := app.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
 		Envar("GOMAXPROCS").Default("1").Int()
 	var k8s kubernetes.Options
@@ -45,10 +47,10 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			c.setMaxProcs(*maxProcs)
 		}
 		configFile := c.configPath()
-		collectors := switches()
+		flagged := daemon.Options{Collectors: switches(), ChronyAddress: c.chronyAddress}
 		cfg, err := config.Load(configFile)
 		if err == nil {
-			cfg, err = collectors.Apply(cfg)
+			cfg, err = flagged.ApplyFlags(cfg)
 		}
 		if *check {
 			if err != nil {
@@ -81,7 +83,8 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			ConfigFile:       configFile,
 			Web:              webFlags,
 			MetricsPath:      *metricsPath,
-			Collectors:       collectors,
+			Collectors:       flagged.Collectors,
+			ChronyAddress:    flagged.ChronyAddress,
 			Kubernetes:       k8s,
 		}, logger)
 		if err := d.Run(ctx); err != nil {

@@ -41,6 +41,8 @@ type cli struct {
 	configFileSet bool // --config.file was given, perhaps empty: then no file
 	logLevel      string
 	logFormat     string
+	// chronyAddress is --chrony.address ("": the configuration's).
+	chronyAddress string
 }
 
 // subcommand is one verb of the binary. run returns the process exit code.

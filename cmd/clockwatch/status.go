@@ -68,6 +68,7 @@ func recentSteps(dir string, window time.Duration, now time.Time) []health.Recen
 	var out []health.RecentStep
 	for _, r := range recs {
 		if r.Event.Type == step.TypeStep {
+			//clockwatch:wallclock-ok a journaled step from any run, maybe before a reboot: only its wall time says how long ago it was
 			out = append(out, health.RecentStep{Step: r.Event.Step, Leap: r.Event.Leap, Ago: now.Sub(r.Event.WallAfter)})
 		}
 	}

@@ -47,11 +47,11 @@ func Judge(ann *policy.Status, readings []timesource.Reading, now time.Time, max
 }
 
 // disrupts reports the stepdown reasons after which the clock itself moved
-// (or a drill rehearses that): ClockBound's "disrupted". The others (offset,
+// (or a drill rehearses that; a VM disruption is ClockBound's own case): ClockBound's "disrupted". The others (offset,
 // error bound, unsynchronised, a lost probe, starting) say clockwatch cannot
 // vouch for the clock: "unknown".
 func disrupts(r stepdown.Reason) bool {
-	return r == stepdown.ReasonStep || r == stepdown.ReasonSuspend || r == stepdown.ReasonDrill
+	return r == stepdown.ReasonStep || r == stepdown.ReasonSuspend || r == stepdown.ReasonDrill || r == stepdown.ReasonVMDisruption
 }
 
 // best picks the reading that bounds the clock most tightly, synchronised
@@ -59,7 +59,7 @@ func disrupts(r stepdown.Reason) bool {
 func best(readings []timesource.Reading, now time.Time, maxDriftPPB uint32) Verdict {
 	v := Verdict{Status: boundedtime.StatusUnknown, Why: "no authoritative time source has a solution"}
 	for _, r := range readings {
-		if r.Role != timesource.Authoritative || !r.HasData || r.LastSuccess.IsZero() || r.ErrorBound < 0 {
+		if r.Role != timesource.Authoritative || !r.HasData || r.LastSuccess.IsZero() || r.Check() != nil {
 			continue
 		}
 		c := Verdict{Status: boundedtime.StatusFreeRunning, Bound: Grow(r.ErrorBound, now.Sub(r.LastSuccess), maxDriftPPB), Source: r.Source}

@@ -220,6 +220,13 @@ func (p *Publisher) Write() error {
 	now := p.opts.Now()
 	v := Judge(ann, p.opts.Readings(), now, p.cfg.MaxDriftPPB)
 	rec := Record{AsOf: asOf, VoidAfter: asOf + VoidAfter, Bound: v.Bound, MaxDriftPPB: p.cfg.MaxDriftPPB, Status: v.Status}
+	if ann != nil && ann.HasDisruptionMarker {
+		// The marker the announced state speaks for, never the device's
+		// latest: taken with the state under one lock, so that a new
+		// marker is written with the stepdown it caused and a reader who
+		// sees a newer one on the device knows the segment lags.
+		rec.DisruptionMarker, rec.DisruptionSupport = ann.DisruptionMarker, true
+	}
 	p.seg.Write(rec)
 	p.mu.Lock()
 	prev := p.last

@@ -59,6 +59,25 @@ type Options struct {
 	// Kubernetes is the Node condition and Events transport
 	// (--kubernetes.*); off without a node name.
 	Kubernetes kubernetes.Options
+	// ChronyAddress is --chrony.address: chrony.address over the file's,
+	// at every reload too, as chrony_exporter has it; "" leaves the file's.
+	ChronyAddress string
+}
+
+// ApplyFlags applies the command line's settings over a configuration
+// loaded from the file: the collector switches, then --chrony.address. The
+// flag wins over the file, at the start and at every reload.
+func (o Options) ApplyFlags(cfg *config.Config) (*config.Config, error) {
+	cfg, err := o.Collectors.Apply(cfg)
+	if err != nil || o.ChronyAddress == "" {
+		return cfg, err
+	}
+	out := *cfg
+	out.Chrony.Address = o.ChronyAddress
+	if err := out.Chrony.Validate(); err != nil {
+		return nil, fmt.Errorf("--chrony.address=%s: %w", o.ChronyAddress, err)
+	}
+	return &out, nil
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -404,7 +423,7 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 func (d *Daemon) Reload() bool {
 	cfg, err := config.Load(d.opts.ConfigFile)
 	if err == nil {
-		cfg, err = d.opts.Collectors.Apply(cfg)
+		cfg, err = d.opts.ApplyFlags(cfg)
 	}
 	if err != nil {
 		d.reloads.Record(false, time.Now())

@@ -111,6 +111,9 @@ type FeedOptions struct {
 	// readings are fed then, chronyd's new figures (and the kernel state
 	// chronyd has just set) at once.
 	Polled <-chan struct{}
+	// News fires when a source has news the policy must hear at once
+	// (Member.News: VMClock's marker changed): the readings are fed then.
+	News <-chan struct{}
 	// Periodic, when set, says whether every Poll is needed besides: a
 	// source with news at its own rate (ptp4l found, ntpd, NTP probes).
 	// nil: every Poll.
@@ -169,7 +172,7 @@ func (s *Feed) Run(ctx context.Context) error {
 	defer s.fed.Store(false)
 	ready := s.steps.FirstSampleDurable()
 	var fast <-chan time.Time
-	var polled <-chan struct{}
+	var polled, news <-chan struct{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -192,7 +195,7 @@ func (s *Feed) Run(ctx context.Context) error {
 				}
 			}
 			s.ann.ProbeOK(ClocksSource)
-			polled = s.opt.Polled
+			polled, news = s.opt.Polled, s.opt.News
 			s.pollOnce()
 			s.fed.Store(true)
 			if s.ann.Starting() {
@@ -206,6 +209,8 @@ func (s *Feed) Run(ctx context.Context) error {
 				fast = time.After(startPoll)
 			}
 		case <-polled:
+			s.pollOnce()
+		case <-news:
 			s.pollOnce()
 		}
 	}
@@ -285,7 +290,8 @@ func (s *Feed) journalProbe() {
 // probes), and at least every chrony.max_poll_interval. Without such a
 // source (chrony off): every poll interval.
 func feedOptions(cfg *config.Config, sources timesources.Members, pl *pulse.Pulse) FeedOptions {
-	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl}
+	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl,
+		News: sources.News()}
 	if fo.Polled = sources.Polled(); fo.Polled != nil {
 		fo.Periodic = sources.OwnRate()
 	}

@@ -226,6 +226,7 @@ func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, 
 	if r.Role == timesource.Fallback {
 		return
 	}
+	r = r.Usable() // figures that mean nothing are a failed read
 	name := r.Source
 	if r.IsAbsent() {
 		return // looked for and not running here: nothing to say

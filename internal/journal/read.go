@@ -36,6 +36,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // being read into memory. A directory without a journal has no records.
 func Read(dir string, since time.Time) (recs []Record, warnings []string, err error) {
 	warnings, err = readLines(OSFS{}, dir, func(l line) {
+		//clockwatch:wallclock-ok since is a wall time from the caller, the records' times are the wall times persisted with them
 		if !l.boot && (since.IsZero() || !l.rec.Event.WallAfter.Before(since)) {
 			recs = append(recs, l.rec)
 		}

@@ -49,3 +49,22 @@ func Wait(found bool, interval time.Duration) time.Duration {
 	}
 	return max(AbsentRecheck, interval)
 }
+
+// Backoff is the n-th wait of an exponential back-off (n from 1): lo, 2·lo,
+// 4·lo, ... never above hi and never below lo. It saturates rather than
+// shifts: lo<<30 overflowed for any lo over 8.6 s (chrony.poll_interval 9 s),
+// and the negative wait made the chrony poller spin at 23,000 polls a second
+// after its 31st failure.
+func Backoff(lo, hi time.Duration, n int) time.Duration {
+	if hi < lo {
+		hi = lo
+	}
+	d := max(lo, 0)
+	for i := 1; i < n && d < hi; i++ {
+		if d > hi/2 {
+			return hi
+		}
+		d *= 2
+	}
+	return min(d, hi)
+}

@@ -61,3 +61,28 @@ func TestWait(t *testing.T) {
 		}
 	}
 }
+
+// TestBackoff: saturating, never negative, never past hi. lo<<30 wrapped
+// negative for lo over 8.6 s (issue 24, item 5).
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lo, hi time.Duration
+		n      int
+		want   time.Duration
+	}{
+		{time.Second, 8 * time.Second, 1, time.Second},
+		{time.Second, 8 * time.Second, 3, 4 * time.Second},
+		{time.Second, 8 * time.Second, 4, 8 * time.Second},
+		{time.Second, 8 * time.Second, 1000, 8 * time.Second},
+		{9 * time.Second, time.Hour, 31, time.Hour},
+		{9 * time.Second, time.Hour, 32, time.Hour},
+		{9 * time.Second, 1<<63 - 1, 200, 1<<63 - 1},
+		{time.Hour, time.Second, 5, time.Hour}, // hi below lo: lo
+		{time.Second, 8 * time.Second, 0, time.Second},
+	} {
+		if got := Backoff(tc.lo, tc.hi, tc.n); got != tc.want {
+			t.Errorf("Backoff(%v, %v, %d) = %v, want %v", tc.lo, tc.hi, tc.n, got, tc.want)
+		}
+	}
+}

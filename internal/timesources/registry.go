@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
+	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -80,6 +81,7 @@ func Registry() []Registration {
 			}}},
 		{Name: ptp.SourceName, New: newPTP, Status: ptpStatus},
 		{Name: timesyncd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newTimesyncd, Status: timesyncdStatus},
+		{Name: vmclock.SourceName, Traits: Traits{Disruptions: true}, New: newVMClock, Status: vmclockStatus},
 	}
 }
 
@@ -214,6 +216,26 @@ func newTimesyncd(cfg *config.Config, env Env) *Member {
 
 func timesyncdStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
 	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd, time.Now()))
+}
+
+func newVMClock(cfg *config.Config, env Env) *Member {
+	if !cfg.VMClock.Enabled() {
+		return nil
+	}
+	news := make(chan struct{}, 1)
+	p := vmclock.NewPoller(cfg.VMClock, env.logger(vmclock.SourceName), vmclock.Options{Changed: func(timesource.Reading) {
+		select {
+		case news <- struct{}{}:
+		default:
+		}
+	}})
+	m := Poller(p, timesource.SecondOpinion, exporter.NewVMClockCollector(p))
+	m.News = news
+	return m
+}
+
+func vmclockStatus(_ context.Context, cfg *config.Config, _ Env) []Report {
+	return reportIf(vmclock.StatusOnce(cfg.VMClock))
 }
 
 // Polling is what most sources are: a task that polls and keeps its last

@@ -160,6 +160,9 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 		return d, fmt.Errorf("getting tracking: unexpected reply %T", r)
 	}
 	d.Tracking = newTracking(&tr.Tracking)
+	if err := d.Tracking.check(); err != nil {
+		return d, fmt.Errorf("chronyd's tracking report from %s means nothing: %w", c.address, err)
+	}
 
 	r, err = c.communicate(ctx, count, "sources")
 	if err != nil {

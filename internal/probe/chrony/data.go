@@ -1,8 +1,11 @@
 package chrony
 
 import (
+	"errors"
 	"math"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // Leap is chronyd's leap status.
@@ -83,6 +86,17 @@ func (t Tracking) Synchronised() bool { return t.Leap != LeapUnsynchronised }
 // figures allow: |system offset| + root dispersion + root delay / 2.
 func (t Tracking) ErrorBound() float64 {
 	return math.Abs(t.SystemOffset) + t.RootDispersion + t.RootDelay/2
+}
+
+// check range-checks the figures the verdict reads: a root dispersion or
+// delay below zero (or a figure that is not finite) makes the report
+// unusable; huge ones are kept and saturate when converted (over every
+// threshold).
+func (t Tracking) check() error {
+	_, _, err := timesource.NTPFigures(SourceName, t.SystemOffset, t.RootDispersion, t.RootDelay)
+	_, errR := timesource.Bound("chronyd's RMS offset", t.RMSOffset)
+	_, errS := timesource.Bound("chronyd's skew", t.Skew)
+	return errors.Join(err, errR, errS)
 }
 
 // Source is one line of `chronyc sources` with its `sourcestats`.

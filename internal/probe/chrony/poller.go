@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -215,7 +216,7 @@ func (p *Poller) next(now time.Time) time.Duration {
 	if !s.Up {
 		// chronyd does not answer: 1, 2, 4, ... PollInterval, up to the
 		// longest. It is logged and exported as down meanwhile.
-		return min(hi, lo<<min(max(p.failStreak, 1)-1, 30))
+		return loop.Backoff(lo, hi, p.failStreak)
 	}
 	t := s.Data.Tracking
 	if !t.RefTime.Equal(p.lastRef) {
@@ -231,7 +232,7 @@ func (p *Poller) next(now time.Time) time.Duration {
 	// The update is late (a source stopped answering, or chronyd's polls
 	// grew): look again sooner than the longest, later each time.
 	p.overdue++
-	return min(hi, lo<<min(p.overdue-1, 30))
+	return loop.Backoff(lo, hi, p.overdue)
 }
 func (p *Poller) runAudit() {
 	a, err := p.audit(p.cfg.ConfPath)
@@ -243,11 +244,21 @@ func (p *Poller) runAudit() {
 	}
 }
 
+// pollDeadline bounds a whole poll (tracking, then two requests per
+// source, and reverse DNS when asked for): the longest wait between polls.
+func (p *Poller) pollDeadline() time.Duration { return max(p.cfg.PollInterval, p.cfg.MaxPollInterval) }
+
+// maxAge is how old a good reading may be: the longest wait between polls
+// while chronyd answers, then a poll that may take up to its deadline.
+func (p *Poller) maxAge() time.Duration { return 2*p.pollDeadline() + timesource.StaleGrace }
+
 // Poll polls chronyd once and publishes the result. Run calls it on every
 // tick; tests call it directly.
 func (p *Poller) Poll(ctx context.Context) {
 	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, p.pollDeadline())
 	d, err := p.client.Poll(ctx)
+	cancel()
 	end := time.Now()
 	tr, addr := p.client.Transport()
 	warn := p.client.Warning()

@@ -30,8 +30,7 @@ func (s Snapshot) Reading() timesource.Reading {
 	t := s.Data.Tracking
 	d := s.Data
 	r.Synchronized = t.Synchronised() && (len(d.Sources) == 0 || d.SelectableSources() > 0)
-	r.Offset = time.Duration(t.SystemOffset * float64(time.Second))
-	r.ErrorBound = time.Duration(t.ErrorBound() * float64(time.Second))
+	r.SetFigures(timesource.NTPFigures(SourceName, t.SystemOffset, t.RootDispersion, t.RootDelay))
 	r.Leap = leapOf(t.Leap)
 	r.Detail = "leap status " + t.Leap.String()
 	if len(d.Sources) > 0 && d.SelectableSources() == 0 {
@@ -90,11 +89,13 @@ func (d Data) StatusLines() []timesource.Line {
 }
 
 // Reading returns the last poll's reading; it never waits on chronyd.
-// Its role is chrony.role.
+// Its role is chrony.role. A reading older than the longest wait between
+// polls plus the poll's deadline (and timesource.StaleGrace) is a failed
+// one: the poll is stuck, and what it last read is no evidence of health.
 func (p *Poller) Reading() timesource.Reading {
 	r := p.Snapshot().Reading()
 	r.Role = p.cfg.SourceRole()
-	return r
+	return r.Stale(time.Now(), p.maxAge())
 }
 
 // Notes implements timesource.Noter, from the last result.

@@ -2,7 +2,6 @@ package ntpd
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/facebook/time/ntp/control"
 )
 
 // Conn is what the client needs of its UDP socket; *net.UDPConn fits.
@@ -92,8 +89,9 @@ type Client struct {
 	timeout time.Duration
 	dial    Dialer
 
-	conn *checkedConn
-	lib  *control.NTPClient
+	conn Conn
+	seq  uint16
+	buf  []byte
 }
 
 // NewClient returns a client for ntpd at address. It dials lazily.
@@ -107,19 +105,23 @@ func (c *Client) Close() error {
 		return nil
 	}
 	err := c.conn.Close()
-	c.conn, c.lib = nil, nil
+	c.conn = nil
 	return err
 }
 
-// Poll reads the system variables and every association's variables.
+// Poll reads the system variables and every association's variables. It
+// ends by ctx's deadline at the latest: the poller gives each poll one (a
+// slow ntpd answering each of many associations just within the request
+// timeout would otherwise keep a poll, and the reading it replaces, going
+// for minutes).
 func (c *Client) Poll(ctx context.Context) (Data, error) {
 	if c.conn == nil {
 		conn, err := c.dial(ctx, c.address)
 		if err != nil {
 			return Data{}, fmt.Errorf("opening UDP to ntpd at %s: %w", c.address, err)
 		}
-		c.conn = &checkedConn{Conn: conn}
-		c.lib = &control.NTPClient{Connection: c.conn, Sequence: uint16(time.Now().UnixNano())}
+		c.conn = conn
+		c.seq = uint16(time.Now().UnixNano())
 	}
 	d, err := c.poll(ctx)
 	if err != nil {
@@ -133,24 +135,64 @@ func (c *Client) Poll(ctx context.Context) (Data, error) {
 }
 
 // vnMode is the first byte of a request: NTP version 3, mode 6 (control).
-const vnMode = 3<<3 | control.Mode
+const vnMode = 3<<3 | 6
 
-func (c *Client) request(ctx context.Context, op uint8, assoc uint16, what string) (*control.NTPControlMsg, error) {
+// maxSkipped is how many datagrams of other exchanges (late replies to
+// earlier requests) one request reads past before it gives up.
+const maxSkipped = 16
+
+func (c *Client) request(ctx context.Context, op uint8, assoc uint16, what string) (message, error) {
 	deadline := time.Now().Add(c.timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	ctxDeadline, bounded := ctx.Deadline()
+	if bounded && ctxDeadline.Before(deadline) {
+		deadline = ctxDeadline
+	}
+	if err := ctx.Err(); err != nil {
+		return message{}, c.overdue(ctx, what, err)
 	}
 	if err := c.conn.SetDeadline(deadline); err != nil {
-		return nil, err
+		return message{}, err
 	}
-	m, err := c.lib.Communicate(&control.NTPControlMsgHead{VnMode: vnMode, REMOp: op, AssociationID: assoc})
-	if err != nil {
-		return nil, c.explain(what, err)
+	c.seq++
+	if _, err := c.conn.Write(request(c.seq, op, assoc)); err != nil {
+		return message{}, c.explain(what, err)
 	}
-	if m.HasError() {
-		return nil, fmt.Errorf("ntpd at %s answered %s with an error (status %#04x): is mode 6 refused by a `restrict ... noquery` line?", c.address, what, m.Status)
+	if c.buf == nil {
+		c.buf = make([]byte, maxDatagram)
 	}
-	return m, nil
+	r := newReassembler(c.seq, op, assoc)
+	for skipped := 0; ; {
+		n, err := c.conn.Read(c.buf)
+		if err != nil {
+			if bounded && !time.Now().Before(ctxDeadline) {
+				return message{}, c.overdue(ctx, what, err)
+			}
+			return message{}, c.explain(what, err)
+		}
+		done, skip, err := r.add(c.buf[:n])
+		if err != nil {
+			return message{}, fmt.Errorf("reading %s from ntpd at %s: %w", what, c.address, err)
+		}
+		if skip {
+			if skipped++; skipped > maxSkipped {
+				return message{}, fmt.Errorf("reading %s from ntpd at %s: %d replies in a row with a wrong sequence number", what, c.address, maxSkipped)
+			}
+			continue
+		}
+		if !done {
+			continue
+		}
+		if r.err {
+			return message{}, fmt.Errorf("ntpd at %s answered %s with an error (status %#04x): is mode 6 refused by a `restrict ... noquery` line?", c.address, what, r.status)
+		}
+		return r.message(), nil
+	}
+}
+
+// overdue is the error of a poll that ran past its deadline.
+func (c *Client) overdue(ctx context.Context, what string, err error) error {
+	d, _ := ctx.Deadline()
+	return fmt.Errorf("ntpd at %s: the poll ran past its deadline (%s) before %s: %w", c.address, d.Format(time.TimeOnly+".000"), what, err)
 }
 
 func (c *Client) explain(what string, err error) error {
@@ -166,38 +208,40 @@ func (c *Client) explain(what string, err error) error {
 
 func (c *Client) poll(ctx context.Context) (Data, error) {
 	var d Data
-	st, err := c.request(ctx, control.OpReadStatus, 0, "the association list")
+	st, err := c.request(ctx, opReadStatus, 0, "the association list")
 	if err != nil {
 		return d, err
 	}
-	assocs, err := st.GetAssociations()
+	assocs, err := associations(st.data)
 	if err != nil {
 		return d, fmt.Errorf("decoding ntpd's association list: %w", err)
 	}
-	sv, err := c.request(ctx, control.OpReadVariables, 0, "the system variables")
+	sv, err := c.request(ctx, opReadVariables, 0, "the system variables")
 	if err != nil {
 		return d, err
 	}
-	vars, err := parseVars(sv.Data)
+	vars, err := parseVars(sv.data)
 	if err != nil {
 		return d, fmt.Errorf("decoding ntpd's system variables: %w", err)
 	}
-	d.System = newSystem(vars)
-	ids := make([]uint16, 0, len(assocs))
-	for id := range assocs {
-		ids = append(ids, id)
+	if d.System, err = newSystem(vars); err != nil {
+		return d, fmt.Errorf("decoding ntpd's system variables: %w", err)
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		pv, err := c.request(ctx, control.OpReadVariables, id, fmt.Sprintf("association %d", id))
+	sort.Slice(assocs, func(i, j int) bool { return assocs[i].id < assocs[j].id })
+	for i, a := range assocs {
+		pv, err := c.request(ctx, opReadVariables, a.id, fmt.Sprintf("association %d (%d of %d)", a.id, i+1, len(assocs)))
 		if err != nil {
 			return d, err
 		}
-		vars, err := parseVars(pv.Data)
+		vars, err := parseVars(pv.data)
 		if err != nil {
-			return d, fmt.Errorf("decoding ntpd's variables of association %d: %w", id, err)
+			return d, fmt.Errorf("decoding ntpd's variables of association %d: %w", a.id, err)
 		}
-		d.Peers = append(d.Peers, newPeer(id, control.ReadPeerStatusWord(pv.Status), vars))
+		p, err := newPeer(a.id, pv.status, vars)
+		if err != nil {
+			return d, fmt.Errorf("decoding ntpd's variables of association %d: %w", a.id, err)
+		}
+		d.Peers = append(d.Peers, p)
 	}
 	return d, nil
 }
@@ -246,38 +290,98 @@ func parseVars(b []byte) (map[string]string, error) {
 	return m, nil
 }
 
-func num(m map[string]string, k string) float64 {
-	f, err := strconv.ParseFloat(m[k], 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
-	}
-	return f
+// figures decodes ntpd's numbers: a missing key or text that is not a
+// finite number is an error naming the key, never 0 (a reply with
+// rootdisp=inf or without an offset used to read as a perfect clock).
+type figures struct {
+	m   map[string]string
+	err []error
 }
 
-func integer(m map[string]string, k string) int {
-	i, err := strconv.ParseInt(m[k], 0, 32)
+// num is the number under k, required.
+func (f *figures) num(k string) float64 {
+	v, ok := f.m[k]
+	if !ok {
+		f.err = append(f.err, fmt.Errorf("no %q", k))
+		return 0
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		f.err = append(f.err, fmt.Errorf("%s=%q is not a finite number", k, v))
+		return 0
+	}
+	return x
+}
+
+// bound is num for a figure that cannot be negative (a delay, a
+// dispersion, a jitter).
+func (f *figures) bound(k string) float64 {
+	x := f.num(k)
+	if x < 0 {
+		f.err = append(f.err, fmt.Errorf("%s=%s is below zero", k, f.m[k]))
+		return 0
+	}
+	return x
+}
+
+// opt is num for a figure only the metrics show: missing is 0, present and
+// not a finite number an error.
+func (f *figures) opt(k string) float64 {
+	if _, ok := f.m[k]; !ok {
+		return 0
+	}
+	return f.num(k)
+}
+
+// optBound is opt for a figure that cannot be negative.
+func (f *figures) optBound(k string) float64 {
+	if _, ok := f.m[k]; !ok {
+		return 0
+	}
+	return f.bound(k)
+}
+
+// integer is the integer under k, required.
+func (f *figures) integer(k string) int {
+	v, ok := f.m[k]
+	if !ok {
+		f.err = append(f.err, fmt.Errorf("no %q", k))
+		return 0
+	}
+	i, err := strconv.ParseInt(v, 0, 32)
 	if err != nil {
+		f.err = append(f.err, fmt.Errorf("%s=%q is not an integer", k, v))
 		return 0
 	}
 	return int(i)
 }
 
+// optInteger is integer, 0 when missing.
+func (f *figures) optInteger(k string) int {
+	if _, ok := f.m[k]; !ok {
+		return 0
+	}
+	return f.integer(k)
+}
+
 const ms = 1e-3
 
-func newSystem(m map[string]string) System {
-	return System{
+func newSystem(m map[string]string) (System, error) {
+	f := &figures{m: m}
+	s := System{
 		Version:        m["version"],
-		Leap:           integer(m, "leap") & 3,
-		Stratum:        integer(m, "stratum"),
+		Leap:           f.integer("leap") & 3,
+		Stratum:        f.integer("stratum"),
 		RefID:          m["refid"],
-		Offset:         0 - num(m, "offset")*ms, // 0 - x: never -0
-		SysJitter:      num(m, "sys_jitter") * ms,
-		ClockJitter:    num(m, "clk_jitter") * ms,
-		ClockWander:    num(m, "clk_wander") * 1e-6,
-		Frequency:      num(m, "frequency") * 1e-6,
-		RootDelay:      num(m, "rootdelay") * ms,
-		RootDispersion: num(m, "rootdisp") * ms,
+		Offset:         0 - f.num("offset")*ms, // 0 - x: never -0
+		SysJitter:      f.optBound("sys_jitter") * ms,
+		ClockJitter:    f.optBound("clk_jitter") * ms,
+		ClockWander:    f.opt("clk_wander") * 1e-6,
+		Frequency:      f.opt("frequency") * 1e-6,
+		RootDelay:      f.bound("rootdelay") * ms,
+		RootDispersion: f.bound("rootdisp") * ms,
 	}
+	return s, errors.Join(f.err...)
 }
 
 // selection names the peer status word's selection code as ntpq does.
@@ -285,56 +389,26 @@ func selection(code uint8) string {
 	return [8]string{"reject", "falsetick", "excess", "outlier", "candidate", "backup", "sys.peer", "pps.peer"}[code&7]
 }
 
-func newPeer(id uint16, psw *control.PeerStatusWord, m map[string]string) Peer {
+func newPeer(id uint16, status uint16, m map[string]string) (Peer, error) {
+	f := &figures{m: m}
 	reach, _ := strconv.ParseUint(m["reach"], 0, 8)
 	if strings.HasPrefix(m["reach"], "0") && !strings.HasPrefix(m["reach"], "0x") && len(m["reach"]) > 1 {
 		// ntpq shows reach in octal; some daemons send it that way too.
 		reach, _ = strconv.ParseUint(m["reach"][1:], 8, 8)
 	}
-	hpoll := max(-30, min(integer(m, "hpoll"), 30))
-	return Peer{
+	hpoll := max(-30, min(f.optInteger("hpoll"), 30))
+	p := Peer{
 		AssociationID: id,
 		Address:       m["srcadr"],
 		RefID:         m["refid"],
-		Selection:     selection(psw.PeerSelection),
-		Stratum:       integer(m, "stratum"),
+		Selection:     selection(uint8(status >> 8)),
+		Stratum:       f.optInteger("stratum"),
 		Reach:         uint8(reach),
 		Poll:          time.Duration(math.Ldexp(float64(time.Second), hpoll)),
-		Offset:        0 - num(m, "offset")*ms,
-		Delay:         num(m, "delay") * ms,
-		Jitter:        num(m, "jitter") * ms,
-		Dispersion:    num(m, "dispersion") * ms,
+		Offset:        0 - f.opt("offset")*ms,
+		Delay:         f.opt("delay") * ms, // ntpd shows a negative delay for a broadcast peer
+		Jitter:        f.optBound("jitter") * ms,
+		Dispersion:    f.optBound("dispersion") * ms,
 	}
-}
-
-// checkedConn drops replies whose sequence number is not the request's and
-// anything that is not a mode 6 response.
-type checkedConn struct {
-	Conn
-	seq uint16
-}
-
-func (c *checkedConn) Write(p []byte) (int, error) {
-	if len(p) >= 4 {
-		c.seq = binary.BigEndian.Uint16(p[2:4])
-	}
-	return c.Conn.Write(p)
-}
-
-func (c *checkedConn) Read(p []byte) (int, error) {
-	for skipped := 0; ; skipped++ {
-		n, err := c.Conn.Read(p)
-		if err != nil || n < 12 {
-			return n, err
-		}
-		if p[1]&0x80 == 0 || p[0]&7 != control.Mode {
-			return 0, fmt.Errorf("packet is not a mode 6 response (first bytes %#x %#x)", p[0], p[1])
-		}
-		if binary.BigEndian.Uint16(p[2:4]) == c.seq {
-			return n, nil
-		}
-		if skipped == 16 {
-			return 0, errors.New("16 replies in a row with a wrong sequence number")
-		}
-	}
+	return p, errors.Join(f.err...)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/ntptest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -72,11 +73,12 @@ func TestPollReplayNtpsec(t *testing.T) {
 // peer variables split over two datagrams), built by hand because the
 // namespaced ntpsec of the integration test cannot synchronise.
 func syncedReplies() [][]byte {
+	const peer1 = `srcadr=192.0.2.1, srcport=123, dstadr=127.0.0.1, leap=00, stratum=1, precision=-20, rootdelay=0.000, rootdisp=0.500, refid=GPS, reach=0xff, `
 	return [][]byte{
 		reply(1, 0x0618, 0, false, "\x00\x01\x96\x14"), // association 1, sys.peer
 		reply(2, 0x0618, 0, false, `version="ntpd 4.2.8p15@1.3728-o", processor="x86_64", leap=00, stratum=2, precision=-23, rootdelay=1.500, rootdisp=2.250, refid=192.0.2.1, reftime=0xeb2b7a1e.1c2c6a00, tc=6, mintc=3, offset=2000.125, frequency=-3.500, sys_jitter=0.250, clk_jitter=0.100, clk_wander=0.020`),
-		reply(2, 0x9614, 1, true, `srcadr=192.0.2.1, srcport=123, dstadr=127.0.0.1, leap=00, stratum=1, precision=-20, rootdelay=0.000, rootdisp=0.500, refid=GPS, reach=0xff, `),
-		reply(2, 0x9614, 1, false, `unreach=0, hmode=3, pmode=4, hpoll=6, ppoll=6, headway=0, flash=0x0, offset=2000.250, delay=0.300, dispersion=1.200, jitter=0.150`),
+		ntptest.Mode6Fragment(2, 0x9614, 1, 0, true, []byte(peer1)),
+		ntptest.Mode6Fragment(2, 0x9614, 1, len(peer1), false, []byte(`unreach=0, hmode=3, pmode=4, hpoll=6, ppoll=6, headway=0, flash=0x0, offset=2000.250, delay=0.300, dispersion=1.200, jitter=0.150`)),
 	}
 }
 
@@ -114,7 +116,7 @@ func TestPollErrors(t *testing.T) {
 		want    string
 	}{
 		{name: "no answer", want: "ntpd did not answer the association list within 1s"},
-		{name: "truncated header", replies: [][]byte{r[0][:8]}, want: "truncated response"},
+		{name: "truncated header", replies: [][]byte{r[0][:8]}, want: "shorter than its 12-octet header"},
 		{name: "count beyond the datagram", replies: [][]byte{r[0][:13]}, want: "declares 4 data octets"},
 		{name: "error bit", replies: [][]byte{func() []byte { b := append([]byte(nil), r[0]...); b[1] |= 0x40; return b }()}, want: "answered the association list with an error"},
 		{name: "a request, not a response", replies: [][]byte{func() []byte { b := append([]byte(nil), r[0]...); b[1] &^= 0x80; return b }()}, want: "not a mode 6 response"},

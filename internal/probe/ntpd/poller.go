@@ -73,12 +73,21 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
+// maxAge is how old a good reading may be: a wait of one poll interval,
+// then a poll that may take up to its deadline (one poll interval).
+func (p *Poller) maxAge() time.Duration { return 2*p.cfg.PollInterval + timesource.StaleGrace }
+
 // Poll reads ntpd once and publishes the result; a change between up and
 // down is logged once. Under "auto", until ntpd first answers, a failure is
 // absence: not a poll, not logged, its error wrapping timesource.ErrAbsent.
 func (p *Poller) Poll(ctx context.Context) {
 	start := time.Now()
+	// The whole poll ends within one poll interval, whatever the number
+	// of associations: each request's timeout alone let a slow ntpd with
+	// 300 associations keep one poll going for minutes.
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.PollInterval)
 	d, err := p.client.Poll(ctx)
+	cancel()
 	end := time.Now()
 	p.mu.Lock()
 	if err != nil && !p.snap.Found {

@@ -26,19 +26,20 @@ func (s Snapshot) Reading() timesource.Reading {
 	}
 	sys := s.Data.System
 	r.Synchronized = sys.Synchronised()
-	r.Offset = time.Duration(sys.Offset * float64(time.Second))
-	r.ErrorBound = time.Duration(sys.ErrorBound() * float64(time.Second))
+	r.SetFigures(timesource.NTPFigures(SourceName, sys.Offset, sys.RootDispersion, sys.RootDelay))
 	r.Leap = timesource.Leap(sys.Leap & 3)
 	r.Detail = "stratum " + strconv.Itoa(sys.Stratum)
 	return r
 }
 
 // Reading returns the last poll's reading; it never waits on ntpd.
-// Its role is ntpd.role.
+// Its role is ntpd.role. A reading older than the poll interval plus the
+// poll's deadline (and timesource.StaleGrace) is a failed one: the poll is
+// stuck, and what it last read is no evidence of health.
 func (p *Poller) Reading() timesource.Reading {
 	r := p.Snapshot().Reading()
 	r.Role = p.cfg.SourceRole()
-	return r
+	return r.Stale(time.Now(), p.maxAge())
 }
 
 var _ timesource.Source = (*Poller)(nil)

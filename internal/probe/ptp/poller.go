@@ -151,7 +151,11 @@ func (p *Poller) Poll(ctx context.Context) {
 		}
 	}
 	start := time.Now()
+	// The whole poll (one request per data set and port) ends within one
+	// poll interval, whatever each request's timeout allows.
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.PollInterval)
 	d, err := p.client.Poll(ctx)
+	cancel()
 	end := time.Now()
 	p.mu.Lock()
 	s := p.snap

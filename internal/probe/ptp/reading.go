@@ -16,7 +16,12 @@ const SourceName = "ptp4l"
 var _ timesource.Source = (*Poller)(nil)
 
 // Reading implements timesource.Source, from the last result.
-func (p *Poller) Reading() timesource.Reading { return p.Snapshot().Reading() }
+//
+// A reading older than the poll interval plus the poll's deadline (one poll
+// interval) and timesource.StaleGrace is a failed one: the poll is stuck.
+func (p *Poller) Reading() timesource.Reading {
+	return p.Snapshot().Reading().Stale(time.Now(), 2*p.cfg.PollInterval+timesource.StaleGrace)
+}
 
 // Reading normalises the snapshot.
 //
@@ -87,7 +92,9 @@ func (d Data) Solution() Solution {
 		sol.HasData = true
 		sol.Synchronized = st == protocol.PortStateSlave
 		sol.Offset = d.OffsetFromMaster
-		sol.ErrorBound = d.OffsetFromMaster.Abs() + d.MeanPathDelay.Abs() + Accuracy(d.GrandmasterClockAccuracy)
+		// Saturating: ptp4l's figures are 64-bit scaled nanoseconds, and a
+		// wrapped sum would read as a small bound.
+		sol.ErrorBound = timesource.Sum(timesource.Abs(d.OffsetFromMaster), timesource.Abs(d.MeanPathDelay), Accuracy(d.GrandmasterClockAccuracy))
 	}
 	return sol
 }

@@ -1,9 +1,8 @@
 package sntp
 
 import (
+	"errors"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -45,8 +44,9 @@ func (r Result) Reading(role timesource.Role) timesource.Reading {
 	}
 	b := r.Best
 	rd.Synchronized = b.Leap != 3 && b.Stratum >= 1 && b.Stratum <= 15
-	rd.Offset = time.Duration(b.Offset * float64(time.Second))
-	rd.ErrorBound = time.Duration(math.Abs(b.Offset)*float64(time.Second)) + b.RootDistance
+	off, err := timesource.Offset(rd.Source+"'s offset", b.Offset)
+	dist, errD := timesource.BoundDuration(rd.Source+"'s root distance", b.RootDistance)
+	rd.SetFigures(off, timesource.Sum(timesource.Abs(off), dist), errors.Join(err, errD))
 	rd.Leap = timesource.Leap(b.Leap & 3)
 	rd.Detail = fmt.Sprintf("stratum %d, round trip %v", b.Stratum, b.RTT)
 	return rd

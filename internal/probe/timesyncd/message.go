@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // NTPMessage is timesyncd's NTPMessage property: the last NTP reply it
@@ -43,13 +45,30 @@ func (m NTPMessage) Valid() bool { return m.PacketCount > 0 && m.Destination > 0
 // Offset is the local clock minus the server's at the exchange (positive:
 // local ahead), from ((T2−T1)+(T3−T4))/2, which is the server minus local.
 func (m NTPMessage) Offset() time.Duration {
-	theta := ((m.Receive - m.Origin) + (m.Transmit - m.Destination)) / 2
-	return -time.Duration(theta) * time.Microsecond
+	return -micros((float64(m.Receive)-float64(m.Origin))+(float64(m.Transmit)-float64(m.Destination)),
+		(m.Receive-m.Origin)+(m.Transmit-m.Destination), 2)
+}
+
+// micros is n/div microseconds as a Duration, n a sum of differences of
+// timestamps: exact (from the wrapping int64 sum) when the result is within
+// a few weeks, else saturated from approx, the sum in float64. The
+// timestamps come from the bus as any 64-bit values, and a plain
+// conversion wrapped: a hostile or broken timesyncd's offset of centuries
+// read as a small one.
+func micros(approx float64, n int64, div int64) time.Duration {
+	if math.Abs(approx) < 1e12 {
+		// Wrapping int64 arithmetic is exact modulo 2^64: when the true
+		// sum fits, n is it.
+		return timesource.Units(n/div, time.Microsecond)
+	}
+	d, _ := timesource.Offset("timesyncd's figure", approx/float64(div)*1e-6) // finite: from integers
+	return d
 }
 
 // Delay is the round trip of the exchange: (T4−T1)−(T3−T2).
 func (m NTPMessage) Delay() time.Duration {
-	return time.Duration((m.Destination-m.Origin)-(m.Transmit-m.Receive)) * time.Microsecond
+	return micros((float64(m.Destination)-float64(m.Origin))-(float64(m.Transmit)-float64(m.Receive)),
+		(m.Destination-m.Origin)-(m.Transmit-m.Receive), 1)
 }
 
 // PrecisionDuration is 2^Precision.
@@ -92,15 +111,9 @@ const phi = 15e-6
 // and ntpd call root delay/2 + root dispersion, whose root delay includes their
 // own hop. The age term is the dispersion chronyd and ntpd add with time.
 func (m NTPMessage) ErrorBound(age time.Duration) time.Duration {
-	o := m.CurrentOffset()
-	if o < 0 {
-		o = -o
-	}
-	d := m.Delay()
-	if d < 0 {
-		d = 0
-	}
-	return o + d/2 + m.RootDelay/2 + m.RootDispersion + m.PrecisionDuration() + time.Duration(phi*float64(max(age, 0)))
+	d := max(m.Delay(), 0)
+	growth, _ := timesource.Bound("timesyncd's dispersion growth", phi*max(age, 0).Seconds())
+	return timesource.Sum(timesource.Abs(m.CurrentOffset()), d/2, m.RootDelay/2, m.RootDispersion, m.PrecisionDuration(), growth)
 }
 
 // RefIDString is the reference ID as ntpq and chronyc print it: the ASCII

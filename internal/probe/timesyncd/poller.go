@@ -172,7 +172,13 @@ func (p *Poller) Snapshot() Snapshot {
 }
 
 // Reading implements timesource.Source.
-func (p *Poller) Reading() timesource.Reading { return p.Snapshot().Reading(p.now()) }
+//
+// A reading older than the poll interval plus the poll's timeout (and
+// timesource.StaleGrace) is a failed one: the poll is stuck.
+func (p *Poller) Reading() timesource.Reading {
+	now := p.now()
+	return p.Snapshot().Reading(now).Stale(now, p.cfg.PollInterval+p.cfg.Timeout+timesource.StaleGrace)
+}
 
 var _ timesource.Source = (*Poller)(nil)
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -38,6 +39,10 @@ type Triggers struct {
 	// GrandmasterChanged fires when a source's reading names a grandmaster
 	// other than the last one it named (timesource.Reading.Grandmaster).
 	GrandmasterChanged Switch `yaml:"grandmaster_changed"`
+	// VMDisruption fires when a source's disruption marker (VMClock's)
+	// changes, also across a restart in the same boot, and holds while a
+	// source says its clock is unreliable.
+	VMDisruption Switch `yaml:"vm_disruption"`
 	// Sources replaces Offset, ErrorBound and Unsynchronized for the named
 	// sources: a PTP clock runs at nanoseconds to microseconds, where the
 	// 1 s that suits NTP means nothing. It is not read from the stepdown
@@ -108,7 +113,7 @@ type Grace struct {
 // DefaultTriggers returns the triggers clockwatch uses unless configured
 // otherwise: all enabled, a step over 1 ms, an offset over 1 s, unsynchronised
 // for over 60 s, an error bound over 1 s, a probe failing for over 10 s, a
-// suspend over 1 ms, a grandmaster changed.
+// suspend over 1 ms, a grandmaster changed, a VM disruption.
 func DefaultTriggers() Triggers {
 	return Triggers{
 		Step:           Threshold{Enabled: true, Threshold: time.Millisecond},
@@ -119,6 +124,7 @@ func DefaultTriggers() Triggers {
 		Suspend:        Threshold{Enabled: true, Threshold: time.Millisecond},
 
 		GrandmasterChanged: Switch{Enabled: true},
+		VMDisruption:       Switch{Enabled: true},
 	}
 }
 
@@ -177,6 +183,12 @@ type Status struct {
 	Reason stepdown.Reason
 	Epoch  uint64
 	Drill  bool
+	// DisruptionMarker is the last disruption marker (VMClock's) the
+	// policy judged, with HasDisruptionMarker: the bounded-time segment
+	// copies it, so that a reader who finds another marker on the device
+	// knows the segment does not speak for the clock yet.
+	DisruptionMarker    uint64
+	HasDisruptionMarker bool
 }
 
 // Condition is one trigger holding for one source: what keeps the state in
@@ -227,6 +239,14 @@ type Policy struct {
 	grandmaster map[string]string
 	detail      map[string]string
 
+	// marker is the last disruption marker each source had, judged by
+	// this process or restored from the one before (restored says which);
+	// lastMarker the latest judged in this process, for Status.
+	marker        map[string]uint64
+	restored      map[string]bool
+	lastMarker    uint64
+	hasLastMarker bool
+
 	// drill in progress: stepdown because of a drill only.
 	drillUntil time.Duration
 }
@@ -242,6 +262,7 @@ func New(cfg Config, epoch uint64) *Policy {
 		awaiting: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
 		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
 		grandmaster: map[string]string{}, detail: map[string]string{},
+		marker: map[string]uint64{}, restored: map[string]bool{},
 	}
 }
 
@@ -270,6 +291,8 @@ func (p *Policy) SetConfig(cfg Config) {
 			return !st.Unsynchronized.Enabled
 		case stepdown.ReasonProbeLost:
 			return !cfg.Triggers.ProbeLost.Enabled
+		case stepdown.ReasonVMDisruption:
+			return !cfg.Triggers.VMDisruption.Enabled
 		}
 		return false
 	}
@@ -286,7 +309,8 @@ func (p *Policy) SetConfig(cfg Config) {
 // Status returns the current state. Its reason is the condition holding now
 // (the latest to begin when several hold), else the last that held.
 func (p *Policy) Status() Status {
-	return Status{State: p.state, Reason: p.reason, Epoch: p.epoch, Drill: p.state == stepdown.StateStepdown && p.reason == stepdown.ReasonDrill}
+	return Status{State: p.state, Reason: p.reason, Epoch: p.epoch, Drill: p.state == stepdown.StateStepdown && p.reason == stepdown.ReasonDrill,
+		DisruptionMarker: p.lastMarker, HasDisruptionMarker: p.hasLastMarker}
 }
 
 // Started reports whether every awaited source has reported.
@@ -362,12 +386,22 @@ func (p *Policy) Readings(set timesource.Set, mono time.Duration) []Event {
 // source answers (chronyd -x leaves the kernel's maxerror saturated at 16 s
 // while its own bound is microseconds).
 func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
+	// A reading whose figures mean nothing (a bound below zero, below
+	// |offset|: a wrapped conversion) is a failed poll, never a good one.
+	r = r.Usable()
 	name := r.Source
 	if r.Pending() {
 		return p.Tick(mono)
 	}
 	p.polled[name] = true
 	var out []Event
+	if r.Found && r.Up && (r.HasDisruptionMarker || r.ClockUnreliable) {
+		// Whatever the source's role: the hypervisor's word on the clock.
+		if r.HasDisruptionMarker {
+			out = append(out, p.Disruption(r.DisruptionMarker, name, mono)...)
+		}
+		out = append(out, p.Unreliable(r.ClockUnreliable, name, mono)...)
+	}
 	if r.Role == timesource.SecondOpinion {
 		// Judged by health and the alerts; here evidence only, whatever
 		// it says, lost or not.
@@ -449,6 +483,45 @@ func (p *Policy) Grandmaster(gm, source string, mono time.Duration) []Event {
 	return []Event{e}
 }
 
+// Disruption feeds the disruption marker source (VMClock) shows. A marker
+// other than the last one the source showed, in this process or in the one
+// before it in this boot (Restore), is a trigger like a step: the hypervisor
+// moved the VM onto another host or restored it from a snapshot, and the
+// hold-down counts from now. The first marker seen in a boot is not.
+func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []Event {
+	last, seen := p.marker[source]
+	restored := p.restored[source]
+	p.marker[source], p.restored[source] = marker, false
+	p.lastMarker, p.hasLastMarker = marker, true
+	if !seen || marker == last || !p.cfg.Triggers.VMDisruption.Enabled {
+		return nil
+	}
+	p.bad(mono)
+	e := p.stepdownEvent(stepdown.ReasonVMDisruption, mono)
+	e.Source = source
+	e.Detail = fmt.Sprintf("%s disruption marker %d, was %d: the VM was migrated or restored from a snapshot", source, marker, last)
+	if restored {
+		e.Detail += " while clockwatch was not running"
+	}
+	return []Event{e}
+}
+
+// Unreliable feeds whether source says the clock is unreliable (VMClock's
+// clock status): a condition that holds the state down while it lasts.
+func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) []Event {
+	c := Condition{stepdown.ReasonVMDisruption, source}
+	if !unreliable || !p.cfg.Triggers.VMDisruption.Enabled {
+		p.clearCond(c, mono)
+		return nil
+	}
+	e, fired := p.hold(c, mono)
+	if !fired {
+		return nil
+	}
+	e.Detail = fmt.Sprintf("%s says the clock is unreliable", source)
+	return []Event{e}
+}
+
 // Offset feeds source's estimate of the system clock's offset, in seconds.
 // Each source is judged by its own threshold (Triggers.For).
 func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Event {
@@ -478,7 +551,8 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 		return p.Tick(mono)
 	}
 	c := Condition{stepdown.ReasonErrorBound, source}
-	if !(math.IsNaN(seconds) || seconds > t.Threshold.Seconds()) {
+	// A bound below zero means nothing: it never passes for a small one.
+	if !(math.IsNaN(seconds) || seconds < 0 || seconds > t.Threshold.Seconds()) {
 		p.clearCond(c, mono)
 		return p.Tick(mono)
 	}
@@ -821,6 +895,10 @@ type Persisted struct {
 	HoldUntil time.Duration
 	// Known are the sources found in this boot.
 	Known []string
+	// Markers are the last disruption marker of each source that has one:
+	// a marker that changed while clockwatch was not running steps down
+	// at the restart.
+	Markers map[string]uint64
 }
 
 // Persisted returns what to persist. A drill is not: a restart ends it.
@@ -830,6 +908,9 @@ func (p *Policy) Persisted() Persisted {
 		ps.Known = append(ps.Known, s)
 	}
 	sort.Strings(ps.Known)
+	if len(p.marker) > 0 {
+		ps.Markers = maps.Clone(p.marker)
+	}
 	if p.state != stepdown.StateStepdown || (p.reason == stepdown.ReasonDrill && len(p.active) == 0) {
 		return ps
 	}
@@ -850,6 +931,9 @@ func (p *Policy) Persisted() Persisted {
 func (p *Policy) Restore(ps Persisted, mono time.Duration) {
 	for _, s := range ps.Known {
 		p.known[s] = true
+	}
+	for s, m := range ps.Markers {
+		p.marker[s], p.restored[s] = m, true
 	}
 	if ps.State != stepdown.StateStepdown {
 		return

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,11 +100,9 @@ func (c *client) shutdown(cause string) {
 		close(c.done)
 		c.conn.Close()
 		c.s.met.disconnects.WithLabelValues(cause).Inc()
-		level := slog.LevelInfo
-		if cause == CauseShutdown {
-			level = slog.LevelDebug // one line per client at every stop would drown the log
-		}
-		c.s.log.Log(context.Background(), level, "stepdown client disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause)
+		// Debug: any member of the socket's group can connect and
+		// disconnect in a loop (the metrics count every disconnect).
+		c.s.log.Debug("stepdown client disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause)
 	})
 }
 
@@ -125,7 +122,7 @@ func (c *client) fail(code, cause, msg string) {
 	c.s.mu.Lock()
 	delete(c.s.clients, c)
 	c.s.mu.Unlock()
-	c.s.log.Info("stepdown client misbehaved: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause, "err", msg)
+	c.s.limit.Log(slog.LevelInfo, "stepdown client misbehaved: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause, "err", msg)
 	c.closeCause = cause
 	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: msg}.AppendLine(nil)
 	c.s.met.clientErrors.WithLabelValues(code).Inc()
@@ -209,6 +206,9 @@ func (c *client) readLoop() {
 			continue
 		}
 		m, err := stepdown.ParseMessage(line)
+		if err == nil {
+			err = checkKeys(line, c.s.keys)
+		}
 		if err != nil {
 			c.fail(stepdown.CodeGarbage, CauseGarbage, err.Error())
 			return

@@ -68,6 +68,11 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 	met  *metrics
+	// limit carries the lines a peer can cause (refusals, misbehaviour):
+	// at most a few a minute of each kind. Connections log at debug.
+	limit *logLimiter
+	// keys are the protocol's JSON keys, matched exactly (checkKeys).
+	keys map[string]bool
 
 	ready chan struct{}
 	l     net.Listener
@@ -115,6 +120,8 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		clients: map[*client]struct{}{},
 		ann:     ann,
 	}
+	s.limit = newLogLimiter(s.log)
+	s.keys = protocolKeys()
 	s.detach = ann.Attach(s.announce)
 	s.met = newMetrics(s)
 	if opts.Pulse == nil {
@@ -274,7 +281,7 @@ func (s *Server) acceptLoop(l net.Listener) error {
 			// Out of file descriptors and the like: wait and retry
 			// rather than give up on every subscriber.
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			s.log.Warn("accepting a stepdown client", "err", err, "retry_in", backoff)
+			s.limit.Log(slog.LevelWarn, "accepting a stepdown client", "err", err, "retry_in", backoff)
 			time.Sleep(backoff)
 			continue
 		}
@@ -317,10 +324,10 @@ func (s *Server) reject(conn *net.UnixConn, code, cause, why string) {
 func (s *Server) admit(conn *net.UnixConn) {
 	cr, credErr := s.opts.PeerCred(conn)
 	if credErr != nil {
-		s.log.Warn("stepdown client without credentials", "err", credErr)
+		s.limit.Log(slog.LevelWarn, "stepdown client without credentials", "err", credErr)
 	}
 	if !s.allowed(cr, credErr) {
-		s.log.Warn("stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+		s.limit.Log(slog.LevelWarn, "stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
 		return
 	}
@@ -336,7 +343,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 		}
 		if ok, why := s.admitLocked(cr, credErr); !ok {
 			refuse = func() {
-				s.log.Warn("stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+				s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
 				s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
 			}
 			return
@@ -355,7 +362,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 		refuse()
 		return
 	}
-	s.log.Info("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	go c.writeLoop()
 	go c.readLoop()
 }
@@ -408,7 +415,7 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 			n--
 			delete(s.clients, c)
 			c.shutdown(CauseLaggard)
-			s.log.Warn("stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+			s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
 		}
 	}
 	clear(all)
@@ -455,7 +462,7 @@ func (s *Server) Drill(r DrillRequest) error {
 func (s *Server) drillFrom(c *client, m stepdown.Message) {
 	if !s.mayDrill(c.cred, c.credErr) {
 		s.met.drills.WithLabelValues("forbidden").Inc()
-		s.log.Warn("drill refused: only root, clockwatch's uid and stepdown.drill_uids may drill", "pid", c.cred.PID, "uid", c.cred.UID)
+		s.limit.Log(slog.LevelWarn, "drill refused: only root, clockwatch's uid and stepdown.drill_uids may drill", "pid", c.cred.PID, "uid", c.cred.UID)
 		c.sendError(stepdown.CodeForbidden, fmt.Sprintf("uid %d may not drill: only root, clockwatch's uid and stepdown.drill_uids", c.cred.UID))
 		return
 	}

@@ -1,0 +1,86 @@
+package chrony
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
+)
+
+// TestBackoffPast31Failures: with chrony.poll_interval 9 s the back-off
+// lo<<min(n-1, 30) wrapped negative at the 31st failed poll, and the poller
+// spun at 100 % of a core for good (issue 24, item 5). Run to the 31st
+// failure and beyond: every wait is within [poll_interval,
+// max_poll_interval].
+func TestBackoffPast31Failures(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.PollInterval, cfg.MaxPollInterval = 9*time.Second, time.Hour
+	d := &replayDialer{dir: "testdata/unix-synced", dialErr: errors.New("chronyd is not running")}
+	p := newPoller(cfg, newClient(d, time.Second, nil), nil)
+	for n := 1; n <= 40; n++ {
+		p.Poll(context.Background())
+		w := p.next(time.Now())
+		if w < cfg.PollInterval || w > cfg.MaxPollInterval {
+			t.Fatalf("wait after failed poll %d: %v, want within [%v, %v]", n, w, cfg.PollInterval, cfg.MaxPollInterval)
+		}
+		if n >= 10 && w != cfg.MaxPollInterval {
+			t.Errorf("wait after failed poll %d: %v, want the longest (%v)", n, w, cfg.MaxPollInterval)
+		}
+	}
+	// The overdue back-off (chronyd answers, its update is late) has the
+	// same shape.
+	d.dialErr = nil
+	p.Poll(context.Background())
+	for n := 1; n <= 40; n++ {
+		if w := p.next(time.Now().Add(1000 * time.Hour)); w < cfg.PollInterval || w > cfg.MaxPollInterval {
+			t.Fatalf("overdue wait %d: %v, want within [%v, %v]", n, w, cfg.PollInterval, cfg.MaxPollInterval)
+		}
+	}
+}
+
+// TestTrackingFigures: chronyd's root dispersion 1e10 s or 4.6e18 s read as
+// an error bound under 1 s (a wrapping conversion), and -1000 s passed
+// "bound > threshold" (issue 24, item 2). Huge figures saturate, negative
+// ones make the poll fail.
+func TestTrackingFigures(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		tr        Tracking
+		wantBound time.Duration
+		wantOff   time.Duration
+		wantErr   string
+	}{
+		{name: "root dispersion 1e10 s", tr: Tracking{RootDispersion: 1e10}, wantBound: timesource.Saturated},
+		{name: "root dispersion 4.6e18 s", tr: Tracking{RootDispersion: 4.6e18}, wantBound: timesource.Saturated},
+		{name: "offset +1e10 s", tr: Tracking{SystemOffset: 1e10}, wantOff: timesource.Saturated, wantBound: timesource.Saturated},
+		{name: "root dispersion -1000 s", tr: Tracking{RootDispersion: -1000}, wantErr: "root dispersion is -1000 s, below zero"},
+		{name: "root delay -1 s", tr: Tracking{RootDelay: -1}, wantErr: "root delay is -1 s, below zero"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.tr.check()
+			s := Snapshot{HaveData: true, Up: true, Polls: 1, LastSuccess: time.Now(), Data: Data{Tracking: tc.tr}}
+			r := s.Reading()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("check: %v, want %q", err, tc.wantErr)
+				}
+				if r.Up || r.HasData {
+					t.Errorf("reading %+v, want a failed poll without data", r)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			if r.ErrorBound != tc.wantBound || r.Offset != tc.wantOff || !r.Up {
+				t.Errorf("reading offset %v bound %v up %v, want %v, %v, up", r.Offset, r.ErrorBound, r.Up, tc.wantOff, tc.wantBound)
+			}
+		})
+	}
+}
