@@ -13,6 +13,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )
 
@@ -68,12 +69,12 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
 		}
-		notifier, err := sdnotify.FromEnv(os.Getenv)
+		notifier, err := sdnotify.FromEnv(c.getenv)
 		if err != nil {
 			logger.Warn("not notifying systemd", "err", err)
 			notifier = nil
 		}
-		watchdog, err := sdnotify.WatchdogInterval(os.Getenv, os.Getpid())
+		watchdog, err := sdnotify.WatchdogInterval(c.getenv, os.Getpid())
 		if err != nil {
 			logger.Warn("systemd watchdog off", "err", err)
 		}
@@ -86,6 +87,7 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			Collectors:       flagged.Collectors,
 			ChronyAddress:    flagged.ChronyAddress,
 			Kubernetes:       k8s,
+			Env:              host.Env{Getenv: c.getenv, PID: os.Getpid()},
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)
