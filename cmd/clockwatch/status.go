@@ -27,7 +27,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			return int(health.Unknown)
 		}
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
-		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc")})
+		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc"), Getenv: c.getenv})
 		for _, r := range reports {
 			f.AddSource(r.Reading, r.Lines...)
 			f.Notes = append(f.Notes, r.Notes...)

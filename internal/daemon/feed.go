@@ -13,7 +13,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/config"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
@@ -251,7 +251,7 @@ func (s *Feed) apply(e step.Event) {
 		// Step writes to every socket subscriber whose buffer has room
 		// before it returns (the socket is attached in line).
 		if e.MarkMono != 0 && s.opt.Subscribers() > 0 {
-			s.WriteDelay.h.Observe(time.Duration(probe.MonotonicNow() - e.MarkMono))
+			s.WriteDelay.h.Observe(time.Duration(host.Monotonic() - e.MarkMono))
 		}
 	case step.TypeWake:
 		s.ann.Woke(e.Suspended)

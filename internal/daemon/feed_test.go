@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
@@ -94,7 +95,7 @@ type testStepdown struct {
 
 func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
 	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
-	srv, err := NewStepdownSocket(cfg, ann, logger)
+	srv, err := NewStepdownSocket(cfg, ann, host.Env{}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
@@ -48,7 +49,7 @@ type Sampler struct {
 func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
-		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: probe.MonotonicNow,
+		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: host.Monotonic,
 	}
 }
 

@@ -49,8 +49,9 @@ type Options struct {
 	Listener net.Listener
 	// PeerCred reads a peer's credentials; nil reads SO_PEERCRED.
 	PeerCred func(*net.UnixConn) (Cred, error)
-	// Getenv and PID are consulted for systemd socket activation; nil and
-	// 0 mean os.Getenv and os.Getpid().
+	// Getenv and PID are consulted for systemd socket activation; nil is
+	// an empty environment (the server never reads the process's), 0
+	// os.Getpid().
 	Getenv func(string) string
 	PID    int
 	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
@@ -106,7 +107,7 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		opts.PeerCred = peerCred
 	}
 	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
+		opts.Getenv = func(string) string { return "" }
 	}
 	if opts.PID == 0 {
 		opts.PID = os.Getpid()
