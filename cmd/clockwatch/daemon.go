@@ -12,8 +12,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
-	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )
 
