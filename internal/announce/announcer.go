@@ -305,9 +305,10 @@ func (a *Announcer) ProbeFailed(name string, err error) {
 	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeFailed(name, err, now) })
 }
 
-// Suspended feeds a wake-up from suspend: the machine was suspended for d.
-func (a *Announcer) Suspended(d time.Duration) {
-	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Suspend(d, now) })
+// Woke feeds a wake-up from suspend (the detector's step.TypeWake): the
+// machine was suspended for d.
+func (a *Announcer) Woke(d time.Duration) {
+	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Woke(d, now) })
 }
 
 // Tick advances the policy's time and announces what it returns, then runs

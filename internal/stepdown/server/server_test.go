@@ -90,11 +90,11 @@ func TestTriggersReachClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	mono := time.Duration(ts.Nano())
-	ann.Step(policy.Step{Seconds: 0.5, Mono: mono, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: "timerfd"})
+	ann.Step(policy.Step{Seconds: 0.5, Mono: mono, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: policy.SeenClockSet})
 	m := next(t, c)
 	want := stepdown.Message{Type: "stepdown", State: "stepdown", Reason: "step", Epoch: 2, Seq: m.Seq,
 		StepSeconds: stepdown.Float(0.5), WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), MonoNanos: int64(mono),
-		Source: "timerfd", Detail: "wall clock stepped by 500ms"}
+		Source: "clock_set", Detail: "wall clock stepped by 500ms"}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("stepdown (-want +got):\n%s", diff)
 	}
