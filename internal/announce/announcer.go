@@ -79,14 +79,14 @@ type Announcer struct {
 	mono func() time.Duration
 	met  *metrics
 
-	mu     sync.Mutex
-	pol    *policy.Policy
-	seq    uint64
-	last   Announcement
+	mu   sync.Mutex
+	pol  *policy.Policy
+	seq  uint64
+	last Announcement
 	// stateAt is when the state last changed (its first announcement),
 	// or when the announcer was made.
 	stateAt time.Duration
-	sentAt [sentRing]struct {
+	sentAt  [sentRing]struct {
 		seq uint64
 		at  time.Duration
 	}
