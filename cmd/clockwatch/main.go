@@ -80,6 +80,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		addReplayCommand(app, c),
 		addWatchCommand(app, c),
 		addDrillCommand(app, c),
+		addHostDirsCommand(app, c),
 	}
 
 	selected, code, err := parse(app, joinNegativeValues(args))

@@ -14,6 +14,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
@@ -37,6 +38,13 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
 		v = withUndisciplined(v, f.Kernel, timesources.Disciplined(reports), cfg.Stepdown)
+		// First what lock holders are being told, asked from the daemon.
+		var hello stepdown.Message
+		var askErr error
+		if cfg.Stepdown.Enabled {
+			hello, askErr = askDaemon(ctx, cfg.Stepdown.Socket)
+		}
+		writeDaemonState(c.stdout, cfg.Stepdown, hello, askErr, v, time.Now())
 		write := health.Write
 		if *verbose {
 			write = health.WriteVerbose

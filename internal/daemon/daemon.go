@@ -25,6 +25,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
@@ -56,6 +57,9 @@ type Options struct {
 	// Collectors are the --[no-]collector.<name> switches, applied over
 	// the file at every reload too (New's configuration has them already).
 	Collectors Collectors
+	// Kubernetes is the Node condition and Events transport
+	// (--kubernetes.*); off without a node name.
+	Kubernetes kubernetes.Options
 	// Env is the process's environment as systemd sets it
 	// (STATE_DIRECTORY, RUNTIME_DIRECTORY, LISTEN_PID, LISTEN_FDS,
 	// LISTEN_FDNAMES; DBUS_SYSTEM_BUS_ADDRESS) and its pid: the daemon never
@@ -164,7 +168,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
-	if announcerWanted(cfg) {
+	if announcerWanted(cfg) || d.opts.Kubernetes.Enabled() {
 		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
 		if cfg.Stepdown.Enabled {
@@ -182,6 +186,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 			collectors = append(collectors, d.stepdown.Collector(), feed.WriteDelay)
 		}
 		tasks = append(tasks, feed.Tasks()...)
+		if d.opts.Kubernetes.Enabled() {
+			kp, err := kubernetes.New(d.opts.Kubernetes, d.opts.Env.Getenv, d.logger)
+			if err != nil {
+				if d.stepdown != nil {
+					d.stepdown.Close()
+				}
+				return err
+			}
+			collectors = append(collectors, kp.Collector())
+			// Subscribed now, so that no announcement after the start is
+			// missed; Run shows the state at once whatever the buffer holds.
+			sub := d.announcer.Subscribe("kubernetes", 64)
+			tasks = append(tasks, func(ctx context.Context) error { return kp.Run(ctx, sub) })
+		}
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
 		})

@@ -211,7 +211,7 @@ func appendHuman(b []byte, e step.Event) []byte {
 			kind = "leap second"
 		}
 		b = fmt.Appendf(b, "%s %s by %s (%+.6f s)", kind, dir, e.Step.Abs(), e.StepSeconds())
-	case step.TypeResume:
+	case step.TypeWake:
 		b = fmt.Appendf(b, "resume after %s suspended", e.Suspended)
 	default:
 		b = fmt.Appendf(b, "clock set without a measurable step (%+.6f s)", e.StepSeconds())
