@@ -1,6 +1,7 @@
 package examples
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,8 +29,9 @@ func TestPythonBoundedTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer seg.Close()
+	dev := filepath.Join(t.TempDir(), "vmclock0")
 	read := func() (string, error) {
-		out, err := exec.Command(py, "boundedtime/boundedtime.py", path).CombinedOutput()
+		out, err := exec.Command(py, "boundedtime/boundedtime.py", path, "--vmclock", dev).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
 	if out, err := read(); err == nil || !strings.Contains(out, "not initialized") {
@@ -44,6 +46,8 @@ func TestPythonBoundedTime(t *testing.T) {
 		rec        clockbound.Record
 		wantStatus string
 		minBound   time.Duration
+		// device is the VMClock device's marker; 0: no device.
+		device uint64
 	}{
 		{name: "synchronized", rec: clockbound.Record{AsOf: mono, VoidAfter: mono + clockbound.VoidAfter, Bound: time.Millisecond,
 			MaxDriftPPB: 15_000, Status: boundedtime.StatusSynchronized}, wantStatus: "synchronized", minBound: time.Millisecond},
@@ -53,7 +57,29 @@ func TestPythonBoundedTime(t *testing.T) {
 			Bound: time.Millisecond, MaxDriftPPB: 1_000_000, Status: boundedtime.StatusSynchronized}, wantStatus: "free_running", minBound: 7 * time.Millisecond},
 		{name: "void", rec: clockbound.Record{AsOf: mono - 20*time.Second, VoidAfter: mono - 10*time.Second, Bound: time.Millisecond,
 			MaxDriftPPB: 1, Status: boundedtime.StatusSynchronized}, wantStatus: "unknown", minBound: time.Millisecond},
+		{name: "VMClock flag, the device's marker", rec: clockbound.Record{AsOf: mono, VoidAfter: mono + clockbound.VoidAfter, Bound: time.Millisecond,
+			MaxDriftPPB: 15_000, Status: boundedtime.StatusSynchronized, DisruptionMarker: 2, DisruptionSupport: true},
+			device: 2, wantStatus: "synchronized", minBound: time.Millisecond},
+		{name: "VMClock flag, the device moved on (migrated)", rec: clockbound.Record{AsOf: mono, VoidAfter: mono + clockbound.VoidAfter, Bound: time.Millisecond,
+			MaxDriftPPB: 15_000, Status: boundedtime.StatusSynchronized, DisruptionMarker: 2, DisruptionSupport: true},
+			device: 3, wantStatus: "unknown", minBound: time.Millisecond},
+		{name: "VMClock flag, no device", rec: clockbound.Record{AsOf: mono, VoidAfter: mono + clockbound.VoidAfter, Bound: time.Millisecond,
+			MaxDriftPPB: 15_000, Status: boundedtime.StatusSynchronized, DisruptionMarker: 2, DisruptionSupport: true},
+			wantStatus: "unknown", minBound: time.Millisecond},
 	} {
+		// The records are relative to mono: keep them so on a slow machine.
+		monoNow, err := clockbound.SysClock{}.MonotonicCoarse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.rec.AsOf += monoNow - mono
+		tc.rec.VoidAfter += monoNow - mono
+		os.Remove(dev)
+		if tc.device != 0 {
+			if err := os.WriteFile(dev, vmclockPage(tc.device), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		seg.Write(tc.rec)
 		out, err := read()
 		m := pyLine.FindStringSubmatch(out)
@@ -70,7 +96,7 @@ func TestPythonBoundedTime(t *testing.T) {
 			t.Errorf("%s: %q; want status %s, bound from %v, an interval around now", tc.name, out, tc.wantStatus, tc.minBound)
 		}
 		// The Go reader agrees on the status.
-		r, err := boundedtime.Open(path)
+		r, err := boundedtime.OpenVMClock(path, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,4 +111,18 @@ func TestPythonBoundedTime(t *testing.T) {
 	if out, err := read(); err == nil || !strings.Contains(out, "magic") {
 		t.Errorf("zeroed segment: %q, %v; want refused for its magic", out, err)
 	}
+}
+
+// vmclockPage is a VMClock device's page (Linux's vmclock-abi.h, as qemu 10
+// fills it) with the given disruption marker.
+func vmclockPage(marker uint64) []byte {
+	b := make([]byte, 4096)
+	le := binary.LittleEndian
+	le.PutUint32(b[0:], 0x4b4c4356) // "VCLK"
+	le.PutUint32(b[4:], 4096)
+	le.PutUint16(b[8:], 1)
+	b[10] = 0xff
+	le.PutUint32(b[12:], 4) // seq_count
+	le.PutUint64(b[16:], marker)
+	return b
 }

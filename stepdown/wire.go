@@ -66,6 +66,12 @@ const (
 	// than the one it followed before: the time can move by the two
 	// grandmasters' difference, which no offset shows at the change.
 	ReasonGrandmasterChanged Reason = "grandmaster_changed"
+	// ReasonVMDisruption: the hypervisor says this VM's clock was disrupted:
+	// VMClock's disruption marker changed (a live migration onto another
+	// host, a restore from a snapshot), also while clockwatch was not
+	// running, or its clock status is "unreliable". Nothing in the guest
+	// steps the clock: it may be off by the pause or the other host's error.
+	ReasonVMDisruption Reason = "vm_disruption"
 	// ReasonDrill: an operator asked for a drill; nothing is wrong.
 	ReasonDrill Reason = "drill"
 	// ReasonStarting: clockwatch has just started and has no reading yet.
@@ -76,7 +82,7 @@ const (
 // protocol documents them: the one list the server's metrics, its drill
 // validation and `clockwatch drill` use.
 func TriggerReasons() []Reason {
-	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend, ReasonGrandmasterChanged}
+	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend, ReasonGrandmasterChanged, ReasonVMDisruption}
 }
 
 // DrillReasons are the reasons a drill may carry: drill itself and every
@@ -145,6 +151,12 @@ type Message struct {
 	// (hello only).
 	HeartbeatSeconds float64 `json:"heartbeat_seconds,omitempty"`
 	HoldDownSeconds  float64 `json:"hold_down_seconds,omitempty"`
+	// Since is when the state began, by the server's wall clock, to the
+	// millisecond (hello only; older servers omit it).
+	Since time.Time `json:"since,omitzero"`
+	// Subscribers is how many clients are connected, this one included
+	// (hello only; older servers omit it).
+	Subscribers int `json:"subscribers,omitempty"`
 	// HoldSeconds is how long a drill stays in stepdown before its resume
 	// (drill requests and drill events).
 	HoldSeconds float64 `json:"hold_seconds,omitempty"`

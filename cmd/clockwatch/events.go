@@ -48,6 +48,7 @@ func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		recs := all
 		if !from.IsZero() {
+			//clockwatch:wallclock-ok --since is a wall time the user asks about, compared with the wall times the journal recorded
 			recs = slices.DeleteFunc(slices.Clone(all), func(r journal.Record) bool { return r.Event.WallAfter.Before(from) })
 		}
 		if len(recs) == 0 && !*asJSON {

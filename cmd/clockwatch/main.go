@@ -41,6 +41,8 @@ type cli struct {
 	configFileSet bool // --config.file was given, perhaps empty: then no file
 	logLevel      string
 	logFormat     string
+	// chronyAddress is --chrony.address ("": the configuration's).
+	chronyAddress string
 }
 
 // subcommand is one verb of the binary. run returns the process exit code.
@@ -82,6 +84,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		addReplayCommand(app, c),
 		addWatchCommand(app, c),
 		addDrillCommand(app, c),
+		addHostDirsCommand(app, c),
 	}
 
 	selected, code, err := parse(app, joinNegativeValues(args))

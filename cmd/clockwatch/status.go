@@ -14,6 +14,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
@@ -27,7 +28,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			return int(health.Unknown)
 		}
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
-		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc")})
+		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc"), Getenv: c.getenv})
 		for _, r := range reports {
 			f.AddSource(r.Reading, r.Lines...)
 			f.Notes = append(f.Notes, r.Notes...)
@@ -35,6 +36,13 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
 		v = withUndisciplined(v, f.Kernel, timesources.Disciplined(reports), cfg.Stepdown)
+		// First what lock holders are being told, asked from the daemon.
+		var hello stepdown.Message
+		var askErr error
+		if cfg.Stepdown.Enabled {
+			hello, askErr = askDaemon(ctx, cfg.Stepdown.Socket)
+		}
+		writeDaemonState(c.stdout, cfg.Stepdown, hello, askErr, v, time.Now())
 		write := health.Write
 		if *verbose {
 			write = health.WriteVerbose
@@ -68,6 +76,7 @@ func recentSteps(dir string, window time.Duration, now time.Time) []health.Recen
 	var out []health.RecentStep
 	for _, r := range recs {
 		if r.Event.Type == step.TypeStep {
+			//clockwatch:wallclock-ok a journaled step from any run, maybe before a reboot: only its wall time says how long ago it was
 			out = append(out, health.RecentStep{Step: r.Event.Step, Leap: r.Event.Leap, Ago: now.Sub(r.Event.WallAfter)})
 		}
 	}

@@ -6,8 +6,13 @@ native byte order), by default /run/clockwatch/clockbound/shm0. It gives the
 current time as an interval [earliest, latest] that true time is within, and
 a status: only "synchronized" and "free_running" intervals can be trusted.
 The checks are those of ClockBound's reader (clock-bound-shm/src/reader.rs).
+When the segment has the VMClock flag (clockwatch reads /dev/vmclock0), the
+device's disruption marker is compared with the segment's as ClockBound's
+client does (clock-bound-vmclock VMClock::now): while they differ the VM was
+migrated or restored and clockwatch has not said so yet, and the status is
+"unknown".
 
-    python3 boundedtime.py [PATH] [--watch SECONDS]
+    python3 boundedtime.py [PATH] [--vmclock DEVICE] [--watch SECONDS]
 
 prints one line per reading:
 
@@ -31,6 +36,11 @@ CLOCK_MONOTONIC_COARSE = getattr(time, "CLOCK_MONOTONIC_COARSE", 6)
 
 STATUSES = {0: "unknown", 1: "synchronized", 2: "free_running", 3: "disrupted"}
 
+DEFAULT_VMCLOCK = "/dev/vmclock0"
+VMCLOCK_MAGIC = 0x4B4C4356  # "VCLK", little-endian, like every field of the page
+VMCLOCK_SEQ = struct.Struct("<I")  # seq_count at 12: odd while the hypervisor updates
+VMCLOCK_MARKER = struct.Struct("<Q")  # disruption_marker at 16
+
 HEADER = struct.Struct("=IIIHH")  # magic0, magic1, size, version, generation
 BODY = struct.Struct("=qqqqqQIiB7x")  # as_of, void_after, bound, marker, drift, status, vmclock flag
 
@@ -39,8 +49,39 @@ class SegmentError(Exception):
     """The segment cannot be read (ClockBound's ShmError kinds)."""
 
 
+class VMClock:
+    """The VMClock device's page, mapped read-only (Linux's vmclock-abi.h)."""
+
+    def __init__(self, path=DEFAULT_VMCLOCK):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            self._mem = mmap.mmap(fd, mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ)
+        finally:
+            os.close(fd)
+        magic, version = struct.unpack_from("<I4xH", self._mem, 0)
+        if magic != VMCLOCK_MAGIC or version != 1:
+            self._mem.close()
+            raise SegmentError(f"{path}: not a VMClock page of version 1")
+
+    def marker(self):
+        """The disruption marker, read under the page's seqlock (None if it never settles)."""
+        for _ in range(10_000):
+            seq = VMCLOCK_SEQ.unpack_from(self._mem, 12)[0]
+            if seq & 1:
+                continue
+            marker = VMCLOCK_MARKER.unpack_from(self._mem, 16)[0]
+            if VMCLOCK_SEQ.unpack_from(self._mem, 12)[0] == seq:
+                return marker
+        return None
+
+    def close(self):
+        self._mem.close()
+
+
 class Reader:
-    def __init__(self, path=DEFAULT_PATH):
+    def __init__(self, path=DEFAULT_PATH, vmclock_path=DEFAULT_VMCLOCK):
+        self._vmclock_path = vmclock_path
+        self._vmclock = None
         fd = os.open(path, os.O_RDONLY)
         try:
             size = os.fstat(fd).st_size
@@ -64,6 +105,17 @@ class Reader:
 
     def close(self):
         self._mem.close()
+        if self._vmclock is not None:
+            self._vmclock.close()
+
+    def _device_marker(self):
+        """The VMClock device's marker, mapping it on first use; None if it cannot be read."""
+        if self._vmclock is None:
+            try:
+                self._vmclock = VMClock(self._vmclock_path)
+            except (OSError, SegmentError, ValueError):
+                return None
+        return self._vmclock.marker()
 
     def snapshot(self):
         """One consistent read under the seqlock, or the last one while the writer is mid-update."""
@@ -88,7 +140,7 @@ class Reader:
             raise SegmentError("not initialized")
         real = time.clock_gettime_ns(time.CLOCK_REALTIME)
         mono = time.clock_gettime_ns(CLOCK_MONOTONIC_COARSE)
-        gen, as_s, as_ns, void_s, void_ns, bound, _marker, drift, status, vmclock = snap
+        gen, as_s, as_ns, void_s, void_ns, bound, marker, drift, status, vmclock = snap
         if drift >= 1_000_000_000 or status not in STATUSES or bound < 0:
             raise SegmentError("malformed")
         as_of, void_after = as_s * 10**9 + as_ns, void_s * 10**9 + void_ns
@@ -101,8 +153,8 @@ class Reader:
             elapsed = 0
         else:
             raise SegmentError("causality breach: written after now")
-        if vmclock:
-            status = 0  # ClockBound's client would compare /dev/vmclock0's marker: not read here
+        if vmclock and self._device_marker() != marker:
+            status = 0  # the device moved on (or cannot be read): the segment does not speak for the clock
         bound += int(elapsed / 1e9 * drift)
         return real - bound, real + bound, STATUSES[status], bound, gen
 
@@ -113,16 +165,18 @@ class Reader:
 
 
 def main(argv):
-    path, watch = DEFAULT_PATH, None
+    path, vmclock, watch = DEFAULT_PATH, DEFAULT_VMCLOCK, None
     args = argv[1:]
     while args:
         a = args.pop(0)
         if a == "--watch":
             watch = float(args.pop(0))
+        elif a == "--vmclock":
+            vmclock = args.pop(0)
         else:
             path = a
     try:
-        r = Reader(path)
+        r = Reader(path, vmclock)
         end = time.monotonic() + (watch or 0)
         while True:
             e, l, status, bound, gen = r.now()

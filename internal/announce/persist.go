@@ -30,6 +30,8 @@ type savedState struct {
 	Conditions []policy.Condition `json:"conditions,omitempty"`
 	HoldUntil  int64              `json:"hold_until_boottime_ns,omitempty"`
 	Known      []string           `json:"known_sources,omitempty"`
+	// Markers are the sources' disruption markers (VMClock's).
+	Markers map[string]uint64 `json:"disruption_markers,omitempty"`
 }
 
 // Boot names the boot and converts CLOCK_MONOTONIC to CLOCK_BOOTTIME: it
@@ -73,7 +75,7 @@ func loadState(path string, boot Boot) (ps policy.Persisted, ok bool, err error)
 	default:
 		return ps, false, fmt.Errorf("stepdown state %s: unknown state %q: starting without it", path, s.State)
 	}
-	ps = policy.Persisted{State: s.State, Reason: s.Reason, Conditions: s.Conditions, Known: s.Known}
+	ps = policy.Persisted{State: s.State, Reason: s.Reason, Conditions: s.Conditions, Known: s.Known, Markers: s.Markers}
 	if s.State == stepdown.StateStepdown {
 		ps.HoldUntil = time.Duration(s.HoldUntil) - susp
 	}
@@ -89,7 +91,7 @@ func saveState(path string, ps policy.Persisted, boot Boot) error {
 		return err
 	}
 	s := savedState{Version: stateVersion, BootID: id, State: ps.State, Reason: ps.Reason,
-		Conditions: ps.Conditions, Known: ps.Known}
+		Conditions: ps.Conditions, Known: ps.Known, Markers: ps.Markers}
 	if ps.State == stepdown.StateStepdown {
 		s.HoldUntil = int64(ps.HoldUntil + susp)
 	}

@@ -46,7 +46,7 @@ type cbBound struct {
 // check ClockBound's client applies between opening the file and returning
 // (earliest, latest, status). Independent of package boundedtime: it decodes
 // the file's bytes itself, with the offsets of the Rust structs.
-func clockBoundNow(path string, real, mono int64) (earliest, latest int64, status int32, err error) {
+func clockBoundNow(path, vmclockPath string, real, mono int64) (earliest, latest int64, status int32, err error) {
 	ne := binary.NativeEndian
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -102,9 +102,13 @@ func clockBoundNow(path string, real, mono int64) (earliest, latest int64, statu
 		return 0, 0, 0, fmt.Errorf("padding % x not zero: %w", c.padding, errCBMalformed)
 	}
 	// clock-bound-vmclock lib.rs VMClock::new: with the flag set, the
-	// client opens /dev/vmclock0 and compares disruption markers.
+	// client opens /dev/vmclock0 (shm_reader.rs VMClockShmReader::new) and
+	// VMClock::now compares the disruption markers.
+	var deviceMarker uint64
 	if c.disruptionSupport != 0 {
-		return 0, 0, 0, errors.New("VMClock flag set: ClockBound's client would need /dev/vmclock0")
+		if deviceMarker, err = clockBoundVMClockMarker(vmclockPath); err != nil {
+			return 0, 0, 0, err
+		}
 	}
 	// lib.rs compute_bound_at.
 	if c.maxDriftPPB >= 1_000_000_000 {
@@ -131,12 +135,42 @@ func clockBoundNow(path string, real, mono int64) (earliest, latest int64, statu
 		return 0, 0, 0, errCBCausality
 	}
 	bound := c.boundNsec + int64(float64(d)/1e9*float64(c.maxDriftPPB))
+	if c.disruptionSupport != 0 && deviceMarker != c.disruptionMarker {
+		status = 0 // ClockStatus::Unknown until the daemon has the new marker
+	}
 	return real - bound, real + bound, status, nil
+}
+
+// clockBoundVMClockMarker is clock-bound-vmclock's VMClockShmReader::new and
+// snapshot, for the disruption marker: read(2) of the file, a header of 16
+// bytes with the magic (shm.rs VMClockShmHeader::is_valid) and version 1, a
+// segment of at least the header and the body (104 bytes), seq_count even.
+func clockBoundVMClockMarker(path string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("VMClockShmReader::new: %v: %w", err, errCBNotInitialized)
+	}
+	le := binary.LittleEndian
+	switch {
+	case len(b) == 0:
+		return 0, errCBNotInitialized
+	case len(b) < 16:
+		return 0, errCBMalformed
+	case le.Uint32(b[0:]) != 0x4B4C4356: // VMCLOCK_SHM_MAGIC
+		return 0, errCBNotInitialized
+	case le.Uint16(b[8:]) != 1: // VMCLOCK_SUPPORTED_VERSION
+		return 0, errCBVersion
+	case le.Uint32(b[4:]) < 16+88 || len(b) < 16+88:
+		return 0, errCBMalformed
+	case le.Uint32(b[12:])&1 == 1:
+		return 0, fmt.Errorf("odd seq_count at rest: %w", errCBNotInitialized)
+	}
+	return le.Uint64(b[16:]), nil
 }
 
 // clockBoundNowNow runs clockBoundNow with the clocks ClockBound reads:
 // CLOCK_REALTIME, then CLOCK_MONOTONIC_COARSE (common.rs).
-func clockBoundNowNow(t *testing.T, path string) (width time.Duration, status int32, err error) {
+func clockBoundNowNow(t *testing.T, path string, vmclockPath ...string) (width time.Duration, status int32, err error) {
 	t.Helper()
 	var rt, mt unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &rt); err != nil {
@@ -145,7 +179,11 @@ func clockBoundNowNow(t *testing.T, path string) (width time.Duration, status in
 	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC_COARSE, &mt); err != nil {
 		t.Fatal(err)
 	}
-	e, l, status, err := clockBoundNow(path, rt.Nano(), mt.Nano())
+	dev := "/dev/vmclock0"
+	if len(vmclockPath) > 0 {
+		dev = vmclockPath[0]
+	}
+	e, l, status, err := clockBoundNow(path, dev, rt.Nano(), mt.Nano())
 	return time.Duration(l - e), status, err
 }
 
@@ -199,7 +237,7 @@ func TestClockBoundConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("drill of a step", 3, 4*time.Millisecond)
-	sd.Suspended(time.Minute)
+	sd.Woke(time.Minute)
 	check("suspend", 3, 4*time.Millisecond)
 }
 
@@ -209,4 +247,83 @@ func chronyOffset(seconds float64) timesource.Reading {
 	off := time.Duration(seconds * float64(time.Second))
 	return timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true,
 		Offset: off, ErrorBound: off.Abs() + time.Millisecond}
+}
+
+// TestClockBoundConformanceVMClock is the VMClock part, ClockBound's own
+// case: the segment carries the marker the stepdown state speaks for and
+// the VMClock flag; ClockBound's client compares the marker with the
+// device's at every read. Before clockwatch has seen a migration the client
+// reports Unknown (the device moved on); once the stepdown is announced the
+// segment has the new marker and says Disrupted; after the hold-down,
+// Synchronized again with the new marker.
+func TestClockBoundConformanceVMClock(t *testing.T) {
+	t.Parallel()
+	sd, _ := clockboundtest.Stepdown(t, 50*time.Millisecond)
+	dir := t.TempDir()
+	path, dev := filepath.Join(dir, "shm0"), filepath.Join(dir, "vmclock0")
+	device := func(marker uint64) {
+		t.Helper()
+		b := make([]byte, 4096)
+		le := binary.LittleEndian
+		le.PutUint32(b[0:], 0x4B4C4356)
+		le.PutUint32(b[4:], 4096)
+		le.PutUint16(b[8:], 1)
+		b[10] = 0xff
+		le.PutUint32(b[12:], uint32(2*marker))
+		le.PutUint64(b[16:], marker)
+		if err := os.WriteFile(dev, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seg, err := Create(path, 0o644, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	chronyR := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
+		Synchronized: true, ErrorBound: 2 * time.Millisecond, LastSuccess: time.Now()}
+	vmclockR := func(marker uint64) timesource.Reading {
+		return timesource.Reading{Source: "vmclock", Role: timesource.SecondOpinion, Found: true, Up: true,
+			HasDisruptionMarker: true, DisruptionMarker: marker}
+	}
+	cfg := DefaultConfig()
+	cfg.Interval = time.Hour
+	p := NewPublisher(cfg, seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{chronyR} }})
+	check := func(what string, wantStatus int32) {
+		t.Helper()
+		if err := p.Write(); err != nil {
+			t.Fatal(err)
+		}
+		_, status, err := clockBoundNowNow(t, path, dev)
+		if err != nil || status != wantStatus {
+			t.Errorf("%s: ClockBound reads status %d, %v; want %d", what, status, err, wantStatus)
+		}
+	}
+	// No marker judged yet: no flag, the device is not read.
+	device(1)
+	check("before the first VMClock reading", 1)
+	sd.Reading(vmclockR(1))
+	check("marker 1 in the segment and on the device", 1)
+	if b, _ := os.ReadFile(path); b[72] != 1 || binary.NativeEndian.Uint64(b[56:]) != 1 {
+		t.Errorf("segment: VMClock flag %d, marker %d; want 1 and 1", b[72], binary.NativeEndian.Uint64(b[56:]))
+	}
+	device(2)
+	check("migrated: the device has 2, the segment 1", 0)
+	sd.Reading(vmclockR(2))
+	if st := sd.Status(); st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonVMDisruption {
+		t.Fatalf("after the new marker the stepdown state is %+v, want stepdown vm_disruption", st)
+	}
+	check("stepdown announced, marker 2 in the segment", 3)
+	for deadline := time.Now().Add(10 * time.Second); sd.Status().State != stepdown.StateOK; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no resume after the VM disruption's hold-down")
+		}
+		sd.Reading(vmclockR(2))
+		sd.Reading(chronyR)
+	}
+	check("after the hold-down", 1)
+	os.Remove(dev)
+	if _, _, err := clockBoundNowNow(t, path, dev); !errors.Is(err, errCBNotInitialized) {
+		t.Errorf("without the device ClockBound's client fails with %v, want SegmentNotInitialized", err)
+	}
 }

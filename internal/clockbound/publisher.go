@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -50,7 +50,7 @@ var _ Clock = SysClock{}
 
 // MonotonicCoarse reads CLOCK_MONOTONIC_COARSE.
 func (SysClock) MonotonicCoarse() (time.Duration, error) {
-	ns, err := probe.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
+	ns, err := host.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
 	if err != nil {
 		return 0, fmt.Errorf("reading CLOCK_MONOTONIC_COARSE: %w", err)
 	}
@@ -220,6 +220,13 @@ func (p *Publisher) Write() error {
 	now := p.opts.Now()
 	v := Judge(ann, p.opts.Readings(), now, p.cfg.MaxDriftPPB)
 	rec := Record{AsOf: asOf, VoidAfter: asOf + VoidAfter, Bound: v.Bound, MaxDriftPPB: p.cfg.MaxDriftPPB, Status: v.Status}
+	if ann != nil && ann.HasDisruptionMarker {
+		// The marker the announced state speaks for, never the device's
+		// latest: taken with the state under one lock, so that a new
+		// marker is written with the stepdown it caused and a reader who
+		// sees a newer one on the device knows the segment lags.
+		rec.DisruptionMarker, rec.DisruptionSupport = ann.DisruptionMarker, true
+	}
 	p.seg.Write(rec)
 	p.mu.Lock()
 	prev := p.last

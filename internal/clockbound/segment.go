@@ -26,9 +26,12 @@ type Record struct {
 	AsOf, VoidAfter time.Duration
 	// Bound is the error bound of CLOCK_REALTIME at AsOf.
 	Bound time.Duration
-	// DisruptionMarker is the VMClock disruption marker (0: clockwatch does
-	// not track VMClock, and leaves the VMClock flag at 0).
-	DisruptionMarker uint64
+	// DisruptionMarker is the VMClock disruption marker the stepdown state
+	// speaks for; DisruptionSupport sets the VMClock flag, which tells
+	// readers to compare it with the device's (as ClockBound's daemon does
+	// when VMClock is there). Without the flag the marker is 0.
+	DisruptionMarker  uint64
+	DisruptionSupport bool
 	// MaxDriftPPB is how fast readers grow the bound after AsOf.
 	MaxDriftPPB uint32
 	// Status is the clock status.
@@ -217,7 +220,15 @@ func (s *Segment) Write(r Record) {
 	atomic.StoreInt64(s.dword(boundedtime.OffDisruptionMarker), int64(r.DisruptionMarker))
 	atomic.StoreUint32(s.word(boundedtime.OffMaxDrift), r.MaxDriftPPB)
 	atomic.StoreUint32(s.word(boundedtime.OffStatus), uint32(r.Status))
-	atomic.StoreUint32(s.word(boundedtime.OffDisruptionSupport), 0) // the VMClock flag and padding
+	// The VMClock flag (a u8, then padding) in the first byte of the word.
+	var flag uint32
+	if r.DisruptionSupport {
+		flag = 1
+		if !s.little {
+			flag = 1 << 24
+		}
+	}
+	atomic.StoreUint32(s.word(boundedtime.OffDisruptionSupport), flag)
 	atomic.StoreUint32(s.word(boundedtime.OffDisruptionSupport+4), 0)
 	gen++
 	if gen == 0 {

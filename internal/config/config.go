@@ -20,6 +20,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
+	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
@@ -45,6 +46,8 @@ type Config struct {
 	PTP ptp.Config `yaml:"ptp"`
 	// Timesyncd is systemd-timesyncd, read over D-Bus.
 	Timesyncd timesyncd.Config `yaml:"timesyncd"`
+	// VMClock is the hypervisor's VMClock page, /dev/vmclock0.
+	VMClock vmclock.Config `yaml:"vmclock"`
 	// ClockBound is the bounded-time segment applications read.
 	ClockBound clockbound.Config `yaml:"clockbound"`
 }
@@ -111,6 +114,7 @@ func Default() Config {
 		NTPProbes:  sntp.DefaultConfig(),
 		PTP:        ptp.DefaultConfig(),
 		Timesyncd:  timesyncd.DefaultConfig(),
+		VMClock:    vmclock.DefaultConfig(),
 		ClockBound: clockbound.DefaultConfig(),
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
@@ -161,7 +165,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.ClockBound} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.VMClock, c.ClockBound} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

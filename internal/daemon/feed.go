@@ -13,7 +13,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/config"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
@@ -111,6 +111,9 @@ type FeedOptions struct {
 	// readings are fed then, chronyd's new figures (and the kernel state
 	// chronyd has just set) at once.
 	Polled <-chan struct{}
+	// News fires when a source has news the policy must hear at once
+	// (Member.News: VMClock's marker changed): the readings are fed then.
+	News <-chan struct{}
 	// Periodic, when set, says whether every Poll is needed besides: a
 	// source with news at its own rate (ptp4l found, ntpd, NTP probes).
 	// nil: every Poll.
@@ -169,7 +172,7 @@ func (s *Feed) Run(ctx context.Context) error {
 	defer s.fed.Store(false)
 	ready := s.steps.FirstSampleDurable()
 	var fast <-chan time.Time
-	var polled <-chan struct{}
+	var polled, news <-chan struct{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -192,7 +195,7 @@ func (s *Feed) Run(ctx context.Context) error {
 				}
 			}
 			s.ann.ProbeOK(ClocksSource)
-			polled = s.opt.Polled
+			polled, news = s.opt.Polled, s.opt.News
 			s.pollOnce()
 			s.fed.Store(true)
 			if s.ann.Starting() {
@@ -206,6 +209,8 @@ func (s *Feed) Run(ctx context.Context) error {
 				fast = time.After(startPoll)
 			}
 		case <-polled:
+			s.pollOnce()
+		case <-news:
 			s.pollOnce()
 		}
 	}
@@ -242,14 +247,14 @@ func (s *Feed) apply(e step.Event) {
 	switch e.Type {
 	case step.TypeStep:
 		s.ann.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
-			WallAfter: e.WallAfter, Epoch: e.Epoch, How: e.Seen.String()})
+			WallAfter: e.WallAfter, Epoch: e.Epoch, How: seenBy(e.Seen)})
 		// Step writes to every socket subscriber whose buffer has room
 		// before it returns (the socket is attached in line).
 		if e.MarkMono != 0 && s.opt.Subscribers() > 0 {
-			s.WriteDelay.h.Observe(time.Duration(probe.MonotonicNow() - e.MarkMono))
+			s.WriteDelay.h.Observe(time.Duration(host.Monotonic() - e.MarkMono))
 		}
-	case step.TypeResume:
-		s.ann.Suspended(e.Suspended)
+	case step.TypeWake:
+		s.ann.Woke(e.Suspended)
 	}
 }
 
@@ -285,9 +290,26 @@ func (s *Feed) journalProbe() {
 // probes), and at least every chrony.max_poll_interval. Without such a
 // source (chrony off): every poll interval.
 func feedOptions(cfg *config.Config, sources timesources.Members, pl *pulse.Pulse) FeedOptions {
-	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl}
+	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl,
+		News: sources.News()}
 	if fo.Polled = sources.Polled(); fo.Polled != nil {
 		fo.Periodic = sources.OwnRate()
 	}
 	return fo
+}
+
+// seenBy converts how the detector saw a step into the policy's own type:
+// the policy does not import the detector.
+func seenBy(s step.Seen) policy.Seen {
+	switch s {
+	case step.SeenSampling:
+		return policy.SeenSampling
+	case step.SeenClockSet:
+		return policy.SeenClockSet
+	case step.SeenBoth:
+		return policy.SeenBoth
+	case step.SeenRestart:
+		return policy.SeenRestart
+	}
+	return 0
 }

@@ -37,6 +37,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // being read into memory. A directory without a journal has no records.
 func Read(dir string, since time.Time) (recs []Record, warnings []string, err error) {
 	warnings, err = readLines(OSFS{}, dir, func(l line) {
+		//clockwatch:wallclock-ok since is a wall time from the caller, the records' times are the wall times persisted with them
 		if !l.boot && (since.IsZero() || !l.rec.Event.WallAfter.Before(since)) {
 			recs = append(recs, l.rec)
 		}
@@ -213,7 +214,7 @@ func appendHuman(b []byte, e step.Event) []byte {
 			kind = "leap second"
 		}
 		b = fmt.Appendf(b, "%s %s by %s (%+.6f s)", kind, dir, e.Step.Abs(), e.StepSeconds())
-	case step.TypeResume:
+	case step.TypeWake:
 		b = fmt.Appendf(b, "resume after %s suspended", e.Suspended)
 	default:
 		b = fmt.Appendf(b, "clock set without a measurable step (%+.6f s)", e.StepSeconds())

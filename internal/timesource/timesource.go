@@ -112,6 +112,17 @@ type Reading struct {
 	// Detail is a short human-readable state ("port UNCALIBRATED",
 	// "server 10.0.0.1"), for status lines; may be empty.
 	Detail string
+	// HasDisruptionMarker says the source carries the hypervisor's clock
+	// disruption marker (VMClock): DisruptionMarker changes to a new value
+	// on every live migration or snapshot restore. A change is a stepdown
+	// trigger, seen across restarts in the same boot: nothing else in the
+	// guest reports the move.
+	HasDisruptionMarker bool
+	DisruptionMarker    uint64
+	// ClockUnreliable is the source saying that the clock must not be
+	// trusted at all now (VMClock's clock status "unreliable"): a stepdown
+	// trigger while it holds.
+	ClockUnreliable bool
 }
 
 // Noter is what a source implements, besides Source, when its own rich data

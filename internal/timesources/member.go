@@ -24,6 +24,17 @@ type Env struct {
 	// Proc is /proc, where `clockwatch status` finds which chrony.conf the
 	// running chronyd reads.
 	Proc fs.FS
+	// Getenv is the process's environment ($RUNTIME_DIRECTORY,
+	// $DBUS_SYSTEM_BUS_ADDRESS); nil is an empty one. Sources never read
+	// the environment themselves.
+	Getenv func(string) string
+}
+
+func (e Env) getenv() func(string) string {
+	if e.Getenv == nil {
+		return func(string) string { return "" }
+	}
+	return e.Getenv
 }
 
 func (e Env) logger(name string) *slog.Logger {
@@ -45,6 +56,12 @@ type Traits struct {
 	// daemon keeps this clock: the undisciplined-host warning (the daemon's
 	// at start, `clockwatch status`'s) looks at these sources only.
 	Disciplines bool
+	// Disruptions is true when the source's readings carry the
+	// hypervisor's disruption signals (VMClock's marker and "unreliable"),
+	// which step down whatever the source's role: the start waits for its
+	// first poll, so that a marker that changed while clockwatch was not
+	// running steps down before any ok.
+	Disruptions bool
 }
 
 // Member is one enabled time source as the daemon runs it. Only Name and
@@ -74,6 +91,9 @@ type Member struct {
 	// Polled fires after each poll of a source whose figures the stepdown
 	// feed follows as they come (chronyd's).
 	Polled <-chan struct{}
+	// News fires when the source has news the stepdown policy must hear at
+	// once rather than at its next feed (VMClock's marker changed).
+	News <-chan struct{}
 	// Wake asks for a poll now: a clock set changes the source's figures
 	// (and the source may be what set the clock).
 	Wake func()
@@ -103,7 +123,7 @@ func (ms Members) Readings() timesource.Set {
 func (ms Members) Names() []string {
 	var names []string
 	for _, m := range ms {
-		if m.Role == timesource.SecondOpinion {
+		if m.Role == timesource.SecondOpinion && !m.Disruptions {
 			continue
 		}
 		for _, r := range m.Readings() {
@@ -186,6 +206,17 @@ func (ms Members) Polled() <-chan struct{} {
 	for _, m := range ms {
 		if m.Polled != nil {
 			return m.Polled
+		}
+	}
+	return nil
+}
+
+// News returns the channel of the member with news for the stepdown feed
+// (nil: none has; VMClock is the only one).
+func (ms Members) News() <-chan struct{} {
+	for _, m := range ms {
+		if m.News != nil {
+			return m.News
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
+	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -80,6 +81,7 @@ func Registry() []Registration {
 			}}},
 		{Name: ptp.SourceName, New: newPTP, Status: ptpStatus},
 		{Name: timesyncd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newTimesyncd, Status: timesyncdStatus},
+		{Name: vmclock.SourceName, Traits: Traits{Disruptions: true}, New: newVMClock, Status: vmclockStatus},
 	}
 }
 
@@ -144,7 +146,7 @@ func kernelStatus(_ context.Context, _ *config.Config, env Env) []Report {
 }
 
 func newChrony(cfg *config.Config, env Env) *Member {
-	c := cfg.Chrony
+	c := cfg.Chrony.Resolve(env.getenv())
 	if !c.Enabled {
 		return nil
 	}
@@ -163,7 +165,7 @@ func chronyStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
 	if !cfg.Chrony.Enabled {
 		return nil
 	}
-	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony, env.Proc, time.Now())
+	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony.Resolve(env.getenv()), env.Proc, time.Now())
 	return []Report{{Reading: r, Lines: lines, Notes: notes}}
 }
 
@@ -208,12 +210,32 @@ func newTimesyncd(cfg *config.Config, env Env) *Member {
 	if !cfg.Timesyncd.Enabled() {
 		return nil
 	}
-	p := timesyncd.NewPoller(cfg.Timesyncd, env.logger(timesyncd.SourceName))
+	p := timesyncd.NewPoller(cfg.Timesyncd.Resolve(env.getenv()), env.logger(timesyncd.SourceName))
 	return Poller(p, timesource.Authoritative, exporter.NewTimesyncdCollector(p))
 }
 
-func timesyncdStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd, time.Now()))
+func timesyncdStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
+	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd.Resolve(env.getenv()), time.Now()))
+}
+
+func newVMClock(cfg *config.Config, env Env) *Member {
+	if !cfg.VMClock.Enabled() {
+		return nil
+	}
+	news := make(chan struct{}, 1)
+	p := vmclock.NewPoller(cfg.VMClock, env.logger(vmclock.SourceName), vmclock.Options{Changed: func(timesource.Reading) {
+		select {
+		case news <- struct{}{}:
+		default:
+		}
+	}})
+	m := Poller(p, timesource.SecondOpinion, exporter.NewVMClockCollector(p))
+	m.News = news
+	return m
+}
+
+func vmclockStatus(_ context.Context, cfg *config.Config, _ Env) []Report {
+	return reportIf(vmclock.StatusOnce(cfg.VMClock))
 }
 
 // Polling is what most sources are: a task that polls and keeps its last

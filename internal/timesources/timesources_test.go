@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
+	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -38,6 +39,7 @@ func testConfig(t *testing.T, server string) *config.Config {
 	cfg.NTPProbes.SampleSpacing, cfg.NTPProbes.Samples = 0, 2
 	cfg.PTP.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down
 	cfg.Timesyncd.Address = "unix:path=" + t.TempDir() + "/no-bus"
+	cfg.VMClock.Path = t.TempDir() + "/no-vmclock0" // auto: absent
 	return &cfg
 }
 
@@ -60,12 +62,12 @@ func TestBuild(t *testing.T) {
 	defer srv.Close()
 	cfg := testConfig(t, srv.Addr().String())
 	ms := Build(cfg, Env{Logger: slog.New(slog.DiscardHandler), Timex: syncedTimex{}})
-	if diff := cmp.Diff([]string{"kernel", "chrony", "ntp_probes", "ptp4l", "timesyncd"}, names(ms)); diff != "" {
+	if diff := cmp.Diff([]string{"kernel", "chrony", "ntp_probes", "ptp4l", "timesyncd", "vmclock"}, names(ms)); diff != "" {
 		t.Fatalf("members (-want +got):\n%s", diff)
 	}
-	// chrony's server side, the NTP probes, ptp4l, timesyncd.
-	if n := len(ms.Collectors()); n != 4 {
-		t.Errorf("%d collectors, want 4", n)
+	// chrony's server side, the NTP probes, ptp4l, timesyncd, VMClock.
+	if n := len(ms.Collectors()); n != 5 {
+		t.Errorf("%d collectors, want 5", n)
 	}
 	// the kernel's and chrony's.
 	if n := len(ms.Probes()); n != 2 {
@@ -92,7 +94,7 @@ func TestBuild(t *testing.T) {
 	probeName := sntp.SourcePrefix + srv.Addr().String()
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		set := ms.Readings()
-		if !set["chrony"].Pending() && !set["ptp4l"].Pending() && !set["timesyncd"].Pending() && set[probeName].Up {
+		if !set["chrony"].Pending() && !set["ptp4l"].Pending() && !set["timesyncd"].Pending() && !set["vmclock"].Pending() && set[probeName].Up {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -121,7 +123,7 @@ func TestBuild(t *testing.T) {
 		t.Errorf("probe reading %+v, want an answering second opinion", r)
 	}
 	// The start waits for every source but the second opinions.
-	if diff := cmp.Diff([]string{"chrony", "kernel", "ptp4l", "timesyncd"}, ms.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"chrony", "kernel", "ptp4l", "timesyncd", "vmclock"}, ms.Names()); diff != "" {
 		t.Errorf("Names() (-want +got):\n%s", diff)
 	}
 	var bounding []string
@@ -145,7 +147,7 @@ func TestBuild(t *testing.T) {
 	}
 
 	cfg.NTPProbes.Role = sntp.RoleAuthoritative
-	if got := Build(cfg, Env{Timex: syncedTimex{}}).Names(); len(got) != 5 || got[2] != probeName {
+	if got := Build(cfg, Env{Timex: syncedTimex{}}).Names(); len(got) != 6 || got[2] != probeName {
 		t.Errorf("Names() with authoritative probes = %v, want the probed server among them", got)
 	}
 }
@@ -157,6 +159,7 @@ func TestBuildOff(t *testing.T) {
 	cfg.Chrony.Enabled, cfg.Ntpd.Enabled, cfg.PTP.Enabled = false, false, false
 	cfg.NTPProbes.Servers = nil
 	cfg.Timesyncd.Mode = timesyncd.ModeOff
+	cfg.VMClock.Mode = vmclock.ModeOff
 	ms := Build(&cfg, Env{Timex: syncedTimex{}})
 	if diff := cmp.Diff([]string{"kernel"}, names(ms)); diff != "" {
 		t.Errorf("members (-want +got):\n%s", diff)

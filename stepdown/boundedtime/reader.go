@@ -42,13 +42,28 @@ type Reader struct {
 	last atomic.Pointer[Snapshot]
 	// little is the CPU's byte order, for the flag byte.
 	little bool
+	// vmclock is the VMClock device, mapped the first time a snapshot has
+	// the VMClock flag (as ClockBound's client maps it).
+	vmclock vmclockDevice
 }
 
 // Open maps the segment at path (DefaultPath if empty) read-only and checks
 // it as ClockBound's reader does: at least 80 bytes, the magic, a version
 // and generation other than 0, version 2, a size of 80 or more, and one
 // consistent read.
-func Open(path string) (*Reader, error) {
+//
+// When the segment has the VMClock flag (clockwatch found /dev/vmclock0),
+// Now also reads the device's disruption marker and reports StatusUnknown
+// while it differs from the segment's: the VM was migrated or restored and
+// clockwatch has not said so yet. Open uses DefaultVMClockPath; see
+// OpenVMClock.
+func Open(path string) (*Reader, error) { return OpenVMClock(path, DefaultVMClockPath) }
+
+// OpenVMClock is Open with the VMClock device at vmclockPath, as ClockBound's
+// VMClock::new takes both paths. The device is mapped when a snapshot first
+// has the VMClock flag; if it cannot be, Now reports StatusUnknown (and
+// tries again at most once a second).
+func OpenVMClock(path, vmclockPath string) (*Reader, error) {
 	if path == "" {
 		path = DefaultPath
 	}
@@ -81,6 +96,7 @@ func Open(path string) (*Reader, error) {
 		return nil, err
 	}
 	r.unmap = syscall.Munmap
+	r.vmclock.path = vmclockPath
 	return r, nil
 }
 
@@ -106,6 +122,7 @@ func (r *Reader) Path() string { return r.path }
 
 // Close unmaps the segment.
 func (r *Reader) Close() error {
+	r.vmclock.close()
 	if r.unmap == nil || r.mem == nil {
 		return nil
 	}
@@ -246,7 +263,35 @@ func (r *Reader) Now() (earliest, latest time.Time, status Status, err error) {
 	}
 	real := time.Now() // CLOCK_REALTIME, then CLOCK_MONOTONIC
 	mono := r.mono0 + real.Sub(r.t0)
-	return s.At(real, mono)
+	bound, status, err := s.bound(mono)
+	if err != nil {
+		return time.Time{}, time.Time{}, StatusUnknown, err
+	}
+	if s.DisruptionSupport && !r.vmclock.matches(s.DisruptionMarker) {
+		status = StatusUnknown
+	}
+	return interval(real, bound, status)
+}
+
+// NowNanos is Now in nanoseconds since the Unix epoch, for callers that
+// compare integers: the same snapshot, clocks and checks (the VMClock
+// marker included), without building two time.Time values.
+func (r *Reader) NowNanos() (earliest, latest int64, status Status, err error) {
+	var s Snapshot
+	if err := r.snapshot(&s); err != nil {
+		return 0, 0, StatusUnknown, err
+	}
+	real := time.Now()
+	mono := r.mono0 + real.Sub(r.t0)
+	bound, status, err := s.bound(mono)
+	if err != nil {
+		return 0, 0, StatusUnknown, err
+	}
+	if s.DisruptionSupport && !r.vmclock.matches(s.DisruptionMarker) {
+		status = StatusUnknown
+	}
+	ns := real.UnixNano()
+	return ns - int64(bound), ns + int64(bound), status, nil
 }
 
 // SurelyBefore reports whether deadline is surely still in the future: the

@@ -55,8 +55,8 @@ type Snapshot struct {
 	// Status is the status as written (At judges staleness).
 	Status Status
 	// DisruptionSupport is the VMClock flag: set, a reader must also check
-	// the VMClock device's disruption marker, which this package does not
-	// read (At then returns StatusUnknown).
+	// the VMClock device's disruption marker (Reader.Now does; At, which
+	// has no device, returns StatusUnknown).
 	DisruptionSupport bool
 }
 
@@ -64,12 +64,35 @@ type Snapshot struct {
 // real and CLOCK_MONOTONIC(_COARSE) reads mono (read in that order, roughly
 // together): ClockBound's compute_bound_at. The bound grows by MaxDriftPPB
 // times the time since AsOf; a status older than RestartGrace becomes free
-// running, one past VoidAfter unknown.
+// running, one past VoidAfter unknown. With the VMClock flag set At says
+// unknown: only a reader that compares the device's disruption marker (as
+// Reader.Now does) may promise anything then.
 func (s Snapshot) At(real time.Time, mono time.Duration) (earliest, latest time.Time, status Status, err error) {
-	if s.MaxDriftPPB >= 1_000_000_000 || s.Bound < 0 || s.Status < StatusUnknown || s.Status > StatusDisrupted {
-		return time.Time{}, time.Time{}, StatusUnknown, ErrMalformed
+	bound, status, err := s.bound(mono)
+	if err != nil {
+		return time.Time{}, time.Time{}, StatusUnknown, err
 	}
-	status = s.Status
+	if s.DisruptionSupport {
+		status = StatusUnknown
+	}
+	return interval(real, bound, status)
+}
+
+// interval is [real - bound, real + bound] in wall time only (time.Unix
+// carries no monotonic reading, which would make comparisons ignore the
+// wall clock), and twice as fast as Add.
+func interval(real time.Time, bound time.Duration, status Status) (earliest, latest time.Time, _ Status, _ error) {
+	sec, nsec := real.Unix(), int64(real.Nanosecond())
+	return time.Unix(sec, nsec-int64(bound)), time.Unix(sec, nsec+int64(bound)), status, nil
+}
+
+// bound is the bound at mono and the status as ClockBound's
+// compute_bound_at judges it, the VMClock flag aside.
+func (s Snapshot) bound(mono time.Duration) (time.Duration, Status, error) {
+	if s.MaxDriftPPB >= 1_000_000_000 || s.Bound < 0 || s.Status < StatusUnknown || s.Status > StatusDisrupted {
+		return 0, StatusUnknown, ErrMalformed
+	}
+	status := s.Status
 	if status.Trusted() {
 		switch {
 		case mono < s.AsOf+RestartGrace:
@@ -85,12 +108,7 @@ func (s Snapshot) At(real time.Time, mono time.Duration) (earliest, latest time.
 		elapsed = mono - s.AsOf
 	case mono > s.AsOf-causalityBlur:
 	default:
-		return time.Time{}, time.Time{}, StatusUnknown, ErrCausality
-	}
-	if s.DisruptionSupport {
-		// ClockBound's client compares the VMClock device's marker; without
-		// reading it nothing can be promised.
-		status = StatusUnknown
+		return 0, StatusUnknown, ErrCausality
 	}
 	// The same float arithmetic as ClockBound, so both readers agree to
 	// the nanosecond.
@@ -99,10 +117,7 @@ func (s Snapshot) At(real time.Time, mono time.Duration) (earliest, latest time.
 	if float64(s.Bound)+growth < maxBound {
 		bound = s.Bound + time.Duration(growth)
 	}
-	// Wall time only (time.Unix carries no monotonic reading, which would
-	// make comparisons ignore the wall clock), and twice as fast as Add.
-	sec, nsec := real.Unix(), int64(real.Nanosecond())
-	return time.Unix(sec, nsec-int64(bound)), time.Unix(sec, nsec+int64(bound)), status, nil
+	return bound, status, nil
 }
 
 // maxBound caps the bound at 2^62 ns (146 years), so that adding it to a

@@ -75,6 +75,14 @@ type Options struct {
 	QemuArgs []string
 	// Console, when set, receives the guest console as it comes.
 	Console io.Writer
+	// Qemu is the qemu-system-x86_64 binary; empty is the one on PATH.
+	// VMClockQemu is qemu 10, which has the vmclock device.
+	Qemu string
+	// Kernel is the kernel to boot; empty is Kernel's.
+	Kernel string
+	// DataDir is qemu's -L (firmware and option ROMs); empty is qemu's
+	// own default. An extracted qemu needs the host's /usr/share/qemu.
+	DataDir string
 }
 
 // Result is what a run left on the guest's serial console.
@@ -120,43 +128,16 @@ func require(t testing.TB) (qemu, busybox, kernel string) {
 // holds the console for the test to log.
 func Run(t testing.TB, opts Options) (*Result, error) {
 	t.Helper()
-	qemu, busybox, kernel := require(t)
 	res := &Result{ExitCode: -1}
-
-	dir := t.TempDir()
-	initrd := filepath.Join(dir, "initramfs.cpio")
-	if err := writeInitramfs(initrd, busybox, opts); err != nil {
+	vm, err := prepare(t, opts)
+	if err != nil {
 		return res, err
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = defaultTimeout
-	}
-	if opts.MemoryMiB <= 0 {
-		opts.MemoryMiB = defaultMemory
-	}
-	if opts.CPUs <= 0 {
-		opts.CPUs = 1
-	}
-	// cryptomgr.notests skips the crypto self-tests, a third of the boot
-	// under TCG.
-	cmdline := append([]string{"console=ttyS0", "quiet", "panic=-1", "cryptomgr.notests", guest.CmdlineFlag}, opts.Cmdline...)
+	opts = vm.opts
 
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, qemu, append([]string{
-		"-accel", "tcg",
-		"-machine", "pc",
-		"-smp", strconv.Itoa(opts.CPUs),
-		"-m", strconv.Itoa(opts.MemoryMiB),
-		"-nodefaults", "-no-user-config",
-		"-display", "none",
-		"-monitor", "none",
-		"-serial", "stdio",
-		"-no-reboot",
-		"-kernel", kernel,
-		"-initrd", initrd,
-		"-append", strings.Join(cmdline, " "),
-	}, opts.QemuArgs...)...)
+	cmd := exec.CommandContext(ctx, vm.qemu, vm.args("none")...)
 	// The default Cancel kills cmd.Process: the qemu this run started, and
 	// nothing else. Pdeathsig kills it too if the test binary dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -172,25 +153,95 @@ func Run(t testing.TB, opts Options) (*Result, error) {
 	cmd.Stdout = out
 	cmd.Stderr = out
 	start := time.Now()
-	err := cmd.Run()
+	runErr := cmd.Run()
 	res.Elapsed = time.Since(start)
-	res.Console = strings.ReplaceAll(console.String(), "\r\n", "\n")
+	return res, finish(res, console.String(), runErr, ctx.Err() != nil, opts.Timeout)
+}
+
+// finish fills res from the console of a qemu that has exited and says what
+// went wrong: the VM was killed at its timeout, qemu failed, or the script
+// did not finish or did not exit 0.
+func finish(res *Result, console string, runErr error, timedOut bool, timeout time.Duration) error {
+	res.Console = strings.ReplaceAll(console, "\r\n", "\n")
 	var finished time.Duration
 	res.ExitCode, res.Booted, finished = parseMarkers(res.Console)
 	if finished > res.Booted {
 		res.ScriptTime = finished - res.Booted
 	}
 	switch {
-	case ctx.Err() != nil:
-		return res, fmt.Errorf("the VM did not power off within %v (qemu killed)%s", opts.Timeout, tail(res.Console))
-	case err != nil:
-		return res, fmt.Errorf("running qemu: %w%s", err, tail(res.Console))
+	case timedOut:
+		return fmt.Errorf("the VM did not power off within %v (qemu killed)%s", timeout, tail(res.Console))
+	case runErr != nil:
+		return fmt.Errorf("running qemu: %w%s", runErr, tail(res.Console))
 	case res.ExitCode < 0:
-		return res, fmt.Errorf("the VM stopped before the script finished%s", tail(res.Console))
+		return fmt.Errorf("the VM stopped before the script finished%s", tail(res.Console))
 	case res.ExitCode != 0:
-		return res, fmt.Errorf("the guest script exited with status %d%s", res.ExitCode, tail(res.Console))
+		return fmt.Errorf("the guest script exited with status %d%s", res.ExitCode, tail(res.Console))
 	}
-	return res, nil
+	return nil
+}
+
+// prepared is a VM ready to boot: its initramfs written, its options filled.
+type prepared struct {
+	opts         Options
+	qemu, kernel string
+	initrd       string
+}
+
+// prepare checks the tools, fills opts' defaults and writes the initramfs.
+func prepare(t testing.TB, opts Options) (*prepared, error) {
+	t.Helper()
+	qemu, busybox, kernel := require(t)
+	if opts.Qemu != "" {
+		qemu = opts.Qemu
+	}
+	if opts.Kernel != "" {
+		kernel = opts.Kernel
+	}
+	initrd := filepath.Join(t.TempDir(), "initramfs.cpio")
+	if err := writeInitramfs(initrd, busybox, opts); err != nil {
+		return nil, err
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = defaultTimeout
+	}
+	if opts.MemoryMiB <= 0 {
+		opts.MemoryMiB = defaultMemory
+	}
+	if opts.CPUs <= 0 {
+		opts.CPUs = 1
+	}
+	return &prepared{opts: opts, qemu: qemu, kernel: kernel, initrd: initrd}, nil
+}
+
+// args is qemu's command line, with the monitor (HMP "none", or a QMP
+// socket) and any extra arguments.
+func (p *prepared) args(monitor string, extra ...string) []string {
+	// cryptomgr.notests skips the crypto self-tests, a third of the boot
+	// under TCG.
+	cmdline := append([]string{"console=ttyS0", "quiet", "panic=-1", "cryptomgr.notests", guest.CmdlineFlag}, p.opts.Cmdline...)
+	args := []string{
+		"-accel", "tcg",
+		"-machine", "pc",
+		"-smp", strconv.Itoa(p.opts.CPUs),
+		"-m", strconv.Itoa(p.opts.MemoryMiB),
+		"-nodefaults", "-no-user-config",
+		"-display", "none",
+		"-monitor", "none",
+		"-serial", "stdio",
+		"-no-reboot",
+		"-kernel", p.kernel,
+		"-initrd", p.initrd,
+		"-append", strings.Join(cmdline, " "),
+	}
+	if monitor != "none" {
+		args = append(args, "-qmp", "unix:"+monitor+",server=on,wait=off")
+	}
+	if p.opts.DataDir != "" {
+		args = append(args, "-L", p.opts.DataDir)
+	}
+	args = append(args, p.opts.QemuArgs...)
+	return append(args, extra...)
 }
 
 // initScript is PID 1 of the guest. devtmpfs comes first: busybox sh opens

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -38,6 +39,10 @@ type Triggers struct {
 	// GrandmasterChanged fires when a source's reading names a grandmaster
 	// other than the last one it named (timesource.Reading.Grandmaster).
 	GrandmasterChanged Switch `yaml:"grandmaster_changed"`
+	// VMDisruption fires when a source's disruption marker (VMClock's)
+	// changes, also across a restart in the same boot, and holds while a
+	// source says its clock is unreliable.
+	VMDisruption Switch `yaml:"vm_disruption"`
 	// Sources replaces Offset, ErrorBound and Unsynchronized for the named
 	// sources: a PTP clock runs at nanoseconds to microseconds, where the
 	// 1 s that suits NTP means nothing. It is not read from the stepdown
@@ -60,22 +65,21 @@ type SourceTriggers struct {
 // "ptp.triggers").
 func (t SourceTriggers) Validate(prefix string) error {
 	var errs []error
-	check := positive(&errs, prefix)
-	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
-	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
-	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
+	for _, row := range TriggerTable() {
+		if row.PerSource {
+			errs = append(errs, row.source(t).check(prefix, row.Key))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// positive returns a check that appends to errs, for a trigger name under
-// prefix that is enabled, an error when its duration (its "threshold" or
-// "grace") is not positive.
-func positive(errs *[]error, prefix string) func(name string, enabled bool, d time.Duration, what string) {
-	return func(name string, enabled bool, d time.Duration, what string) {
-		if enabled && d <= 0 {
-			*errs = append(*errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
-		}
+// check says, for an enabled trigger under prefix whose magnitude (its
+// threshold or grace) is not positive, which field is wrong.
+func (s Setting) check(prefix, key string) error {
+	if s.Enabled && s.Unit != "" && s.Limit <= 0 {
+		return fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, key, s.Unit, s.Limit)
 	}
+	return nil
 }
 
 // For returns the per-source triggers that judge source: its own from
@@ -108,7 +112,7 @@ type Grace struct {
 // DefaultTriggers returns the triggers clockwatch uses unless configured
 // otherwise: all enabled, a step over 1 ms, an offset over 1 s, unsynchronised
 // for over 60 s, an error bound over 1 s, a probe failing for over 10 s, a
-// suspend over 1 ms, a grandmaster changed.
+// suspend over 1 ms, a grandmaster changed, a VM disruption.
 func DefaultTriggers() Triggers {
 	return Triggers{
 		Step:           Threshold{Enabled: true, Threshold: time.Millisecond},
@@ -119,6 +123,7 @@ func DefaultTriggers() Triggers {
 		Suspend:        Threshold{Enabled: true, Threshold: time.Millisecond},
 
 		GrandmasterChanged: Switch{Enabled: true},
+		VMDisruption:       Switch{Enabled: true},
 	}
 }
 
@@ -126,13 +131,9 @@ func DefaultTriggers() Triggers {
 // path of the triggers, e.g. "stepdown.triggers").
 func (t Triggers) Validate(prefix string) error {
 	var errs []error
-	check := positive(&errs, prefix)
-	check("step", t.Step.Enabled, t.Step.Threshold, "threshold")
-	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
-	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
-	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
-	check("probe_lost", t.ProbeLost.Enabled, t.ProbeLost.Grace, "grace")
-	check("suspend", t.Suspend.Enabled, t.Suspend.Threshold, "threshold")
+	for _, row := range TriggerTable() {
+		errs = append(errs, row.global(t).check(prefix, row.Key))
+	}
 	// Sources are checked by the sections that set them (ptp.triggers),
 	// under their own names.
 	return errors.Join(errs...)
@@ -177,6 +178,12 @@ type Status struct {
 	Reason stepdown.Reason
 	Epoch  uint64
 	Drill  bool
+	// DisruptionMarker is the last disruption marker (VMClock's) the
+	// policy judged, with HasDisruptionMarker: the bounded-time segment
+	// copies it, so that a reader who finds another marker on the device
+	// knows the segment does not speak for the clock yet.
+	DisruptionMarker    uint64
+	HasDisruptionMarker bool
 }
 
 // Condition is one trigger holding for one source: what keeps the state in
@@ -227,6 +234,14 @@ type Policy struct {
 	grandmaster map[string]string
 	detail      map[string]string
 
+	// marker is the last disruption marker each source had, judged by
+	// this process or restored from the one before (restored says which);
+	// lastMarker the latest judged in this process, for Status.
+	marker        map[string]uint64
+	restored      map[string]bool
+	lastMarker    uint64
+	hasLastMarker bool
+
 	// drill in progress: stepdown because of a drill only.
 	drillUntil time.Duration
 }
@@ -242,6 +257,7 @@ func New(cfg Config, epoch uint64) *Policy {
 		awaiting: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
 		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
 		grandmaster: map[string]string{}, detail: map[string]string{},
+		marker: map[string]uint64{}, restored: map[string]bool{},
 	}
 }
 
@@ -259,19 +275,10 @@ func (p *Policy) Await(sources ...string) {
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
 	p.cfg = cfg
+	// Only conditions hold (instant triggers leave none).
 	off := func(c Condition) bool {
-		st := cfg.Triggers.For(c.Source)
-		switch c.Reason {
-		case stepdown.ReasonOffset:
-			return !st.Offset.Enabled
-		case stepdown.ReasonErrorBound:
-			return !st.ErrorBound.Enabled
-		case stepdown.ReasonUnsynchronized:
-			return !st.Unsynchronized.Enabled
-		case stepdown.ReasonProbeLost:
-			return !cfg.Triggers.ProbeLost.Enabled
-		}
-		return false
+		row, ok := Lookup(c.Reason)
+		return ok && !row.Setting(cfg.Triggers, c.Source).Enabled
 	}
 	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
 		for c := range m {
@@ -286,7 +293,8 @@ func (p *Policy) SetConfig(cfg Config) {
 // Status returns the current state. Its reason is the condition holding now
 // (the latest to begin when several hold), else the last that held.
 func (p *Policy) Status() Status {
-	return Status{State: p.state, Reason: p.reason, Epoch: p.epoch, Drill: p.state == stepdown.StateStepdown && p.reason == stepdown.ReasonDrill}
+	return Status{State: p.state, Reason: p.reason, Epoch: p.epoch, Drill: p.state == stepdown.StateStepdown && p.reason == stepdown.ReasonDrill,
+		DisruptionMarker: p.lastMarker, HasDisruptionMarker: p.hasLastMarker}
 }
 
 // Started reports whether every awaited source has reported.
@@ -305,9 +313,36 @@ type Step struct {
 	WallBefore, WallAfter time.Time
 	// Epoch is the step detector's epoch after this step (0: unchanged).
 	Epoch uint64
-	// How says how the step was seen (e.g. "timerfd", "sample",
-	// "restart": while clockwatch was not running).
-	How string
+	// How says how the step was seen; its name is the event's source on
+	// the wire.
+	How Seen
+}
+
+// Seen is how the step detector saw a step (the detector's step.Seen, named
+// the same on the wire and in the journal).
+type Seen uint8
+
+// How steps are seen.
+const (
+	// SeenSampling: the periodic comparison of samples alone.
+	SeenSampling Seen = iota + 1
+	// SeenClockSet: the kernel's clock-set notification.
+	SeenClockSet
+	// SeenBoth: a clock-set notification, and sampling too.
+	SeenBoth
+	// SeenRestart: while clockwatch was not running (at its start).
+	SeenRestart
+)
+
+var seenNames = [...]string{SeenSampling: "sampling", SeenClockSet: "clock_set", SeenBoth: "both", SeenRestart: "restart"}
+
+// String is the name on the wire (the stepdown event's source): sampling,
+// clock_set, both or restart; "" for none.
+func (s Seen) String() string {
+	if int(s) < len(seenNames) {
+		return seenNames[s]
+	}
+	return "unknown"
 }
 
 // Step feeds a step. Steps at or below the threshold only update the epoch.
@@ -323,9 +358,9 @@ func (p *Policy) Step(s Step) []Event {
 	p.bad(s.Mono)
 	e := p.stepdownEvent(stepdown.ReasonStep, s.Mono)
 	e.StepSeconds = stepdown.Float(s.Seconds)
-	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How
+	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How.String()
 	e.Detail = fmt.Sprintf("wall clock stepped by %s", time.Duration(s.Seconds*float64(time.Second)))
-	if s.How == "restart" {
+	if s.How == SeenRestart {
 		e.Detail += " while clockwatch was not running"
 	}
 	return []Event{e}
@@ -371,6 +406,13 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	}
 	p.polled[name] = true
 	var out []Event
+	if r.Found && r.Up && (r.HasDisruptionMarker || r.ClockUnreliable) {
+		// Whatever the source's role: the hypervisor's word on the clock.
+		if r.HasDisruptionMarker {
+			out = append(out, p.Disruption(r.DisruptionMarker, name, mono)...)
+		}
+		out = append(out, p.Unreliable(r.ClockUnreliable, name, mono)...)
+	}
 	if r.Role == timesource.SecondOpinion {
 		// Judged by health and the alerts; here evidence only, whatever
 		// it says, lost or not.
@@ -452,6 +494,45 @@ func (p *Policy) Grandmaster(gm, source string, mono time.Duration) []Event {
 	return []Event{e}
 }
 
+// Disruption feeds the disruption marker source (VMClock) shows. A marker
+// other than the last one the source showed, in this process or in the one
+// before it in this boot (Restore), is a trigger like a step: the hypervisor
+// moved the VM onto another host or restored it from a snapshot, and the
+// hold-down counts from now. The first marker seen in a boot is not.
+func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []Event {
+	last, seen := p.marker[source]
+	restored := p.restored[source]
+	p.marker[source], p.restored[source] = marker, false
+	p.lastMarker, p.hasLastMarker = marker, true
+	if !seen || marker == last || !p.cfg.Triggers.VMDisruption.Enabled {
+		return nil
+	}
+	p.bad(mono)
+	e := p.stepdownEvent(stepdown.ReasonVMDisruption, mono)
+	e.Source = source
+	e.Detail = fmt.Sprintf("%s disruption marker %d, was %d: the VM was migrated or restored from a snapshot", source, marker, last)
+	if restored {
+		e.Detail += " while clockwatch was not running"
+	}
+	return []Event{e}
+}
+
+// Unreliable feeds whether source says the clock is unreliable (VMClock's
+// clock status): a condition that holds the state down while it lasts.
+func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) []Event {
+	c := Condition{stepdown.ReasonVMDisruption, source}
+	if !unreliable || !p.cfg.Triggers.VMDisruption.Enabled {
+		p.clearCond(c, mono)
+		return nil
+	}
+	e, fired := p.hold(c, mono)
+	if !fired {
+		return nil
+	}
+	e.Detail = fmt.Sprintf("%s says the clock is unreliable", source)
+	return []Event{e}
+}
+
 // Offset feeds source's estimate of the system clock's offset, in seconds.
 // Each source is judged by its own threshold (Triggers.For).
 func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Event {
@@ -495,8 +576,9 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 	return []Event{e}
 }
 
-// Suspend feeds a resume from suspend: the machine was suspended for d.
-func (p *Policy) Suspend(d, mono time.Duration) []Event {
+// Woke feeds a wake-up from suspend: the machine was suspended for d. (Not
+// the protocol's resume, which says trust is back: the trigger fires here.)
+func (p *Policy) Woke(d, mono time.Duration) []Event {
 	t := p.cfg.Triggers.Suspend
 	if !t.Enabled || d <= t.Threshold {
 		return p.Tick(mono)
@@ -727,20 +809,11 @@ func sortedConds(m map[Condition]time.Duration) []Condition {
 	return cs
 }
 
-// conditionText says what a grace condition means, for an event's detail.
+// conditionText says what a grace condition means, for an event's detail
+// (the trigger table's text).
 func (p *Policy) conditionText(c Condition, d time.Duration) string {
-	what := ""
-	switch c.Reason {
-	case stepdown.ReasonUnsynchronized:
-		what = fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
-		if d := p.detail[c.Source]; d != "" {
-			what += " (" + d + ")"
-		}
-	case stepdown.ReasonProbeLost:
-		what = fmt.Sprintf("probe %s fails", c.Source)
-	default:
-		what = fmt.Sprintf("%s from %s", c.Reason, c.Source)
-	}
+	row, _ := Lookup(c.Reason)
+	what := row.Text(c, p.detail[c.Source])
 	if d > 0 {
 		what += fmt.Sprintf(" for %s", d.Round(time.Millisecond))
 	}
@@ -750,13 +823,12 @@ func (p *Policy) conditionText(c Condition, d time.Duration) string {
 // graceOf is the grace trigger of a condition that waits out a grace period
 // (pending); NextDeadline and expireGrace both read it.
 func (p *Policy) graceOf(c Condition) Grace {
-	switch c.Reason {
-	case stepdown.ReasonUnsynchronized:
-		return p.cfg.Triggers.For(c.Source).Unsynchronized
-	case stepdown.ReasonProbeLost:
-		return p.cfg.Triggers.ProbeLost
+	row, ok := Lookup(c.Reason)
+	if !ok || row.Kind != Graced {
+		return Grace{}
 	}
-	return Grace{}
+	s := row.Setting(p.cfg.Triggers, c.Source)
+	return Grace{Enabled: s.Enabled, Grace: s.Limit}
 }
 
 // NextDeadline is the CLOCK_MONOTONIC time at which Tick, given no input
@@ -825,6 +897,10 @@ type Persisted struct {
 	HoldUntil time.Duration
 	// Known are the sources found in this boot.
 	Known []string
+	// Markers are the last disruption marker of each source that has one:
+	// a marker that changed while clockwatch was not running steps down
+	// at the restart.
+	Markers map[string]uint64
 }
 
 // Persisted returns what to persist. A drill is not: a restart ends it.
@@ -834,6 +910,9 @@ func (p *Policy) Persisted() Persisted {
 		ps.Known = append(ps.Known, s)
 	}
 	sort.Strings(ps.Known)
+	if len(p.marker) > 0 {
+		ps.Markers = maps.Clone(p.marker)
+	}
 	if p.state != stepdown.StateStepdown || (p.reason == stepdown.ReasonDrill && len(p.active) == 0) {
 		return ps
 	}
@@ -854,6 +933,9 @@ func (p *Policy) Persisted() Persisted {
 func (p *Policy) Restore(ps Persisted, mono time.Duration) {
 	for _, s := range ps.Known {
 		p.known[s] = true
+	}
+	for s, m := range ps.Markers {
+		p.marker[s], p.restored[s] = m, true
 	}
 	if ps.State != stepdown.StateStepdown {
 		return

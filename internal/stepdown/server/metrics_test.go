@@ -60,6 +60,8 @@ clockwatch_stepdown_events_total{drill="false",reason="suspend",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="suspend",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="unsynchronized",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="unsynchronized",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="vm_disruption",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="vm_disruption",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="true",reason="drill",type="resume"} 1
 clockwatch_stepdown_events_total{drill="true",reason="drill",type="stepdown"} 1
 # HELP clockwatch_stepdown_drills_total Drill requests, by result (started, forbidden, busy, bad_request).

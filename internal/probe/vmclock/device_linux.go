@@ -1,0 +1,56 @@
+//go:build linux
+
+package vmclock
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// mappedDevice is the VMClock device mapped read-only.
+type mappedDevice struct {
+	path string
+	mem  []byte
+}
+
+var _ Device = (*mappedDevice)(nil)
+
+// OpenDevice maps the VMClock device at path (/dev/vmclock0) read-only: one
+// page, as ptp_vmclock allows. A missing device is os.ErrNotExist (the
+// poller then reports the source absent); a device clockwatch may not read
+// is os.ErrPermission, with what fixes it.
+func OpenDevice(path string) (Device, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if os.IsPermission(err) {
+			return nil, fmt.Errorf("%w (ptp_vmclock makes it root-only: give clockwatch's group read access with a udev rule, see docs/bounded-time.md)", err)
+		}
+		return nil, err
+	}
+	defer f.Close() // the mapping outlives the descriptor
+	mem, err := syscall.Mmap(int(f.Fd()), 0, os.Getpagesize(), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mapping %s: %w", path, err)
+	}
+	return &mappedDevice{path: path, mem: mem}, nil
+}
+
+// Read reads the page under its seqlock.
+func (d *mappedDevice) Read() (Page, error) {
+	p, err := ReadMemory(d.mem)
+	if err != nil {
+		return Page{}, fmt.Errorf("reading %s: %w", d.path, err)
+	}
+	return p, nil
+}
+
+// Close unmaps the page.
+func (d *mappedDevice) Close() error {
+	if d.mem == nil {
+		return nil
+	}
+	err := syscall.Munmap(d.mem)
+	d.mem = nil
+	return err
+}

@@ -1,0 +1,222 @@
+package vmclock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/loop"
+	"github.com/clockwatch/clockwatch/internal/timesource"
+)
+
+// Device is the VMClock page as the poller reads it: OpenDevice maps the
+// real one; tests give a page in memory.
+type Device interface {
+	// Read returns one consistent read of the page.
+	Read() (Page, error)
+	Close() error
+}
+
+// Opener opens the device at path. An error wrapping os.ErrNotExist means
+// there is none (absent, not failed).
+type Opener func(path string) (Device, error)
+
+// Snapshot is the poller's last result.
+type Snapshot struct {
+	// Found is set once the device was read in this process.
+	Found bool
+	// Up is true when the last read succeeded; Err says why not.
+	Up  bool
+	Err error
+	// Page is the last good read; LastSuccess when it was made.
+	Page        Page
+	LastSuccess time.Time
+	// Polls and Failures count reads and failed reads.
+	Polls, Failures uint64
+	// Disruptions counts the marker changes this process saw;
+	// DisruptionAt is when it saw the last.
+	Disruptions  uint64
+	DisruptionAt time.Time
+}
+
+// Options are the poller's inputs besides its configuration.
+type Options struct {
+	// Open opens the device; nil is OpenDevice.
+	Open Opener
+	// Now is the time LastSuccess is stamped with; nil is time.Now.
+	Now func() time.Time
+	// Changed, when set, is called from the poll with the new reading as
+	// soon as the marker or the clock status changed (not at the first
+	// read): the stepdown policy gets a migration at once, not at its next
+	// feed.
+	Changed func(timesource.Reading)
+}
+
+// Poller reads the device every poll interval. It is a task: Run it.
+type Poller struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+
+	// dev is used by the poll goroutine only.
+	dev Device
+
+	mu   sync.RWMutex
+	snap Snapshot
+}
+
+// NewPoller returns a poller for cfg, which must be valid and enabled.
+func NewPoller(cfg Config, logger *slog.Logger, opts Options) *Poller {
+	if opts.Open == nil {
+		opts.Open = OpenDevice
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Poller{cfg: cfg, opts: opts, log: logger}
+}
+
+// Snapshot returns the last result.
+func (p *Poller) Snapshot() Snapshot {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.snap
+}
+
+// Reading is the last result as a normalised reading.
+func (p *Poller) Reading() timesource.Reading { return p.Snapshot().Reading() }
+
+var _ timesource.Source = (*Poller)(nil)
+
+// Run polls until ctx is done, then unmaps the page.
+func (p *Poller) Run(ctx context.Context) error {
+	defer func() {
+		if p.dev != nil {
+			p.dev.Close()
+		}
+	}()
+	loop.Next(ctx, func(context.Context) time.Duration {
+		p.Poll()
+		return loop.Wait(p.cfg.Mode == ModeOn || p.Snapshot().Found, p.cfg.PollInterval)
+	})
+	return nil
+}
+
+// Poll reads the page once. In mode auto, while the device has never been
+// found, a missing device is absence: one line in the log at the first
+// look, nothing counted, and a look again every loop.AbsentRecheck.
+func (p *Poller) Poll() {
+	if p.dev == nil {
+		dev, err := p.opts.Open(p.cfg.Path)
+		if err != nil {
+			p.failOpen(err)
+			return
+		}
+		p.dev = dev
+	}
+	page, err := p.dev.Read()
+	now := p.opts.Now()
+	p.mu.Lock()
+	s := p.snap
+	wasUp, first := s.Up, !s.Found
+	s.Polls++
+	if err != nil {
+		s.Up, s.Err = false, err
+		s.Failures++
+		p.snap = s
+		p.mu.Unlock()
+		if wasUp || first {
+			p.log.Error("cannot read the VMClock page", "path", p.cfg.Path, "err", err)
+		}
+		return
+	}
+	prev := s.Page
+	changed := !first && (page.DisruptionMarker != prev.DisruptionMarker || page.ClockStatus != prev.ClockStatus)
+	if !first && page.DisruptionMarker != prev.DisruptionMarker {
+		s.Disruptions++
+		s.DisruptionAt = now
+	}
+	s.Found, s.Up, s.Err, s.Page, s.LastSuccess = true, true, nil, page, now
+	p.snap = s
+	p.mu.Unlock()
+	switch {
+	case first:
+		p.log.Info("VMClock device found", "path", p.cfg.Path, "disruption_marker", page.DisruptionMarker,
+			"clock_status", page.ClockStatus.String(), "counter_id", page.CounterID, "time", page.HasTime())
+	case page.DisruptionMarker != prev.DisruptionMarker:
+		p.log.Warn("VMClock disruption: the VM was migrated or restored from a snapshot",
+			"disruption_marker", page.DisruptionMarker, "was", prev.DisruptionMarker)
+	case !wasUp:
+		p.log.Info("VMClock page readable again", "path", p.cfg.Path)
+	}
+	if page.ClockStatus != prev.ClockStatus && !first {
+		p.log.Info("VMClock clock status changed", "status", page.ClockStatus.String(), "was", prev.ClockStatus.String())
+	}
+	if changed && p.opts.Changed != nil {
+		p.opts.Changed(s.Reading())
+	}
+}
+
+// failOpen records a device that cannot be opened: absent in mode auto
+// until it was found once, a failure otherwise.
+func (p *Poller) failOpen(err error) {
+	p.mu.Lock()
+	s := p.snap
+	absent := errors.Is(err, os.ErrNotExist) && p.cfg.Mode == ModeAuto && !s.Found
+	looked := s.Err != nil
+	if absent {
+		s.Err = timesource.Absent(fmt.Errorf("no VMClock device at %s (not a VM whose hypervisor offers one, or ptp_vmclock not loaded): %w", p.cfg.Path, err))
+		p.snap = s
+		p.mu.Unlock()
+		if !looked {
+			p.log.Info("no VMClock device: the source stays silent", "path", p.cfg.Path)
+		}
+		return
+	}
+	wasUp := s.Up || s.Polls == 0
+	s.Polls++
+	s.Failures++
+	s.Up, s.Err = false, fmt.Errorf("opening the VMClock device: %w", err)
+	p.snap = s
+	p.mu.Unlock()
+	if wasUp {
+		p.log.Error("cannot open the VMClock device", "path", p.cfg.Path, "err", err)
+	}
+}
+
+// Reading is the snapshot as a normalised reading. VMClock describes the
+// hypervisor's clock, not this guest's CLOCK_REALTIME: it is a second
+// opinion that bounds nothing (reading the time would take the CPU counter
+// it is tied to); what it contributes to the stepdown policy is the
+// disruption marker and the clock status "unreliable".
+func (s Snapshot) Reading() timesource.Reading {
+	r := timesource.Reading{Source: SourceName, Role: timesource.SecondOpinion, Found: s.Found, Up: s.Up, Err: s.Err,
+		LastSuccess: s.LastSuccess}
+	if !s.Found {
+		return r
+	}
+	pg := s.Page
+	r.HasDisruptionMarker, r.DisruptionMarker = true, pg.DisruptionMarker
+	r.ClockUnreliable = s.Up && pg.ClockStatus == StatusUnreliable
+	r.Synchronized = pg.ClockStatus == StatusSynchronized
+	r.Detail = fmt.Sprintf("disruption marker %d, clock %s", pg.DisruptionMarker, pg.ClockStatus)
+	switch pg.LeapIndicator {
+	case LeapPrePos:
+		r.Leap = timesource.LeapInsert
+	case LeapPreNeg:
+		r.Leap = timesource.LeapDelete
+	}
+	if pg.Flags&FlagDisruptionImminent != 0 {
+		r.Detail += ", disruption imminent (about an hour)"
+	} else if pg.Flags&FlagDisruptionSoon != 0 {
+		r.Detail += ", disruption soon (about a day)"
+	}
+	return r
+}
