@@ -23,6 +23,9 @@ test: test-deps
 	# The Go client module on its own, as an application gets it (no workspace).
 	cd stepdown && GOWORK=off $(GO) test -count=1 ./...
 	$(MAKE) test-faults
+	# The Kubernetes manifests and chart rendered and decoded strictly into k8s.io/api's types, in
+	# their own module (k8s.io/* never enters the daemon's build list; test/kubeapiserver).
+	cd test/kubeapiserver && GOWORK=off $(GO) test -count=1 ./manifests
 	./scripts/test-examples.sh
 	$(MAKE) test-audit
 
@@ -92,6 +95,10 @@ package:
 ## image: OCI image archives for amd64 and arm64, dist/clockwatch-image-<arch>.tar (podman load -i), without a container engine, reproducible (scripts/image.sh).
 image:
 	GO=$(GO) ./scripts/image.sh
+
+## test-kubernetes: a real kube-apiserver (built from k8s.io/kubernetes) with Debian's etcd: the manifests dry-run, and clockwatch as the ServiceAccount setting the Node condition and posting Events (opt-in; time in docs/kubernetes.md).
+test-kubernetes: test-deps
+	cd test/kubeapiserver && GOWORK=off CLOCKWATCH_KUBE_APISERVER_TEST=1 $(GO) test -count=1 -timeout 30m -v ./...
 
 ## test-systemd-vm: install the .deb in a Debian VM booted with systemd, then systemd-timesyncd (opt-in, ~6 min + ~1 min for the root once; test/systemdvm).
 test-systemd-vm: test-deps
