@@ -24,7 +24,7 @@ func main() {
 }
 
 // cli is what every subcommand shares: its output streams, its environment
-// and the global flags.
+// and the values of the flags several commands declare (flags.go).
 type cli struct {
 	stdout, stderr io.Writer
 	// getenv reads the environment (RUNTIME_DIRECTORY, STATE_DIRECTORY).
@@ -68,12 +68,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	app.Terminate(func(code int) { panic(exitCode(code)) })
 	app.HelpFlag.Short('h')
 	app.Version(version.Print("clockwatch"))
-	app.Flag("config.file", "YAML configuration file; by default "+DefaultConfigFile+" when it exists, else the built-in defaults (--config.file= for those).").
-		PlaceHolder("FILE").IsSetByUser(&c.configFileSet).StringVar(&c.configFile)
-	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").
-		Default("info").EnumVar(&c.logLevel, "debug", "info", "warn", "error")
-	app.Flag("log.format", "Output format of log messages: logfmt or json.").
-		Default("logfmt").EnumVar(&c.logFormat, "logfmt", "json")
+	// Each command declares the flags that apply to it, and only those:
+	// its --help lists them, and any other is an error.
 
 	subs := []subcommand{
 		addDaemonCommand(app, c),
@@ -92,7 +88,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return code // help or the version was printed
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "clockwatch: %v (try --help)\n", err)
+		fmt.Fprintf(c.stderr, "clockwatch: %v\n", explainParseError(app, args, err))
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -341,7 +342,10 @@ func (j *Journal) openLocked() error {
 		return fmt.Errorf("creating the state directory: %w", err)
 	}
 	path := filepath.Join(j.cfg.Dir, EventsFile)
-	f, err := j.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+	// Not through a link (the torn-tail repair truncated its target), and
+	// refusing a FIFO or a device rather than blocking on it.
+	f, err := j.fs.OpenFile(path, os.O_RDWR|os.O_CREATE|safefile.Flags, 0o640)
+	f, err = safefile.Checked("event journal", path, f, err)
 	if err != nil {
 		return fmt.Errorf("opening the event journal: %w", err)
 	}
