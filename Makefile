@@ -1,5 +1,5 @@
 GO       ?= go
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION  ?= $(shell ./scripts/version.sh)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.Version=$(VERSION) \
@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes
+.PHONY: release all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-audit javac-plugin audit-real
 
 all: build
 
@@ -23,7 +23,11 @@ test: test-deps
 	# The Go client module on its own, as an application gets it (no workspace).
 	cd stepdown && GOWORK=off $(GO) test -count=1 ./...
 	$(MAKE) test-faults
+	# The Kubernetes manifests and chart rendered and decoded strictly into k8s.io/api's types, in
+	# their own module (k8s.io/* never enters the daemon's build list; test/kubeapiserver).
+	cd test/kubeapiserver && GOWORK=off $(GO) test -count=1 ./manifests
 	./scripts/test-examples.sh
+	$(MAKE) test-audit
 
 # The package test builds the packages and installs, upgrades and purges the
 # .deb in a throwaway root (an overlay of / in a private mount namespace), never
@@ -44,6 +48,22 @@ test-faults:
 test-deps:
 	./scripts/test-deps.sh
 
+## test-audit: the wall-clock audit tools (docs/audit.md): clockwatch-vet is its own module so that
+## golang.org/x/tools stays out of the daemon's and the client's go.mod; it must find nothing in clockwatch.
+test-audit:
+	cd cmd/clockwatch-vet && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -race -count=1 ./...
+	cd cmd/clockwatch-vet && GOWORK=off $(GO) build -o ../../bin/clockwatch-vet .
+	./bin/clockwatch-vet ./... ./stepdown/...
+	./tools/javac-wallclock/build.sh test
+
+## javac-plugin: the WallClock javac plugin, JDK only, into dist/clockwatch-wallclock.jar.
+javac-plugin:
+	./tools/javac-wallclock/build.sh
+
+## audit-real: both tools on the real code bases of docs/audit.md (module proxy, Debian's JDK sources; ~3 min).
+audit-real:
+	./scripts/audit-real.sh
+
 ## unit: fast tests only, no outside tools.
 unit:
 	$(GO) test -short ./... ./stepdown/...
@@ -57,6 +77,10 @@ bench:
 bench-peers:
 	./scripts/bench-peers.sh
 
+## release: check that VERSION, the two modules' go.mod and CHANGELOG.md agree, and print the tags to push (scripts/release.sh).
+release:
+	./scripts/release.sh
+
 ## mixin: regenerate alerts/clockwatch.rules.yml and dashboards/clockwatch.json from mixin/.
 mixin:
 	$(GO) run ./mixin/cmd/mixin
@@ -66,6 +90,7 @@ fmt:
 
 vet:
 	$(GO) vet ./... ./stepdown/...
+	cd cmd/clockwatch-vet && GOWORK=off $(GO) vet ./...
 
 ## package: .deb and .rpm for amd64 and arm64 into dist/ (scripts/package.sh; installs nfpm if missing).
 package:
@@ -74,6 +99,10 @@ package:
 ## image: OCI image archives for amd64 and arm64, dist/clockwatch-image-<arch>.tar (podman load -i), without a container engine, reproducible (scripts/image.sh).
 image:
 	GO=$(GO) ./scripts/image.sh
+
+## test-kubernetes: a real kube-apiserver (built from k8s.io/kubernetes) with Debian's etcd: the manifests dry-run, and clockwatch as the ServiceAccount setting the Node condition and posting Events (opt-in; time in docs/kubernetes.md).
+test-kubernetes: test-deps
+	cd test/kubeapiserver && GOWORK=off CLOCKWATCH_KUBE_APISERVER_TEST=1 $(GO) test -count=1 -timeout 30m -v ./...
 
 ## test-systemd-vm: install the .deb in a Debian VM booted with systemd, then systemd-timesyncd (opt-in, ~6 min + ~1 min for the root once; test/systemdvm).
 test-systemd-vm: test-deps

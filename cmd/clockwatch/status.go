@@ -14,10 +14,13 @@ import (
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
+	c.configFlag(cmd)
+	c.chronyAddressFlag(cmd)
 	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
 	verbose := cmd.Flag("verbose", "Also print the figures a bug report needs (the wall−boot gap step detection watches).").Short('v').Bool()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
@@ -27,7 +30,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			return int(health.Unknown)
 		}
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
-		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc")})
+		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc"), Getenv: c.getenv})
 		for _, r := range reports {
 			f.AddSource(r.Reading, r.Lines...)
 			f.Notes = append(f.Notes, r.Notes...)
@@ -35,6 +38,13 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health)
 		v = withUndisciplined(v, f.Kernel, timesources.Disciplined(reports), cfg.Stepdown)
+		// First what lock holders are being told, asked from the daemon.
+		var hello stepdown.Message
+		var askErr error
+		if cfg.Stepdown.Enabled {
+			hello, askErr = askDaemon(ctx, cfg.Stepdown.Socket)
+		}
+		writeDaemonState(c.stdout, cfg.Stepdown, hello, askErr, v, time.Now())
 		write := health.Write
 		if *verbose {
 			write = health.WriteVerbose
@@ -68,6 +78,7 @@ func recentSteps(dir string, window time.Duration, now time.Time) []health.Recen
 	var out []health.RecentStep
 	for _, r := range recs {
 		if r.Event.Type == step.TypeStep {
+			//clockwatch:wallclock-ok a journaled step from any run, maybe before a reboot: only its wall time says how long ago it was
 			out = append(out, health.RecentStep{Step: r.Event.Step, Leap: r.Event.Leap, Ago: now.Sub(r.Event.WallAfter)})
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
@@ -94,7 +95,7 @@ type testStepdown struct {
 
 func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
 	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
-	srv, err := NewStepdownSocket(cfg, ann, logger)
+	srv, err := NewStepdownSocket(cfg, ann, host.Env{}, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -105,4 +106,21 @@ func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Member
 // Tasks are the socket, then the feed (and its own pulse).
 func (s *testStepdown) Tasks() []func(context.Context) error {
 	return append([]func(context.Context) error{s.Server.Run}, s.Feed.Tasks()...)
+}
+
+// TestSeenBy: every way the detector sees a step reaches the policy under
+// the same name (the stepdown event's source on the wire, the journal's
+// "seen").
+func TestSeenBy(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for s := step.Seen(1); s.String() != "unknown"; s++ {
+		if got := seenBy(s); got.String() != s.String() || got == 0 {
+			t.Errorf("step.Seen %s reaches the policy as %q", s, got)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d ways to see a step, want 4 (sampling, clock_set, both, restart)", n)
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
@@ -185,10 +186,10 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	loop(func() {
 		clocks.step(sign * 250 * time.Millisecond)
 		sign = -sign
-		mark := probe.MonotonicNow()
+		mark := host.Monotonic()
 		marks <- probe.Mark{Mono: mark}
 		e := <-bus.C()
-		*toBus = append(*toBus, time.Duration(probe.MonotonicNow()-mark))
+		*toBus = append(*toBus, time.Duration(host.Monotonic()-mark))
 		if e.Type != step.TypeStep {
 			tb.Fatalf("event %+v, want a step", e)
 		}
@@ -201,7 +202,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 				break
 			}
 		}
-		*toSocket = append(*toSocket, time.Duration(probe.MonotonicNow()-mark))
+		*toSocket = append(*toSocket, time.Duration(host.Monotonic()-mark))
 	})
 	var m markMetrics
 	m.pubN, m.pubSum, _ = s.Sampler.Gauges().Published().Snapshot()

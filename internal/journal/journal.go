@@ -16,7 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -29,9 +31,6 @@ const (
 	RotatedFile = "events.jsonl.1"
 	StateFile   = "state.json"
 )
-
-// BootIDPath is where Linux tells the boot id.
-const BootIDPath = "/proc/sys/kernel/random/boot_id"
 
 // DefaultDir is the state directory when neither the configuration nor
 // systemd names one.
@@ -84,9 +83,10 @@ func (c Config) Validate() error {
 type Options struct {
 	// Logger receives the warnings; nil discards them.
 	Logger *slog.Logger
-	// BootID returns this boot's id; nil reads BootIDPath.
+	// BootID returns this boot's id; nil is host.BootID.
 	BootID func() (string, error)
-	// Getenv resolves an empty Config.Dir; nil is os.Getenv.
+	// Getenv resolves an empty Config.Dir; nil is an empty environment (the
+	// journal never reads the process's).
 	Getenv func(string) string
 	// FS is where the files are written; nil is the real file system. The
 	// fault suite passes a FaultFS to crash at every durable write.
@@ -180,7 +180,7 @@ type Journal struct {
 func Open(cfg Config, opts Options) *Journal {
 	getenv := opts.Getenv
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = func(string) string { return "" }
 	}
 	j := &Journal{cfg: cfg.Resolve(getenv), log: opts.Logger, fs: opts.FS}
 	if j.log == nil {
@@ -191,7 +191,7 @@ func Open(cfg Config, opts Options) *Journal {
 	}
 	readBootID := opts.BootID
 	if readBootID == nil {
-		readBootID = ReadBootID
+		readBootID = host.BootID
 	}
 	id, err := readBootID()
 	if err != nil {
@@ -230,15 +230,6 @@ func (j *Journal) nextEpoch(e uint64) uint64 {
 		return step.MaxEpoch
 	}
 	return e + 1
-}
-
-// ReadBootID reads this boot's id from BootIDPath.
-func ReadBootID() (string, error) {
-	b, err := os.ReadFile(BootIDPath)
-	if err != nil {
-		return "", fmt.Errorf("reading the boot id: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // load reads state.json and the journal, and keeps the larger epoch and seq.
@@ -351,7 +342,10 @@ func (j *Journal) openLocked() error {
 		return fmt.Errorf("creating the state directory: %w", err)
 	}
 	path := filepath.Join(j.cfg.Dir, EventsFile)
-	f, err := j.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+	// Not through a link (the torn-tail repair truncated its target), and
+	// refusing a FIFO or a device rather than blocking on it.
+	f, err := j.fs.OpenFile(path, os.O_RDWR|os.O_CREATE|safefile.Flags, 0o640)
+	f, err = safefile.Checked("event journal", path, f, err)
 	if err != nil {
 		return fmt.Errorf("opening the event journal: %w", err)
 	}

@@ -167,6 +167,7 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 	d.prev = cur
 
 	dMono := cur.Mono - prev.Mono
+	//clockwatch:wallclock-ok gap is REALTIME minus BOOTTIME, an offset between two clocks: its change is the step being measured
 	dGap := gap(cur) - gap(prev)
 	noise := prev.Window + cur.Window + int64(d.cfg.MinStep)
 	slack := int64(d.cfg.MaxSlewRate * float64(dMono))
@@ -191,7 +192,7 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 	if dSusp := suspended(cur) - suspended(prev); dSusp > noise {
 		d.stats.Resumes++
 		d.state.Seq++
-		e := d.newEvent(TypeResume, prev, cur, marked, true, markMono)
+		e := d.newEvent(TypeWake, prev, cur, marked, true, markMono)
 		e.Suspended = time.Duration(dSusp)
 		d.out[n] = e
 		n++
@@ -270,6 +271,7 @@ func (d *Detector) sinceLastRun(cur probe.Sample) []Event {
 	d.state.Seq++
 	d.out[0] = Event{
 		Type: TypeStep, Seq: d.state.Seq, Epoch: d.state.Epoch, Step: time.Duration(dGap),
+		//clockwatch:wallclock-ok dGap is an offset change (see Observe): this is the wall time the clock showed before the step, as data
 		WallBefore: time.Unix(0, cur.Real-dGap), WallAfter: time.Unix(0, cur.Real),
 		Seen: SeenRestart, Delay: time.Duration(elapsed), Mono: cur.Mono, Boot: cur.Boot,
 		Uncertainty: time.Duration(2 * cur.Window),
@@ -308,6 +310,7 @@ func (d *Detector) trackSlew(cur probe.Sample, dGap, dMono, noise int64) {
 		d.lastRate = float64(dGap) / float64(dMono)
 	}
 	if span := cur.Mono - d.refMono; span >= int64(d.cfg.SlewWindow) {
+		//clockwatch:wallclock-ok the change of REALTIME minus BOOTTIME over a monotonic span is the slew rate being measured
 		d.slew = Slew{Rate: float64(gap(cur)-d.refGap) / float64(span), Valid: true}
 		d.resetSlewRef(cur)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
@@ -48,7 +49,7 @@ type Sampler struct {
 func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
-		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: probe.MonotonicNow,
+		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: host.Monotonic,
 	}
 }
 
@@ -165,7 +166,7 @@ func (s *Sampler) tick() {
 			// Delay is the detecting sample's end minus the mark.
 			e.MarkMono = s.sample.Mono + s.sample.Window - int64(e.Delay)
 		}
-		if e.Type == TypeResume || e.Type == TypeStep {
+		if e.Type == TypeWake || e.Type == TypeStep {
 			// What follows a resume or a step is often another change.
 			s.burstUntil = time.Now().Add(s.BurstDuration())
 		}
@@ -190,7 +191,7 @@ func (s *Sampler) logEvent(e Event) {
 			"step_seconds", e.StepSeconds(), "leap", e.Leap, "seen", e.Seen.String(),
 			"wall_before", e.WallBefore.UTC(), "wall_after", e.WallAfter.UTC(),
 			"delay_seconds", e.Delay.Seconds(), "epoch", e.Epoch, "seq", e.Seq)
-	case TypeResume:
+	case TypeWake:
 		s.log.Info("Resumed from suspend", "suspended_seconds", e.Suspended.Seconds(), "seen", e.Seen.String(), "seq", e.Seq)
 	default:
 		s.log.Info("Kernel reported a clock set without a measurable step",

@@ -146,7 +146,7 @@ func kernelStatus(_ context.Context, _ *config.Config, env Env) []Report {
 }
 
 func newChrony(cfg *config.Config, env Env) *Member {
-	c := cfg.Chrony
+	c := cfg.Chrony.Resolve(env.getenv())
 	if !c.Enabled {
 		return nil
 	}
@@ -165,7 +165,7 @@ func chronyStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
 	if !cfg.Chrony.Enabled {
 		return nil
 	}
-	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony, env.Proc, time.Now())
+	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony.Resolve(env.getenv()), env.Proc, time.Now())
 	return []Report{{Reading: r, Lines: lines, Notes: notes}}
 }
 
@@ -210,12 +210,12 @@ func newTimesyncd(cfg *config.Config, env Env) *Member {
 	if !cfg.Timesyncd.Enabled() {
 		return nil
 	}
-	p := timesyncd.NewPoller(cfg.Timesyncd, env.logger(timesyncd.SourceName))
+	p := timesyncd.NewPoller(cfg.Timesyncd.Resolve(env.getenv()), env.logger(timesyncd.SourceName))
 	return Poller(p, timesource.Authoritative, exporter.NewTimesyncdCollector(p))
 }
 
-func timesyncdStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd, time.Now()))
+func timesyncdStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
+	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd.Resolve(env.getenv()), time.Now()))
 }
 
 func newVMClock(cfg *config.Config, env Env) *Member {

@@ -45,6 +45,10 @@ var headers = map[string]string{
 `,
 }
 
+// k8sHeader starts the Kubernetes objects and the chart's copies.
+const k8sHeader = `# GENERATED from the clockwatch mixin (mixin/) by ` + "`make mixin`" + `: do not edit.
+`
+
 // Generate evaluates the mixin in dir with config merged into its _config
 // (nil for the defaults) and returns each output file's content by its path
 // relative to the repository root.
@@ -82,7 +86,11 @@ func Generate(dir string, config map[string]any) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: output %s: %w", entry, name, err)
 		}
-		res[name] = append([]byte(headers[name]), b...)
+		h, ok := headers[name]
+		if !ok && strings.HasPrefix(name, "deploy/") && filepath.Ext(name) != ".json" {
+			h = k8sHeader
+		}
+		res[name] = append([]byte(h), b...)
 	}
 	return res, nil
 }

@@ -34,8 +34,10 @@ type Dialer interface {
 type netDialer struct {
 	address  string // "auto", a path or host:port
 	replyDir string // "" means choose
-	pid      int
-	counter  atomic.Uint64
+	// runtimeDir is $RUNTIME_DIRECTORY (Config.Resolve), "" when unset.
+	runtimeDir string
+	pid        int
+	counter    atomic.Uint64
 	// udpNext rotates through the UDP candidates of "auto" after failures.
 	udpNext atomic.Uint64
 	// socketPaths and udpAddrs are the candidates of "auto".
@@ -48,6 +50,7 @@ func newNetDialer(cfg Config) *netDialer {
 	return &netDialer{
 		address:     cfg.Address,
 		replyDir:    cfg.ReplySocketDir,
+		runtimeDir:  cfg.RuntimeDir,
 		pid:         os.Getpid(),
 		socketPaths: defaultSocketPaths(),
 		udpAddrs:    defaultUDPAddresses(),
@@ -110,8 +113,8 @@ func (d *netDialer) replyDirs(socket string) []string {
 		return []string{d.replyDir}
 	}
 	dirs := []string{filepath.Dir(socket)}
-	if rd := os.Getenv("RUNTIME_DIRECTORY"); rd != "" {
-		dirs = append(dirs, filepath.SplitList(rd)[0])
+	if d.runtimeDir != "" {
+		dirs = append(dirs, d.runtimeDir)
 	}
 	return append(dirs, "/run/clockwatch")
 }

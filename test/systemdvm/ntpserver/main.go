@@ -32,6 +32,7 @@ func main() {
 	// start carries a monotonic reading: start.Round(0) is the wall clock
 	// then, and time.Since(start) is monotonic.
 	start := time.Now()
+	//clockwatch:wallclock-ok the served offset is wall minus wall on purpose: the server follows this machine's wall clock
 	follow := func() { s.SetOffset(start.Round(0).Add(time.Since(start) + *offset).Sub(time.Now().Round(0))) }
 	follow()
 	sig := make(chan os.Signal, 1)

@@ -1,0 +1,43 @@
+package golangci_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/golangci/plugin-module-register/register"
+
+	"github.com/clockwatch/clockwatch/cmd/clockwatch-vet/golangci"
+	"github.com/clockwatch/clockwatch/cmd/clockwatch-vet/wallclock"
+)
+
+// TestRegistered loads the plugin the way golangci-lint does: by name from
+// the registry, with the settings of .golangci.yml.
+func TestRegistered(t *testing.T) {
+	t.Parallel()
+	newPlugin, err := register.GetPlugin(golangci.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPlugin(map[string]any{})
+	if err != nil {
+		t.Fatalf("empty settings: %v", err)
+	}
+	as, err := p.BuildAnalyzers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(as) != 1 || as[0] != wallclock.Analyzer {
+		t.Errorf("BuildAnalyzers() = %v, want [wallclock]", as)
+	}
+	if got := p.GetLoadMode(); got != register.LoadModeTypesInfo {
+		t.Errorf("GetLoadMode() = %q, want %q", got, register.LoadModeTypesInfo)
+	}
+}
+
+func TestUnknownSetting(t *testing.T) {
+	t.Parallel()
+	_, err := golangci.New(map[string]any{"strict": true})
+	if err == nil || !strings.Contains(err.Error(), `unknown field "strict"`) {
+		t.Errorf("New(strict) error = %v, want unknown field \"strict\"", err)
+	}
+}
