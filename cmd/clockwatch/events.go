@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -43,6 +44,12 @@ func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		all, warnings, err := journal.Read(jcfg.Dir, time.Time{})
 		journal.PrintWarnings(c.stderr, warnings)
+		if errors.Is(err, fs.ErrPermission) {
+			// Not the file the error names (with the directory closed
+			// to us, even one that does not exist): the directory.
+			fmt.Fprintf(c.stderr, "clockwatch: events: permission denied reading the journal under %s: %s\n", jcfg.Dir, joinHint(jcfg.Dir))
+			return 1
+		}
 		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: events: %v\n", err)
 			return 1

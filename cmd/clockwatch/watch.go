@@ -26,6 +26,7 @@ func addWatchCommand(app *kingpin.Application, c *cli) subcommand {
 			return 2
 		}
 		o.Path = path
+		o.Explain = func(err error) string { return explainSocket(path, err) }
 		return tool.Watch(ctx, c.stdout, o)
 	}}
 }
