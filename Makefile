@@ -1,5 +1,5 @@
 GO       ?= go
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION  ?= $(shell ./scripts/version.sh)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.Version=$(VERSION) \
@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-audit javac-plugin audit-real
+.PHONY: release all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-audit javac-plugin audit-real
 
 all: build
 
@@ -76,6 +76,10 @@ bench:
 ## bench-peers: clockwatch beside node_exporter (and chrony_exporter) against one chronyd -x, interleaved (scripts/bench-peers.sh).
 bench-peers:
 	./scripts/bench-peers.sh
+
+## release: check that VERSION, the two modules' go.mod and CHANGELOG.md agree, and print the tags to push (scripts/release.sh).
+release:
+	./scripts/release.sh
 
 ## mixin: regenerate alerts/clockwatch.rules.yml and dashboards/clockwatch.json from mixin/.
 mixin:

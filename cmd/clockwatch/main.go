@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -18,9 +20,20 @@ import (
 
 func main() {
 	if version.Version == "" {
-		version.Version = "dev" // a plain `go build` or `go run`; release builds stamp it
+		version.Version = moduleVersion(debug.ReadBuildInfo)
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// moduleVersion is the version of a binary the build did not stamp (make
+// and the packages stamp the VERSION file's): `go install ...@v0.1.0` records
+// the module's version, v0.1.0, in the binary; `go build` and `go run` in a
+// checkout record none ("(devel)"), which is "dev".
+func moduleVersion(read func() (*debug.BuildInfo, bool)) string {
+	if bi, ok := read(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return "dev"
 }
 
 // cli is what every subcommand shares: its output streams, its environment
