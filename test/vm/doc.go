@@ -41,7 +41,10 @@
 // discipline a clock reaching their synchronised states under clockwatch:
 // ntpsec's ntpd and a ptp4l slave over a veth pair between two network
 // namespaces (TestTimeDaemonsSyncInVM; veth.ko comes from
-// scripts/deps.d/41-ptp.sh).
+// scripts/deps.d/41-ptp.sh), and real power cuts: qemu killed at random
+// moments with clockwatch's state directory on an ext4 virtio disk
+// (Options.Disk, Options.Kill; TestPowerCutsInVM, the modules from
+// scripts/deps.d/42-disk.sh).
 //
 // Boot starts a VM that the test drives while it runs (a Machine, over
 // qemu's QMP socket): Migrate sends the guest to another qemu started with
