@@ -107,3 +107,20 @@ func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Member
 func (s *testStepdown) Tasks() []func(context.Context) error {
 	return append([]func(context.Context) error{s.Server.Run}, s.Feed.Tasks()...)
 }
+
+// TestSeenBy: every way the detector sees a step reaches the policy under
+// the same name (the stepdown event's source on the wire, the journal's
+// "seen").
+func TestSeenBy(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for s := step.Seen(1); s.String() != "unknown"; s++ {
+		if got := seenBy(s); got.String() != s.String() || got == 0 {
+			t.Errorf("step.Seen %s reaches the policy as %q", s, got)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d ways to see a step, want 4 (sampling, clock_set, both, restart)", n)
+	}
+}

@@ -65,22 +65,21 @@ type SourceTriggers struct {
 // "ptp.triggers").
 func (t SourceTriggers) Validate(prefix string) error {
 	var errs []error
-	check := positive(&errs, prefix)
-	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
-	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
-	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
+	for _, row := range TriggerTable() {
+		if row.PerSource {
+			errs = append(errs, row.source(t).check(prefix, row.Key))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// positive returns a check that appends to errs, for a trigger name under
-// prefix that is enabled, an error when its duration (its "threshold" or
-// "grace") is not positive.
-func positive(errs *[]error, prefix string) func(name string, enabled bool, d time.Duration, what string) {
-	return func(name string, enabled bool, d time.Duration, what string) {
-		if enabled && d <= 0 {
-			*errs = append(*errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
-		}
+// check says, for an enabled trigger under prefix whose magnitude (its
+// threshold or grace) is not positive, which field is wrong.
+func (s Setting) check(prefix, key string) error {
+	if s.Enabled && s.Unit != "" && s.Limit <= 0 {
+		return fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, key, s.Unit, s.Limit)
 	}
+	return nil
 }
 
 // For returns the per-source triggers that judge source: its own from
@@ -132,13 +131,9 @@ func DefaultTriggers() Triggers {
 // path of the triggers, e.g. "stepdown.triggers").
 func (t Triggers) Validate(prefix string) error {
 	var errs []error
-	check := positive(&errs, prefix)
-	check("step", t.Step.Enabled, t.Step.Threshold, "threshold")
-	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
-	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
-	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
-	check("probe_lost", t.ProbeLost.Enabled, t.ProbeLost.Grace, "grace")
-	check("suspend", t.Suspend.Enabled, t.Suspend.Threshold, "threshold")
+	for _, row := range TriggerTable() {
+		errs = append(errs, row.global(t).check(prefix, row.Key))
+	}
 	// Sources are checked by the sections that set them (ptp.triggers),
 	// under their own names.
 	return errors.Join(errs...)
@@ -280,21 +275,10 @@ func (p *Policy) Await(sources ...string) {
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
 	p.cfg = cfg
+	// Only conditions hold (instant triggers leave none).
 	off := func(c Condition) bool {
-		st := cfg.Triggers.For(c.Source)
-		switch c.Reason {
-		case stepdown.ReasonOffset:
-			return !st.Offset.Enabled
-		case stepdown.ReasonErrorBound:
-			return !st.ErrorBound.Enabled
-		case stepdown.ReasonUnsynchronized:
-			return !st.Unsynchronized.Enabled
-		case stepdown.ReasonProbeLost:
-			return !cfg.Triggers.ProbeLost.Enabled
-		case stepdown.ReasonVMDisruption:
-			return !cfg.Triggers.VMDisruption.Enabled
-		}
-		return false
+		row, ok := Lookup(c.Reason)
+		return ok && !row.Setting(cfg.Triggers, c.Source).Enabled
 	}
 	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
 		for c := range m {
@@ -329,9 +313,36 @@ type Step struct {
 	WallBefore, WallAfter time.Time
 	// Epoch is the step detector's epoch after this step (0: unchanged).
 	Epoch uint64
-	// How says how the step was seen (e.g. "timerfd", "sample",
-	// "restart": while clockwatch was not running).
-	How string
+	// How says how the step was seen; its name is the event's source on
+	// the wire.
+	How Seen
+}
+
+// Seen is how the step detector saw a step (the detector's step.Seen, named
+// the same on the wire and in the journal).
+type Seen uint8
+
+// How steps are seen.
+const (
+	// SeenSampling: the periodic comparison of samples alone.
+	SeenSampling Seen = iota + 1
+	// SeenClockSet: the kernel's clock-set notification.
+	SeenClockSet
+	// SeenBoth: a clock-set notification, and sampling too.
+	SeenBoth
+	// SeenRestart: while clockwatch was not running (at its start).
+	SeenRestart
+)
+
+var seenNames = [...]string{SeenSampling: "sampling", SeenClockSet: "clock_set", SeenBoth: "both", SeenRestart: "restart"}
+
+// String is the name on the wire (the stepdown event's source): sampling,
+// clock_set, both or restart; "" for none.
+func (s Seen) String() string {
+	if int(s) < len(seenNames) {
+		return seenNames[s]
+	}
+	return "unknown"
 }
 
 // Step feeds a step. Steps at or below the threshold only update the epoch.
@@ -347,9 +358,9 @@ func (p *Policy) Step(s Step) []Event {
 	p.bad(s.Mono)
 	e := p.stepdownEvent(stepdown.ReasonStep, s.Mono)
 	e.StepSeconds = stepdown.Float(s.Seconds)
-	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How
+	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How.String()
 	e.Detail = fmt.Sprintf("wall clock stepped by %s", time.Duration(s.Seconds*float64(time.Second)))
-	if s.How == "restart" {
+	if s.How == SeenRestart {
 		e.Detail += " while clockwatch was not running"
 	}
 	return []Event{e}
@@ -565,8 +576,9 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 	return []Event{e}
 }
 
-// Suspend feeds a resume from suspend: the machine was suspended for d.
-func (p *Policy) Suspend(d, mono time.Duration) []Event {
+// Woke feeds a wake-up from suspend: the machine was suspended for d. (Not
+// the protocol's resume, which says trust is back: the trigger fires here.)
+func (p *Policy) Woke(d, mono time.Duration) []Event {
 	t := p.cfg.Triggers.Suspend
 	if !t.Enabled || d <= t.Threshold {
 		return p.Tick(mono)
@@ -797,20 +809,11 @@ func sortedConds(m map[Condition]time.Duration) []Condition {
 	return cs
 }
 
-// conditionText says what a grace condition means, for an event's detail.
+// conditionText says what a grace condition means, for an event's detail
+// (the trigger table's text).
 func (p *Policy) conditionText(c Condition, d time.Duration) string {
-	what := ""
-	switch c.Reason {
-	case stepdown.ReasonUnsynchronized:
-		what = fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
-		if d := p.detail[c.Source]; d != "" {
-			what += " (" + d + ")"
-		}
-	case stepdown.ReasonProbeLost:
-		what = fmt.Sprintf("probe %s fails", c.Source)
-	default:
-		what = fmt.Sprintf("%s from %s", c.Reason, c.Source)
-	}
+	row, _ := Lookup(c.Reason)
+	what := row.Text(c, p.detail[c.Source])
 	if d > 0 {
 		what += fmt.Sprintf(" for %s", d.Round(time.Millisecond))
 	}
@@ -820,13 +823,12 @@ func (p *Policy) conditionText(c Condition, d time.Duration) string {
 // graceOf is the grace trigger of a condition that waits out a grace period
 // (pending); NextDeadline and expireGrace both read it.
 func (p *Policy) graceOf(c Condition) Grace {
-	switch c.Reason {
-	case stepdown.ReasonUnsynchronized:
-		return p.cfg.Triggers.For(c.Source).Unsynchronized
-	case stepdown.ReasonProbeLost:
-		return p.cfg.Triggers.ProbeLost
+	row, ok := Lookup(c.Reason)
+	if !ok || row.Kind != Graced {
+		return Grace{}
 	}
-	return Grace{}
+	s := row.Setting(p.cfg.Triggers, c.Source)
+	return Grace{Enabled: s.Enabled, Grace: s.Limit}
 }
 
 // NextDeadline is the CLOCK_MONOTONIC time at which Tick, given no input
