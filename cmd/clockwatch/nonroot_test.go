@@ -77,7 +77,7 @@ func TestMessagesForNonRoot(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("journal:\n  dir: "+state+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := asNobody(t, 10*time.Second, "--config.file="+conf, "events")
+	code, _, errOut := asNobody(t, 10*time.Second, "events", "--config.file="+conf)
 	if code != 1 || strings.Contains(errOut, "events.jsonl.1") ||
 		!strings.Contains(errOut, "permission denied reading the journal under "+state+": it belongs to group root (mode 0750): run as root, or join the group (sudo usermod -aG root $USER") {
 		t.Errorf("events as nobody: exit %d, stderr %q", code, errOut)
@@ -93,14 +93,14 @@ func TestMessagesForNonRoot(t *testing.T) {
 	if err := os.Chmod(sock, 0o660); err != nil {
 		t.Fatal(err)
 	}
-	_, out, _ := asNobody(t, 2*time.Second, "--config.file=", "watch", "--socket", sock)
+	_, out, _ := asNobody(t, 2*time.Second, "watch", "--config.file=", "--socket", sock)
 	if !strings.Contains(out, "unknown: permission denied on "+sock+": it belongs to group root (mode 0660): run as root, or join the group") {
 		t.Errorf("watch as nobody on a root:root 0660 socket: stdout %q, want the group to join", out)
 	}
 
 	// No daemon: one line for the outage, whatever the retries.
 	none := filepath.Join(base, "none.sock")
-	_, out, _ = asNobody(t, 3*time.Second, "--config.file=", "watch", "--socket", none)
+	_, out, _ = asNobody(t, 3*time.Second, "watch", "--config.file=", "--socket", none)
 	want := "unknown: is clockwatch running? No stepdown socket at " + none
 	if n := strings.Count(out, want); n != 1 || strings.Count(out, "\n") != 1 {
 		t.Errorf("watch without a daemon for 3 s: stdout %q, want one line %q", out, want)

@@ -466,14 +466,12 @@ func repairTail(f File) (tail, error) {
 	return tail{kept: keep, cut: size - keep}, nil
 }
 
-// Append writes e to the journal, fsyncs it, and persists the state. When
-// persistence fails it keeps the state in memory and returns the error (once
-// per failure streak it is also logged). The event line alone makes the
-// step, its epoch and the baseline after it durable; state.json follows.
-func (j *Journal) Append(e step.Event) error { return j.AppendThen(e, nil) }
-
-// AppendThen is Append that calls durable (unless nil) as soon as the event
-// line is fsync'd, before state.json is replaced: what durable announces can
+// AppendThen writes e to the journal, fsyncs it, and persists the state.
+// When persistence fails it keeps the state in memory and returns the error
+// (once per failure streak it is also logged). The event line alone makes
+// the step, its epoch and the baseline after it durable; state.json
+// follows. It calls durable (unless nil) as soon as the event line is
+// fsync'd, before state.json is replaced: what durable announces can
 // no longer be lost (the line alone holds the step, its epoch and the
 // baseline), and it waits one fsync instead of three. When the line cannot
 // be written, durable is called after the failure is recorded (Err says
