@@ -328,19 +328,28 @@ func installUpgradePurge(t *testing.T, inside string) {
 		}
 	})
 
-	t.Run("no systemctl without systemd", func(t *testing.T) {
-		// This machine's PID 1 is not systemd. An unguarded `systemctl
-		// enable` still works offline and would leave this link.
+	// This machine's PID 1 is not systemd, as when a machine image is
+	// built: the postinst enables the service with deb-systemd-helper all
+	// the same, so that the image boots with clockwatch running.
+	wants := "/etc/systemd/system/multi-user.target.wants/clockwatch.service"
+	t.Run("enabled for the next boot without systemd running", func(t *testing.T) {
 		if exists("/run/systemd/system") {
-			t.Skip("systemd runs here; the guard is exercised elsewhere")
+			t.Skip("systemd runs here: this is the image-build case only where it does not")
 		}
-		for _, l := range []string{
-			"/etc/systemd/system/multi-user.target.wants/clockwatch.service",
-			"/etc/systemd/system/sockets.target.wants/clockwatch.socket",
-		} {
-			if exists(l) {
-				t.Errorf("%s exists: the postinst ran systemctl where systemd does not run", l)
-			}
+		if target, err := os.Readlink(wants); err != nil || target != "/usr/lib/systemd/system/clockwatch.service" {
+			t.Errorf("%s -> %q (%v): want the link to /usr/lib/systemd/system/clockwatch.service deb-systemd-helper makes", wants, target, err)
+		}
+		if !exists("/var/lib/systemd/deb-systemd-helper-enabled/clockwatch.service.dsh-also") {
+			t.Error("deb-systemd-helper has no state for clockwatch.service: an upgrade could not tell an administrator's disable")
+		}
+		if exists("/etc/systemd/system/sockets.target.wants/clockwatch.socket") {
+			t.Error("clockwatch.socket is enabled: socket activation is the administrator's choice (docs/install.md)")
+		}
+	})
+
+	t.Run("changelog", func(t *testing.T) {
+		if !exists("/usr/share/doc/clockwatch/changelog.gz") {
+			t.Error("no /usr/share/doc/clockwatch/changelog.gz in the package")
 		}
 	})
 
@@ -388,7 +397,26 @@ func installUpgradePurge(t *testing.T, inside string) {
 		t.Fatal(err)
 	}
 
+	// The administrator takes clockwatch out of chrony's group: the upgrade
+	// must not add it back (the group is granted on the first install).
+	chronyGroup := ""
+	for _, g := range []string{"_chrony", "chrony"} {
+		if _, ok := getent("group", g); ok && slices.Contains(strings.Fields(run(t, "id", "-nG", "clockwatch")), g) {
+			chronyGroup = g
+			run(t, "gpasswd", "-d", "clockwatch", g)
+			break
+		}
+	}
+
 	dpkg(t, "-i", newDeb)
+	t.Run("upgrade keeps the administrator's group change", func(t *testing.T) {
+		if chronyGroup == "" {
+			t.Skip("no chrony group here")
+		}
+		if slices.Contains(strings.Fields(run(t, "id", "-nG", "clockwatch")), chronyGroup) {
+			t.Errorf("the upgrade added clockwatch to %s again after the administrator removed it", chronyGroup)
+		}
+	})
 	t.Run("upgrade", func(t *testing.T) {
 		if got, _ := os.ReadFile(configPath); string(got) != string(edited) {
 			t.Errorf("the upgrade replaced the edited %s:\n%s", configPath, got)
@@ -427,7 +455,7 @@ func installUpgradePurge(t *testing.T, inside string) {
 	})
 
 	dpkg(t, "--purge", "clockwatch")
-	t.Run("purge leaves nothing", func(t *testing.T) {
+	t.Run("purge leaves nothing but the system user", func(t *testing.T) {
 		if st := packageStatus(); st != "" && !strings.HasPrefix(st, "un") {
 			t.Errorf("after dpkg --purge: status %q, want not installed", st)
 		}
@@ -443,9 +471,17 @@ func installUpgradePurge(t *testing.T, inside string) {
 				t.Errorf("%s is left after dpkg --purge", p)
 			}
 		}
+		// The system user and group stay, as Debian's packages keep theirs.
 		for _, db := range []string{"passwd", "group"} {
-			if entry, ok := getent(db, "clockwatch"); ok {
-				t.Errorf("%s entry %q is left after dpkg --purge", db, entry)
+			if _, ok := getent(db, "clockwatch"); !ok {
+				t.Errorf("dpkg --purge removed the clockwatch %s entry: Debian keeps system users", db)
+			}
+		}
+		for _, p := range []string{wants, "/etc/systemd/system/clockwatch.service",
+			"/var/lib/systemd/deb-systemd-helper-enabled/clockwatch.service.dsh-also",
+			"/var/lib/systemd/deb-systemd-helper-masked/clockwatch.service"} {
+			if exists(p) {
+				t.Errorf("%s is left after dpkg --purge", p)
 			}
 		}
 		for _, chrony := range []string{"_chrony", "chrony"} {

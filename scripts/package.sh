@@ -60,6 +60,9 @@ for f in dashboards/*.json; do cp "$f" "$work/share/dashboards/"; done
 for f in docs/*.md; do cp "$f" "$work/doc/docs/"; done
 shopt -u nullglob
 cp README.md "$work/doc/"
+# The changelog, where Debian's policy and lintian look for it (gzip -n: no
+# name or time in the header, so the package builds the same twice).
+gzip -9n <CHANGELOG.md >"$work/doc/changelog.gz"
 cp LICENSE "$work/doc/copyright"
 
 for arch in $ARCHS; do

@@ -59,4 +59,3 @@ func Example_lockHolder() {
 		}
 	}
 }
-
