@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -80,7 +81,13 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	app.ErrorWriter(c.stderr)
 	app.Terminate(func(code int) { panic(exitCode(code)) })
 	app.HelpFlag.Short('h')
-	app.Version(version.Print("clockwatch"))
+	// --help-man (kingpin's, hidden: the packages' manual page) puts the
+	// version in the page's .TH line: one line there, not the build table.
+	if slices.Contains(args, "--help-man") {
+		app.Version(version.Version)
+	} else {
+		app.Version(version.Print("clockwatch"))
+	}
 	// Each command declares the flags that apply to it, and only those:
 	// its --help lists them, and any other is an error.
 
