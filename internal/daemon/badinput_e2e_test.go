@@ -229,8 +229,9 @@ func TestDaemonNonsenseFromNtpd(t *testing.T) {
 }
 
 // TestDaemonSlowNtpd: ntpd, synchronised and read ok, turns slow (each of
-// its 300 associations answers 50 ms late, under the 200 ms timeout: a 15 s
-// poll) and its offset goes to 5 s at the same moment. Before, the old ok
+// its 300 associations answers 100 ms late, under the 200 ms timeout: a 30
+// s poll, 6.6 s for the 66 associations of the last fragment that the old
+// reassembly saw) and its offset goes to 5 s at the same moment. Before, the old ok
 // stood until the slow poll ended; now the poll ends at its deadline (the
 // 1 s poll interval) and the source is lost after probe_lost's grace. The
 // delay is logged for docs/step-detection.md.
@@ -247,7 +248,7 @@ func TestDaemonSlowNtpd(t *testing.T) {
 	w := watchDaemon(t, d)
 	w.state(stepdown.StateOK, 20*time.Second)
 	start := time.Now()
-	f.SetDelay(50 * time.Millisecond)
+	f.SetDelay(100 * time.Millisecond)
 	fake.Set(strings.Replace(ntptest.SyncedSystem, "offset=0.125", "offset=5000", 1))
 	m := w.state(stepdown.StateStepdown, 30*time.Second)
 	delay := time.Since(start)
