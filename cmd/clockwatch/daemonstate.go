@@ -124,7 +124,11 @@ func joinHint(path string) string {
 				if g, err := user.LookupGroupId(group); err == nil {
 					group = g.Name
 				}
-				return fmt.Sprintf("it belongs to group %s (mode %04o): run as root, or join the group (sudo usermod -aG %s $USER, then log in again)", group, st.Mode().Perm(), group)
+				what := "it belongs"
+				if p != path {
+					what = p + " belongs"
+				}
+				return fmt.Sprintf("%s to group %s (mode %04o): run as root, or join the group (sudo usermod -aG %s $USER, then log in again)", what, group, st.Mode().Perm(), group)
 			}
 			break
 		}

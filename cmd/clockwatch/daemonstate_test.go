@@ -49,7 +49,7 @@ func TestStatusAsksTheDaemon(t *testing.T) {
 		}
 	}
 
-	code, out, errOut := inProcess(nil, "")(t, 10*time.Second, "--config.file="+conf, "status")
+	code, out, errOut := inProcess(nil, "")(t, 10*time.Second, "status", "--config.file="+conf)
 	lines := strings.Split(out, "\n")
 	if !strings.HasPrefix(lines[0], "Stepdown state : ok, since ") || !strings.Contains(out, "\nClock epoch    : ") ||
 		!strings.Contains(out, "\nSubscribers    : 1 connected (besides this status)\n") {
@@ -66,7 +66,7 @@ func TestStatusAsksTheDaemon(t *testing.T) {
 	if err := os.WriteFile(gone, []byte(strings.Replace(yml, socket, filepath.Join(dir, "none.sock"), 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, out, _ = inProcess(nil, "")(t, 10*time.Second, "--config.file="+gone, "status")
+	_, out, _ = inProcess(nil, "")(t, 10*time.Second, "status", "--config.file="+gone)
 	if !strings.HasPrefix(out, "Stepdown state : unknown: is clockwatch running? No stepdown socket at "+filepath.Join(dir, "none.sock")) {
 		t.Errorf("status without a daemon: stdout\n%s\nwant 'unknown: is clockwatch running?' first", out)
 	}
