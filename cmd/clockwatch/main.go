@@ -55,6 +55,9 @@ type cli struct {
 	configFileSet bool // --config.file was given, perhaps empty: then no file
 	logLevel      string
 	logFormat     string
+	// manPage is set when the command line asks for the manual page
+	// (--help-man): the version then goes in on one line.
+	manPage bool
 	// chronyAddress is --chrony.address ("": the configuration's).
 	chronyAddress string
 }
@@ -85,7 +88,7 @@ func (c *cli) app() (*kingpin.Application, []subcommand) {
 	app.HelpFlag.Short('h')
 	// --help-man (kingpin's, hidden: the packages' manual page) puts the
 	// version in the page's .TH line: one line there, not the build table.
-	if slices.Contains(args, "--help-man") {
+	if c.manPage {
 		app.Version(version.Version)
 	} else {
 		app.Version(version.Print("clockwatch"))
@@ -108,6 +111,7 @@ func (c *cli) app() (*kingpin.Application, []subcommand) {
 }
 
 func (c *cli) run(ctx context.Context, args []string) int {
+	c.manPage = slices.Contains(args, "--help-man")
 	app, subs := c.app()
 	selected, code, err := parse(app, joinNegativeValues(args))
 	if code >= 0 {
