@@ -2,9 +2,9 @@
 # Builds clockwatch's .deb and .rpm packages into dist/ (make package).
 #
 # Environment (all optional):
-#   VERSION   package and binary version; default from `git describe`:
-#             X.Y.Z on a vX.Y.Z tag, X.Y.Z+gitN.gSHA past one (0.0.0+... with
-#             no tag yet), with .dirty for uncommitted changes.
+#   VERSION   package and binary version; default scripts/version.sh: the
+#             VERSION file's X.Y.Z on its vX.Y.Z tag, X.Y.Z+gitN.gSHA past it,
+#             X.Y.Z~gitN.gSHA before it is tagged, .dirty for changes.
 #   ARCHS     GOARCHs to build, default "amd64 arm64".
 #   FORMATS   nfpm packagers, default "deb rpm".
 #   DIST      output directory, default dist.
@@ -18,25 +18,7 @@ ARCHS=${ARCHS:-amd64 arm64}
 FORMATS=${FORMATS:-deb rpm}
 DIST=${DIST:-dist}
 
-if [ -z "${VERSION:-}" ]; then
-	desc=$(git describe --tags --match 'v[0-9]*' --long --dirty 2>/dev/null || true)
-	if [ -n "$desc" ]; then
-		# v1.2.3-4-gabcdef0[-dirty]
-		base=${desc%%-*}
-		rest=${desc#*-}
-		count=${rest%%-*}
-		VERSION=${base#v}
-		if [ "$count" != 0 ]; then
-			sha=${rest#*-}
-			VERSION="$VERSION+git$count.${sha%-dirty}"
-		fi
-	else
-		VERSION="0.0.0+git$(git rev-list --count HEAD 2>/dev/null || echo 0).g$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-	fi
-	if ! git diff --quiet HEAD 2>/dev/null; then
-		case "$VERSION" in *+*) VERSION="$VERSION.dirty" ;; *) VERSION="$VERSION+dirty" ;; esac
-	fi
-fi
+VERSION=${VERSION:-$(./scripts/version.sh)}
 REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH=$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then

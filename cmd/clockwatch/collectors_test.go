@@ -77,7 +77,7 @@ func TestChronyAddressFlag(t *testing.T) {
 		t.Errorf("after a reload: clockwatch_chrony_up %q, want 1 (the flag still wins over the file)", v)
 	}
 
-	code, out, errOut := inProcess(nil, "")(t, 10*time.Second, "--config.file="+f, "--chrony.address="+c.Socket, "status")
+	code, out, errOut := inProcess(nil, "")(t, 10*time.Second, "status", "--config.file="+f, "--chrony.address="+c.Socket)
 	if !strings.Contains(out, "chronyd        : reference") || strings.Contains(out, "cannot read chrony") {
 		t.Errorf("status --chrony.address=%s: exit %d, stdout\n%s\nstderr %s\nwant chronyd read", c.Socket, code, out, errOut)
 	}

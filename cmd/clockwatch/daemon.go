@@ -26,20 +26,21 @@ import (
 const defaultListenAddress = ":9847"
 
 func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
-	webFlags := kingpinflag.AddFlags(app, defaultListenAddress)
-	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
-	check := app.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
-	switches := collectorFlags(app)
-	app.Flag("chrony.address", `chronyd's command socket (an absolute path), host:port of its UDP command port, or "auto". Overrides chrony.address of the configuration file; default: as the file says.`).
-		PlaceHolder("ADDRESS").StringVar(&c.chronyAddress)
-	maxProcs := app.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
+	cmd := app.Command("run", "Run the daemon (the default command: its flags may be given without it).").Default()
+	c.configFlag(cmd)
+	c.logFlags(cmd)
+	webFlags := kingpinflag.AddFlags(cmd, defaultListenAddress)
+	metricsPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	check := cmd.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
+	switches := collectorFlags(cmd)
+	c.chronyAddressFlag(cmd)
+	maxProcs := cmd.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
 		Envar("GOMAXPROCS").Default("1").Int()
 	var k8s kubernetes.Options
-	app.Flag("kubernetes.node-name", "Keep the "+kubernetes.ConditionType+" condition on this Node and post Events on it for each stepdown and resume (docs/kubernetes.md); in a pod, from the downward API (spec.nodeName). Empty: off.").
+	cmd.Flag("kubernetes.node-name", "Keep the "+kubernetes.ConditionType+" condition on this Node and post Events on it for each stepdown and resume (docs/kubernetes.md); in a pod, from the downward API (spec.nodeName). Empty: off.").
 		PlaceHolder("NODE").StringVar(&k8s.NodeName)
-	app.Flag("kubernetes.kubeconfig", "kubeconfig file for --kubernetes.node-name outside a pod; by default the pod's service account.").
+	cmd.Flag("kubernetes.kubeconfig", "kubeconfig file for --kubernetes.node-name outside a pod; by default the pod's service account.").
 		PlaceHolder("FILE").StringVar(&k8s.Kubeconfig)
-	cmd := app.Command("run", "Run the daemon (the default command).").Default()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		logger := c.logger()
 		if *maxProcs < 0 {
@@ -111,14 +112,14 @@ func (c *cli) logger() *slog.Logger {
 
 // collectorFlags declares --[no-]collector.<name> for every optional
 // collector and returns a function giving the switches the user set.
-func collectorFlags(app *kingpin.Application) func() daemon.Collectors {
+func collectorFlags(cmd *kingpin.CmdClause) func() daemon.Collectors {
 	type flag struct {
 		value, set *bool
 	}
 	flags := map[string]flag{}
 	for _, k := range daemon.OptionalCollectors() {
 		f := flag{set: new(bool)}
-		f.value = app.Flag("collector."+k.Name, k.Help+" Overrides the configuration file; default: as the file says.").
+		f.value = cmd.Flag("collector."+k.Name, k.Help+" Overrides the configuration file; default: as the file says.").
 			IsSetByUser(f.set).Bool()
 		flags[k.Name] = f
 	}

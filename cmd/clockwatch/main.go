@@ -19,6 +19,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -27,13 +29,24 @@ import (
 
 func main() {
 	if version.Version == "" {
-		version.Version = "dev" // a plain `go build` or `go run`; release builds stamp it
+		version.Version = moduleVersion(debug.ReadBuildInfo)
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// moduleVersion is the version of a binary the build did not stamp (make
+// and the packages stamp the VERSION file's): `go install ...@v0.1.0` records
+// the module's version, v0.1.0, in the binary; `go build` and `go run` in a
+// checkout record none ("(devel)"), which is "dev".
+func moduleVersion(read func() (*debug.BuildInfo, bool)) string {
+	if bi, ok := read(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return "dev"
+}
+
 // cli is what every subcommand shares: its output streams, its environment
-// and the global flags.
+// and the values of the flags several commands declare (flags.go).
 type cli struct {
 	stdout, stderr io.Writer
 	// getenv reads the environment (RUNTIME_DIRECTORY, STATE_DIRECTORY).
@@ -77,12 +90,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	app.Terminate(func(code int) { panic(exitCode(code)) })
 	app.HelpFlag.Short('h')
 	app.Version(version.Print("clockwatch"))
-	app.Flag("config.file", "YAML configuration file; by default "+DefaultConfigFile+" when it exists, else the built-in defaults (--config.file= for those).").
-		PlaceHolder("FILE").IsSetByUser(&c.configFileSet).StringVar(&c.configFile)
-	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").
-		Default("info").EnumVar(&c.logLevel, "debug", "info", "warn", "error")
-	app.Flag("log.format", "Output format of log messages: logfmt or json.").
-		Default("logfmt").EnumVar(&c.logFormat, "logfmt", "json")
+	// Each command declares the flags that apply to it, and only those:
+	// its --help lists them, and any other is an error.
 
 	subs := []subcommand{
 		addDaemonCommand(app, c),
@@ -101,7 +110,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return code // help or the version was printed
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "clockwatch: %v (try --help)\n", err)
+		fmt.Fprintf(c.stderr, "clockwatch: %v\n", explainParseError(app, args, err))
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

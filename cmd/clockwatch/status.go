@@ -16,10 +16,13 @@ import (
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
+	c.configFlag(cmd)
+	c.chronyAddressFlag(cmd)
 	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
 	verbose := cmd.Flag("verbose", "Also print the figures a bug report needs (the wall−boot gap step detection watches).").Short('v').Bool()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
@@ -37,6 +40,13 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
 		v := health.Judge(f, cfg.Health.Thresholds())
 		v = withUndisciplined(v, f.Kernel, timesources.Disciplined(reports), cfg.Stepdown)
+		// First what lock holders are being told, asked from the daemon.
+		var hello stepdown.Message
+		var askErr error
+		if cfg.Stepdown.Enabled {
+			hello, askErr = askDaemon(ctx, cfg.Stepdown.Socket)
+		}
+		writeDaemonState(c.stdout, cfg.Stepdown, hello, askErr, v, time.Now())
 		write := health.Write
 		if *verbose {
 			write = health.WriteVerbose

@@ -320,8 +320,8 @@ func yamlError(name string, root *yaml.Node, err error) error {
 // is the dotted path of the value on the error's line, "" when unknown.
 func friendlier(m, key string) string {
 	if rest, ok := strings.CutPrefix(m, "field "); ok {
-		if key, typ, ok := strings.Cut(rest, " not found in type "); ok {
-			return fmt.Sprintf("unknown key %q (in %s; keys are case-sensitive)", key, typ)
+		if name, _, ok := strings.Cut(rest, " not found in type "); ok {
+			return unknownKey(name, key)
 		}
 	}
 	if strings.HasPrefix(m, "cannot unmarshal !!seq into config.Config") ||

@@ -135,11 +135,9 @@ func Judge(f Facts, h Thresholds) Verdict {
 	return v
 }
 
-// DaemonAnswers reports whether an authoritative time source answers with a
+// daemonAnswers reports whether an authoritative time source answers with a
 // time solution: it, not the kernel, then says whether the clock is
 // synchronised.
-func (f Facts) DaemonAnswers() bool { return daemonAnswers(f.Sources) }
-
 func daemonAnswers(set timesource.Set) bool {
 	for _, r := range set {
 		if r.Role == timesource.Authoritative && r.Up && r.HasData {

@@ -48,11 +48,3 @@ type Env struct {
 	// PID is the process's id, for socket activation.
 	PID int
 }
-
-// Get reads the variable key, "" when unset or when the environment is nil.
-func (e Env) Get(key string) string {
-	if e.Getenv == nil {
-		return ""
-	}
-	return e.Getenv(key)
-}

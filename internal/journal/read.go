@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -55,7 +56,8 @@ type line struct {
 func readLines(fs FS, dir string, fn func(line)) (warnings []string, err error) {
 	for _, name := range []string{RotatedFile, EventsFile} {
 		path := filepath.Join(dir, name)
-		f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+		f, err := fs.OpenFile(path, os.O_RDONLY|safefile.Flags, 0)
+		f, err = safefile.Checked("event journal", path, f, err)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -164,7 +166,8 @@ func parseLine(b []byte) (Record, error) {
 
 // readFile reads a whole file of at most limit bytes.
 func readFile(fs FS, path string, limit int64) ([]byte, error) {
-	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	f, err := fs.OpenFile(path, os.O_RDONLY|safefile.Flags, 0)
+	f, err = safefile.Checked("state file", path, f, err)
 	if err != nil {
 		return nil, err
 	}

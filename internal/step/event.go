@@ -150,9 +150,6 @@ func wallOK(t time.Time) bool { return t.IsZero() || (!t.Before(minWall) && !t.A
 // StepSeconds returns Step in seconds.
 func (e Event) StepSeconds() float64 { return e.Step.Seconds() }
 
-// Backward reports whether the event is a step that moved the clock back.
-func (e Event) Backward() bool { return e.Type == TypeStep && e.Step < 0 }
-
 // AppendJSON appends the event as one JSON object, without allocating when b
 // has room.
 func (e Event) AppendJSON(b []byte) []byte {

@@ -32,7 +32,6 @@ type Sampler struct {
 
 	idle       time.Duration // 0: always cfg.Interval
 	watcher    Watcher
-	burstC     chan struct{}
 	burstUntil time.Time
 	fast       bool         // the interval chosen for the next sample, for tests
 	now        func() int64 // CLOCK_MONOTONIC in ns
@@ -49,7 +48,7 @@ type Sampler struct {
 func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
-		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: host.Monotonic,
+		ready: make(chan struct{}), now: host.Monotonic,
 	}
 }
 
@@ -75,16 +74,6 @@ func (s *Sampler) BurstDuration() time.Duration { return max(2*time.Second, 20*s
 func (s *Sampler) Adapt(idle time.Duration, w Watcher) {
 	if idle > s.cfg.Interval && w != nil {
 		s.idle, s.watcher = idle, w
-	}
-}
-
-// Burst asks for fast sampling from now for BurstDuration, with a sample at
-// once: for callers that have reason to expect a clock change (a stepdown
-// trigger, a time daemon reporting a large offset). It never blocks.
-func (s *Sampler) Burst() {
-	select {
-	case s.burstC <- struct{}{}:
-	default:
 	}
 }
 
@@ -124,9 +113,6 @@ func (s *Sampler) Run(ctx context.Context) error {
 			return nil
 		case m := <-s.marks:
 			s.det.ClockSet(m.Mono)
-			s.burstUntil = time.Now().Add(s.BurstDuration())
-			s.tick()
-		case <-s.burstC:
 			s.burstUntil = time.Now().Add(s.BurstDuration())
 			s.tick()
 		case <-t.C:

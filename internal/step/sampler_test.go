@@ -285,7 +285,8 @@ func TestSamplerBurst(t *testing.T) {
 	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
 	w.watching.Store(true)
 	close(w.ready)
-	s := NewSampler(cfg, clocks, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	marks := make(chan probe.Mark)
+	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
 	s.Adapt(time.Hour, w)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -296,7 +297,7 @@ func TestSamplerBurst(t *testing.T) {
 	if n > 2 {
 		t.Fatalf("%d samples in 20ms while idle at 1h, want 1 or 2", n)
 	}
-	s.Burst()
+	marks <- probe.Mark{Mono: 2e9} // a clock set: a burst of fast samples
 	for deadline := time.Now().Add(10 * time.Second); s.Gauges().Load().Samples < n+10; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d samples 10s after Burst, want %d", s.Gauges().Load().Samples, n+10)

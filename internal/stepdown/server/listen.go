@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/safefile"
 )
 
 // ActivationName is the FileDescriptorName= of the stepdown socket unit.
@@ -76,7 +77,8 @@ func (l *Listener) Close() error {
 // (by a clockwatch stopping) between the open and the lock.
 func lockFile(path, socket string) (*os.File, error) {
 	for try := 0; ; try++ {
-		lock, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+		// A dangling link here created its target: never followed.
+		lock, err := safefile.OpenFile("the stepdown socket's lock file", path, os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("opening the stepdown socket's lock file: %w", err)
 		}
