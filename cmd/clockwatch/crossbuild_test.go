@@ -39,6 +39,24 @@ func TestOtherSystems(t *testing.T) {
 	t.Parallel()
 	testtool.Short(t)
 	goBin := goCommand(t)
+	// A file without the constraint makes another system's build compile
+	// the daemon's packages and fail deep inside: name it at once.
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), "//go:build linux\n") {
+			t.Errorf("cmd/clockwatch/%s does not start with //go:build linux: every file of the daemon's command carries it", f)
+		}
+	}
+	if t.Failed() {
+		return
+	}
 	t.Run("daemon for darwin", func(t *testing.T) {
 		t.Parallel()
 		cmd := exec.Command(goBin, "build", "-o", os.DevNull, ".")
