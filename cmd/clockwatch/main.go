@@ -83,7 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // or the version, so that parsing stops there and no command runs.
 type exitCode int
 
-func (c *cli) run(ctx context.Context, args []string) int {
+// app declares the command line: every command and the flags that apply to
+// it.
+func (c *cli) app() (*kingpin.Application, []subcommand) {
 	app := kingpin.New("clockwatch", "Watches this machine's clocks, exports their health to Prometheus and tells lock holders when the clock cannot be trusted.")
 	app.UsageWriter(c.stdout) // help and --version, asked for: standard output
 	app.ErrorWriter(c.stderr)
@@ -104,7 +106,11 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		addDrillCommand(app, c),
 		addHostDirsCommand(app, c),
 	}
+	return app, subs
+}
 
+func (c *cli) run(ctx context.Context, args []string) int {
+	app, subs := c.app()
 	selected, code, err := parse(app, joinNegativeValues(args))
 	if code >= 0 {
 		return code // help or the version was printed
