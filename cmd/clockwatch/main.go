@@ -1,6 +1,15 @@
+//go:build linux
+
 // Command clockwatch watches the health of this machine's clocks: it samples
 // the kernel clocks, detects steps, reads the time daemons, exports it all to
 // Prometheus and tells local lock holders when their clock cannot be trusted.
+//
+// It is built for Linux only: every file here carries //go:build linux, so
+// that a build for another system fails on that constraint ("build
+// constraints exclude all Go files") rather than on a symbol deep inside
+// (adjtimex, timerfd's cancel-on-set, CLOCK_BOOTTIME and SO_PEERCRED are
+// Linux's). The client module, stepdown/, builds everywhere
+// (crossbuild_test.go checks both).
 package main
 
 import (

@@ -3,6 +3,8 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,10 +229,15 @@ func TestDaemonNonsenseFromNtpd(t *testing.T) {
 				segmentIs(t, d, boundedtime.StatusSynchronized, 10*time.Second)
 				return
 			}
-			if m := w.state(stepdown.StateStepdown, 20*time.Second); m.Source != "ntpd" {
-				t.Errorf("stepdown %+v, want one for ntpd", m)
+			// ntpd lost at the start (probe_lost); the kernel's own status,
+			// judged while no daemon answers, may be announced first.
+			if m := w.state(stepdown.StateStepdown, 20*time.Second); m.Source != "ntpd" && m.Source != "kernel" {
+				t.Errorf("stepdown %+v, want one for ntpd (or the kernel)", m)
 			}
 			segmentNever(t, d, boundedtime.StatusSynchronized, time.Second)
+			if !strings.Contains(d.Log(), "invalid figure") {
+				t.Errorf("the log does not say why ntpd's reading is refused:\n%s", d.Log())
+			}
 		})
 	}
 }
@@ -280,16 +287,20 @@ func TestDaemonHostileStateFiles(t *testing.T) {
 		// check runs after the daemon has started and logged.
 		check func(t *testing.T, state, runtime string)
 		want  string
+		// persist is clockwatch_journal_persistence_ok's value.
+		persist string
 		// exits: the daemon refuses to start (the socket and the segment
 		// are not optional once enabled: as for an unwritable path).
 		exits bool
 	}{
 		{name: "state.json is a FIFO", prepare: func(s, _ string) error { return fifo(filepath.Join(s, "state.json")) },
-			want: "state.json is a FIFO, not a regular file"},
+			// Refused and written anew (renamed over the FIFO): the epoch
+			// is also in events.jsonl.
+			want: "state.json is a FIFO, not a regular file", persist: "1"},
 		{name: "events.jsonl is a FIFO", prepare: func(s, _ string) error { return fifo(filepath.Join(s, "events.jsonl")) },
-			want: "events.jsonl is a FIFO, not a regular file"},
+			want: "events.jsonl is a FIFO, not a regular file", persist: "0"},
 		{name: "stepdown.json is a FIFO", prepare: func(s, _ string) error { return fifo(filepath.Join(s, "stepdown.json")) },
-			want: "stepdown.json is a FIFO, not a regular file"},
+			want: "stepdown.json is a FIFO, not a regular file", persist: "1"},
 		{name: "events.jsonl links to another file", prepare: func(s, _ string) error {
 			victim := filepath.Join(filepath.Dir(s), "victim")
 			if err := os.WriteFile(victim, []byte("precious, no newline at the end"), 0o644); err != nil {
@@ -300,7 +311,7 @@ func TestDaemonHostileStateFiles(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(filepath.Dir(s), "victim")); err != nil || string(b) != "precious, no newline at the end" {
 				t.Errorf("the link's target now holds %q (%v)", b, err)
 			}
-		}, want: "events.jsonl is a symbolic link: refusing to follow it"},
+		}, want: "events.jsonl is a symbolic link: refusing to follow it", persist: "0"},
 		{name: "stepdown.sock.lock is a dangling link", prepare: func(_, r string) error {
 			return os.Symlink(filepath.Join(filepath.Dir(r), "created-by-lock"), filepath.Join(r, "stepdown.sock.lock"))
 		}, check: func(t *testing.T, _, r string) {
@@ -361,6 +372,9 @@ func TestDaemonHostileStateFiles(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, state, runtime)
 			}
+			if got, want := persistence(t, d), "clockwatch_journal_persistence_ok "+tc.persist; got != want {
+				t.Errorf("%s, want %s", got, want)
+			}
 			begin := time.Now()
 			if err := d.Stop(); err != nil {
 				t.Fatalf("%v; log:\n%s", err, d.Log())
@@ -384,4 +398,21 @@ func runToExit(t *testing.T, bin, state, runtime string, args ...string) (string
 		t.Fatalf("clockwatch did not exit within 10 s; log:\n%s", out)
 	}
 	return string(out), err
+}
+
+// persistence is the daemon's clockwatch_journal_persistence_ok line.
+func persistence(t *testing.T, d *daemontest.Daemon) string {
+	t.Helper()
+	resp, err := http.Get("http://" + d.Addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "clockwatch_journal_persistence_ok ") {
+			return l
+		}
+	}
+	return "(none)"
 }
