@@ -113,7 +113,7 @@ test-systemd-vm: test-deps
 	CLOCKWATCH_SYSTEMD_VM_TEST=1 $(GO) test -count=1 -timeout 20m -v ./test/systemdvm
 
 ## test-power-cuts: issue 25's twenty real power cuts (qemu killed, the state directory on an ext4 virtio
-## disk; 3–6 min; make test runs three).
+## disk; 5–6 min at host load 15; make test runs two).
 .PHONY: test-power-cuts
 test-power-cuts: test-deps
 	CLOCKWATCH_POWER_CUTS=20 $(GO) test -count=1 -timeout 20m -v -run TestPowerCutsInVM ./test/vm
