@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -63,6 +64,9 @@ type cli struct {
 	configFileSet bool // --config.file was given, perhaps empty: then no file
 	logLevel      string
 	logFormat     string
+	// manPage is set when the command line asks for the manual page
+	// (--help-man): the version then goes in on one line.
+	manPage bool
 	// chronyAddress is --chrony.address ("": the configuration's).
 	chronyAddress string
 }
@@ -91,7 +95,13 @@ func (c *cli) app() (*kingpin.Application, []subcommand) {
 	app.ErrorWriter(c.stderr)
 	app.Terminate(func(code int) { panic(exitCode(code)) })
 	app.HelpFlag.Short('h')
-	app.Version(version.Print("clockwatch"))
+	// --help-man (kingpin's, hidden: the packages' manual page) puts the
+	// version in the page's .TH line: one line there, not the build table.
+	if c.manPage {
+		app.Version(version.Version)
+	} else {
+		app.Version(version.Print("clockwatch"))
+	}
 	// Each command declares the flags that apply to it, and only those:
 	// its --help lists them, and any other is an error.
 
@@ -110,6 +120,7 @@ func (c *cli) app() (*kingpin.Application, []subcommand) {
 }
 
 func (c *cli) run(ctx context.Context, args []string) int {
+	c.manPage = slices.Contains(args, "--help-man")
 	app, subs := c.app()
 	selected, code, err := parse(app, joinNegativeValues(args))
 	if code >= 0 {
