@@ -59,7 +59,7 @@ func Check(t *testing.T, r timesource.Reading, raw Raw) {
 	p.Reading(r, time.Second)
 	ok := p.Status().State == stepdown.StateOK
 
-	h := config.Default().Health
+	h := config.Default().Health.Thresholds()
 	v := health.Judge(health.Facts{Sources: timesource.Set{r.Source: r}}, h)
 	healthy := v.Level == health.OK
 
