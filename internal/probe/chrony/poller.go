@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,11 @@ type Snapshot struct {
 	Data Data
 	// HaveData reports whether any poll has succeeded yet.
 	HaveData bool
+	// Answered is set once chronyd has answered with figures that mean
+	// nothing (timesource.ErrFigure) or a reply that does not decode: it
+	// is there, and failing, not absent (else a chronyd that never sends
+	// a valid figure would count as not running and the start say ok).
+	Answered bool
 	// Up reports whether the last poll succeeded.
 	Up bool
 	// Err is why the last poll failed, nil when it succeeded.
@@ -52,50 +58,6 @@ func (s Snapshot) Age(now time.Time) time.Duration {
 		return -1
 	}
 	return now.Sub(s.LastSuccess)
-}
-
-// Status is what the stepdown triggers need from chronyd, taken from the
-// last successful poll.
-type Status struct {
-	// Valid is false until a poll has succeeded; the other fields are then
-	// zero.
-	Valid bool
-	// Up reports whether the last poll succeeded (Valid with Up false: the
-	// figures are from LastSuccess and growing stale).
-	Up bool
-	// Err is why the last poll failed, nil when it succeeded.
-	Err error
-	// SystemOffset is the local clock minus true time in seconds, as
-	// chronyd estimates it (positive: the clock is ahead).
-	SystemOffset float64
-	// Leap is chronyd's leap status.
-	Leap Leap
-	// Synchronised reports whether chronyd is synchronised.
-	Synchronised bool
-	// ErrorBound is |SystemOffset| + root dispersion + root delay / 2, in
-	// seconds.
-	ErrorBound float64
-	// LastSuccess is when these figures were read (monotonic reading
-	// included).
-	LastSuccess time.Time
-}
-
-// Status returns the stepdown view of the snapshot.
-func (s Snapshot) Status() Status {
-	if !s.HaveData {
-		return Status{Err: s.Err}
-	}
-	t := s.Data.Tracking
-	return Status{
-		Valid:        true,
-		Up:           s.Up,
-		Err:          s.Err,
-		SystemOffset: t.SystemOffset,
-		Leap:         t.Leap,
-		Synchronised: t.Synchronised(),
-		ErrorBound:   t.ErrorBound(),
-		LastSuccess:  s.LastSuccess,
-	}
 }
 
 // auditInterval is how often chrony.conf is audited again.
@@ -155,15 +117,12 @@ func (p *Poller) Snapshot() Snapshot {
 	return p.snap
 }
 
-// Status returns what the stepdown triggers need, from the last result.
-func (p *Poller) Status() Status { return p.Snapshot().Status() }
-
 // SourceDetails reports whether chrony.source_details asks for every
 // per-source figure (the exporter reads it).
 func (p *Poller) SourceDetails() bool { return p.cfg.SourceDetails }
 
 // Polled receives a value after each poll has published its snapshot (at
-// most one is kept waiting): a consumer that reads Status when it fires,
+// most one is kept waiting): a consumer that reads Reading when it fires,
 // rather than on a ticker of its own, sees every new figure at once and
 // wakes only as often as chronyd's data changes.
 func (p *Poller) Polled() <-chan struct{} { return p.polled }
@@ -258,6 +217,7 @@ func (p *Poller) Poll(ctx context.Context) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, p.pollDeadline())
 	d, err := p.client.Poll(ctx)
+	dialed := p.client.Dialed()
 	cancel()
 	end := time.Now()
 	tr, addr := p.client.Transport()
@@ -279,6 +239,7 @@ func (p *Poller) Poll(ctx context.Context) {
 		}
 		s.Failures++
 		p.failStreak++
+		s.Answered = s.Answered || (dialed && answered(err))
 	} else {
 		s.Data, s.HaveData, s.LastSuccess = d, true, end
 		p.failStreak = 0
@@ -328,6 +289,21 @@ func (p *Poller) Poll(ctx context.Context) {
 		p.logger.Info("chronyd answers again", "transport", tr, "address", addr)
 	}
 	p.logged = msg
+}
+
+// answered reports whether a failed poll's error says chronyd answered:
+// with figures that mean nothing, or with a reply that does not decode. A
+// timeout or a system call's error says nothing answered.
+func answered(err error) bool {
+	var ne net.Error
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, timesource.ErrFigure):
+		return true
+	case errors.As(err, &ne) && ne.Timeout(), errors.As(err, &errno), errors.Is(err, os.ErrNotExist):
+		return false
+	}
+	return true
 }
 
 // reason is what a failure's log line is keyed on: the innermost causes of
