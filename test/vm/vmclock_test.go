@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,6 +172,17 @@ func TestVMClockMigrationInVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	machines := []*vm.Machine{src}
+	t.Cleanup(func() {
+		if t.Failed() { // the error carries the end of one console only
+			for _, m := range machines {
+				var b strings.Builder
+				for _, l := range m.Lines() {
+					b.WriteString(l.Text + "\n")
+				}
+				t.Logf("console of %s:\n%s", m.Name(), b.String())
+			}
+		}
+	})
 	var moves []move
 	ready := func(m *vm.Machine, n int) {
 		t.Helper()
@@ -441,12 +453,14 @@ func checkVMClockRun(t *testing.T, lines []hostLine, moves []move, quiet int, mo
 		if caught {
 			rest = rest[1:]
 		}
-		ok := len(rest) >= 2 && rest[0] == fmt.Sprintf("disrupted/%d", cur) && rest[len(rest)-1] == fmt.Sprintf("synchronized/%d", cur)
+		// (The segment ages into free running once the script stops
+		// clockwatch before the next move.)
+		ok := len(rest) >= 2 && rest[0] == fmt.Sprintf("disrupted/%d", cur) && slices.Contains(rest, fmt.Sprintf("synchronized/%d", cur))
 		for _, e := range rest {
 			ok = ok && strings.HasSuffix(e, fmt.Sprintf("/%d", cur))
 		}
 		if !ok {
-			t.Errorf("%s: the reader saw %v, want [unknown/%d], disrupted/%d, then only marker %d, ending synchronized/%d (nothing trusted until the segment has the new marker)",
+			t.Errorf("%s: the reader saw %v, want [unknown/%d], disrupted/%d, then only marker %d, synchronized/%d among them (nothing trusted until the segment has the new marker)",
 				moves[i].what, seq, old, cur, cur, cur)
 		}
 		t.Logf("%s: the reader saw %v (the window with the old marker %s)", moves[i].what, seq, map[bool]string{true: "caught: unknown", false: "missed: the reader did not run in it"}[caught])
