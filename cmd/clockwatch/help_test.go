@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -15,7 +17,7 @@ import (
 )
 
 // commands are every subcommand of the binary.
-var commands = []string{"run", "status", "version", "events", "record", "replay", "watch", "drill", "help"}
+var commands = []string{"run", "status", "version", "events", "record", "replay", "watch", "drill", "host-dirs", "help"}
 
 // runBinary runs the built binary with env (NAME=value) added to this
 // process's environment and returns its exit code and output; a run that
@@ -145,7 +147,13 @@ func TestGOMAXPROCS(t *testing.T) {
 // only those (testdata/help/COMMAND.golden; -update rewrites them).
 func TestHelpGolden(t *testing.T) {
 	t.Parallel()
-	for _, cmd := range append([]string{""}, commands...) {
+	// Every command the CLI declares: a new one cannot go without its golden.
+	all := []string{""}
+	app, _ := (&cli{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}).app()
+	for _, c := range app.Model().Commands {
+		all = append(all, c.Name)
+	}
+	for _, cmd := range all {
 		name := cmd
 		if name == "" {
 			name = "clockwatch"
@@ -190,7 +198,7 @@ var daemonFlags = []string{"--web.listen-address=:1", "--web.telemetry-path=/m",
 // usage error naming the command that takes it, not silently accepted.
 func TestDaemonFlagsElsewhere(t *testing.T) {
 	t.Parallel()
-	for _, cmd := range []string{"status", "version", "events", "record", "replay", "watch", "drill"} {
+	for _, cmd := range []string{"status", "version", "events", "record", "replay", "watch", "drill", "host-dirs"} {
 		for _, flag := range daemonFlags {
 			var out, errOut bytes.Buffer
 			c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}

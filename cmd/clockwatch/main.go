@@ -1,6 +1,15 @@
+//go:build linux
+
 // Command clockwatch watches the health of this machine's clocks: it samples
 // the kernel clocks, detects steps, reads the time daemons, exports it all to
 // Prometheus and tells local lock holders when their clock cannot be trusted.
+//
+// It is built for Linux only: every file here carries //go:build linux, so
+// that a build for another system fails on that constraint ("build
+// constraints exclude all Go files") rather than on a symbol deep inside
+// (adjtimex, timerfd's cancel-on-set, CLOCK_BOOTTIME and SO_PEERCRED are
+// Linux's). The client module, stepdown/, builds everywhere
+// (crossbuild_test.go checks both).
 package main
 
 import (
@@ -11,6 +20,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -54,6 +64,9 @@ type cli struct {
 	configFileSet bool // --config.file was given, perhaps empty: then no file
 	logLevel      string
 	logFormat     string
+	// manPage is set when the command line asks for the manual page
+	// (--help-man): the version then goes in on one line.
+	manPage bool
 	// chronyAddress is --chrony.address ("": the configuration's).
 	chronyAddress string
 }
@@ -74,13 +87,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // or the version, so that parsing stops there and no command runs.
 type exitCode int
 
-func (c *cli) run(ctx context.Context, args []string) int {
+// app declares the command line: every command and the flags that apply to
+// it.
+func (c *cli) app() (*kingpin.Application, []subcommand) {
 	app := kingpin.New("clockwatch", "Watches this machine's clocks, exports their health to Prometheus and tells lock holders when the clock cannot be trusted.")
 	app.UsageWriter(c.stdout) // help and --version, asked for: standard output
 	app.ErrorWriter(c.stderr)
 	app.Terminate(func(code int) { panic(exitCode(code)) })
 	app.HelpFlag.Short('h')
-	app.Version(version.Print("clockwatch"))
+	// --help-man (kingpin's, hidden: the packages' manual page) puts the
+	// version in the page's .TH line: one line there, not the build table.
+	if c.manPage {
+		app.Version(version.Version)
+	} else {
+		app.Version(version.Print("clockwatch"))
+	}
 	// Each command declares the flags that apply to it, and only those:
 	// its --help lists them, and any other is an error.
 
@@ -95,7 +116,12 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		addDrillCommand(app, c),
 		addHostDirsCommand(app, c),
 	}
+	return app, subs
+}
 
+func (c *cli) run(ctx context.Context, args []string) int {
+	c.manPage = slices.Contains(args, "--help-man")
+	app, subs := c.app()
 	selected, code, err := parse(app, joinNegativeValues(args))
 	if code >= 0 {
 		return code // help or the version was printed

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -36,7 +38,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			f.Notes = append(f.Notes, r.Notes...)
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
-		v := health.Judge(f, cfg.Health)
+		v := health.Judge(f, cfg.Health.Thresholds())
 		v = withUndisciplined(v, f.Kernel, timesources.Disciplined(reports), cfg.Stepdown)
 		// First what lock holders are being told, asked from the daemon.
 		var hello stepdown.Message
@@ -61,7 +63,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 // disciplines the clock answered, decided as the daemon decides), the line
 // the daemon logs at start: its stepdown socket stays in stepdown for good.
 func withUndisciplined(v health.Verdict, k *probe.Timex, disciplined bool, sd server.Config) health.Verdict {
-	if w := health.UndisciplinedWarning(sd); w != "" && health.NobodyDisciplines(disciplined, k) {
+	if w := health.UndisciplinedWarning(sd.Enabled, sd.Triggers); w != "" && health.NobodyDisciplines(disciplined, k) {
 		v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
 		v.Level = max(v.Level, health.Warning)
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -19,7 +21,9 @@ func TestModuleVersion(t *testing.T) {
 		{"(devel)", true, "dev"},
 		{"", false, "dev"},
 	} {
-		read := func() (*debug.BuildInfo, bool) { return &debug.BuildInfo{Main: debug.Module{Version: tc.recorded}}, tc.ok }
+		read := func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{Main: debug.Module{Version: tc.recorded}}, tc.ok
+		}
 		if got := moduleVersion(read); got != tc.want {
 			t.Errorf("recorded %q: version %q, want %q", tc.recorded, got, tc.want)
 		}

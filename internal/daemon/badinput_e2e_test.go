@@ -3,6 +3,8 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +28,14 @@ func badInputConfig(t *testing.T, chronySocket, ntpdAddr string) string {
 	t.Helper()
 	src := "chrony:\n  enabled: false\n"
 	if chronySocket != "" {
-		src = "chrony:\n  address: " + chronySocket + "\n  reply_socket_dir: " + t.TempDir() + "\n  poll_interval: 1s\n  max_poll_interval: 1s\n  timeout: 500ms\n"
+		// A short directory: a unix socket's path has at most 107 bytes,
+		// and t.TempDir() holds the test's name.
+		reply, err := os.MkdirTemp("", "cwreply")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(reply) })
+		src = "chrony:\n  address: " + chronySocket + "\n  reply_socket_dir: " + reply + "\n  poll_interval: 1s\n  max_poll_interval: 1s\n  timeout: 500ms\n"
 	}
 	if ntpdAddr != "" {
 		src += "ntpd:\n  address: " + ntpdAddr + "\n  poll_interval: 1s\n  timeout: 200ms\n"
@@ -165,9 +174,9 @@ func TestDaemonNonsenseFromChronyd(t *testing.T) {
 		{name: "captured"},
 		{name: "root dispersion 1e10 s", disp: 1e10, reason: stepdown.ReasonErrorBound},
 		{name: "root dispersion 4.6e18 s", disp: chronydtest.MaxFloat, reason: stepdown.ReasonErrorBound},
-		// chronyd unreadable from the start: the kernel's own status is
-		// judged then, and says unsynchronised at once on a test host.
-		{name: "root dispersion -1000 s", disp: -1000, reason: stepdown.ReasonUnsynchronized, log: "root dispersion is -1000 s, below zero"},
+		// chronyd answers, with figures that mean nothing: lost at once
+		// at the start (after probe_lost's grace once started).
+		{name: "root dispersion -1000 s", disp: -1000, reason: stepdown.ReasonProbeLost, log: "root dispersion is -1000 s, below zero"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -220,17 +229,23 @@ func TestDaemonNonsenseFromNtpd(t *testing.T) {
 				segmentIs(t, d, boundedtime.StatusSynchronized, 10*time.Second)
 				return
 			}
-			if m := w.state(stepdown.StateStepdown, 20*time.Second); m.Source != "ntpd" {
-				t.Errorf("stepdown %+v, want one for ntpd", m)
+			// ntpd lost at the start (probe_lost); the kernel's own status,
+			// judged while no daemon answers, may be announced first.
+			if m := w.state(stepdown.StateStepdown, 20*time.Second); m.Source != "ntpd" && m.Source != "kernel" {
+				t.Errorf("stepdown %+v, want one for ntpd (or the kernel)", m)
 			}
 			segmentNever(t, d, boundedtime.StatusSynchronized, time.Second)
+			if !strings.Contains(d.Log(), "invalid figure") {
+				t.Errorf("the log does not say why ntpd's reading is refused:\n%s", d.Log())
+			}
 		})
 	}
 }
 
 // TestDaemonSlowNtpd: ntpd, synchronised and read ok, turns slow (each of
-// its 300 associations answers 50 ms late, under the 200 ms timeout: a 15 s
-// poll) and its offset goes to 5 s at the same moment. Before, the old ok
+// its 300 associations answers 100 ms late, under the 200 ms timeout: a 30
+// s poll, 6.6 s for the 66 associations of the last fragment that the old
+// reassembly saw) and its offset goes to 5 s at the same moment. Before, the old ok
 // stood until the slow poll ended; now the poll ends at its deadline (the
 // 1 s poll interval) and the source is lost after probe_lost's grace. The
 // delay is logged for docs/step-detection.md.
@@ -247,7 +262,7 @@ func TestDaemonSlowNtpd(t *testing.T) {
 	w := watchDaemon(t, d)
 	w.state(stepdown.StateOK, 20*time.Second)
 	start := time.Now()
-	f.SetDelay(50 * time.Millisecond)
+	f.SetDelay(100 * time.Millisecond)
 	fake.Set(strings.Replace(ntptest.SyncedSystem, "offset=0.125", "offset=5000", 1))
 	m := w.state(stepdown.StateStepdown, 30*time.Second)
 	delay := time.Since(start)
@@ -272,16 +287,20 @@ func TestDaemonHostileStateFiles(t *testing.T) {
 		// check runs after the daemon has started and logged.
 		check func(t *testing.T, state, runtime string)
 		want  string
+		// persist is clockwatch_journal_persistence_ok's value.
+		persist string
 		// exits: the daemon refuses to start (the socket and the segment
 		// are not optional once enabled: as for an unwritable path).
 		exits bool
 	}{
 		{name: "state.json is a FIFO", prepare: func(s, _ string) error { return fifo(filepath.Join(s, "state.json")) },
-			want: "state.json is a FIFO, not a regular file"},
+			// Refused and written anew (renamed over the FIFO): the epoch
+			// is also in events.jsonl.
+			want: "state.json is a FIFO, not a regular file", persist: "1"},
 		{name: "events.jsonl is a FIFO", prepare: func(s, _ string) error { return fifo(filepath.Join(s, "events.jsonl")) },
-			want: "events.jsonl is a FIFO, not a regular file"},
+			want: "events.jsonl is a FIFO, not a regular file", persist: "0"},
 		{name: "stepdown.json is a FIFO", prepare: func(s, _ string) error { return fifo(filepath.Join(s, "stepdown.json")) },
-			want: "stepdown.json is a FIFO, not a regular file"},
+			want: "stepdown.json is a FIFO, not a regular file", persist: "1"},
 		{name: "events.jsonl links to another file", prepare: func(s, _ string) error {
 			victim := filepath.Join(filepath.Dir(s), "victim")
 			if err := os.WriteFile(victim, []byte("precious, no newline at the end"), 0o644); err != nil {
@@ -292,7 +311,7 @@ func TestDaemonHostileStateFiles(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(filepath.Dir(s), "victim")); err != nil || string(b) != "precious, no newline at the end" {
 				t.Errorf("the link's target now holds %q (%v)", b, err)
 			}
-		}, want: "events.jsonl is a symbolic link: refusing to follow it"},
+		}, want: "events.jsonl is a symbolic link: refusing to follow it", persist: "0"},
 		{name: "stepdown.sock.lock is a dangling link", prepare: func(_, r string) error {
 			return os.Symlink(filepath.Join(filepath.Dir(r), "created-by-lock"), filepath.Join(r, "stepdown.sock.lock"))
 		}, check: func(t *testing.T, _, r string) {
@@ -353,6 +372,9 @@ func TestDaemonHostileStateFiles(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, state, runtime)
 			}
+			if got, want := persistence(t, d), "clockwatch_journal_persistence_ok "+tc.persist; got != want {
+				t.Errorf("%s, want %s", got, want)
+			}
 			begin := time.Now()
 			if err := d.Stop(); err != nil {
 				t.Fatalf("%v; log:\n%s", err, d.Log())
@@ -376,4 +398,21 @@ func runToExit(t *testing.T, bin, state, runtime string, args ...string) (string
 		t.Fatalf("clockwatch did not exit within 10 s; log:\n%s", out)
 	}
 	return string(out), err
+}
+
+// persistence is the daemon's clockwatch_journal_persistence_ok line.
+func persistence(t *testing.T, d *daemontest.Daemon) string {
+	t.Helper()
+	resp, err := http.Get("http://" + d.Addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "clockwatch_journal_persistence_ok ") {
+			return l
+		}
+	}
+	return "(none)"
 }

@@ -478,5 +478,5 @@ func (d *Daemon) verdict(sources timesources.Members) health.Verdict {
 		f.AddSource(r)
 	}
 	f.Notes = sources.Notes()
-	return health.Judge(f, d.cfg.Load().Health)
+	return health.Judge(f, d.cfg.Load().Health.Thresholds())
 }

@@ -25,11 +25,6 @@ type Record struct {
 	Event  step.Event
 }
 
-// MarshalJSON writes the record as the journal line (without the newline).
-func (r Record) MarshalJSON() ([]byte, error) {
-	return bytes.TrimSuffix(appendLine(nil, r.BootID, r.Event), []byte("\n")), nil
-}
-
 // Read returns the journal's records, oldest first, whose wall time (after
 // the event) is at or after since (the zero time: all). Lines that cannot be
 // read are skipped with a warning, never an error: a torn last line is what

@@ -359,10 +359,10 @@ func EventOf(an announce.Announcement) (reason, typ, message string) {
 		fmt.Fprintf(&b, ", source %s", e.Source)
 	}
 	if e.StepSeconds != nil {
-		fmt.Fprintf(&b, ", step %+gs", *e.StepSeconds)
+		fmt.Fprintf(&b, ", step %+.9gs", *e.StepSeconds)
 	}
 	if e.OffsetSeconds != nil {
-		fmt.Fprintf(&b, ", offset %+gs", *e.OffsetSeconds)
+		fmt.Fprintf(&b, ", offset %+.9gs", *e.OffsetSeconds)
 	}
 	fmt.Fprintf(&b, ", clock epoch %d)", e.Epoch)
 	if e.Detail != "" {

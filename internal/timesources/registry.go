@@ -196,14 +196,14 @@ func newPTP(cfg *config.Config, env Env) *Member {
 	if !cfg.PTP.Enabled {
 		return nil
 	}
-	p := ptp.NewPoller(cfg.PTP, env.logger(ptp.SourceName))
+	p := ptp.NewPoller(cfg.PTP.Config, env.logger(ptp.SourceName))
 	m := Poller(p, timesource.Authoritative, exporter.NewPtp4lCollector(p))
 	m.OwnRate = found(p)
 	return m
 }
 
 func ptpStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(ptp.StatusOnce(ctx, cfg.PTP, time.Now()))
+	return reportIf(ptp.StatusOnce(ctx, cfg.PTP.Config, time.Now()))
 }
 
 func newTimesyncd(cfg *config.Config, env Env) *Member {

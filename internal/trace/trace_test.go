@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
 
 func readAll(t testing.TB, r io.Reader) ([]Line, error) {
@@ -132,32 +133,22 @@ func TestWriterDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// countingClocks reads a steady clock and cancels after n reads.
-type countingClocks struct {
-	n, reads int
-	cancel   context.CancelFunc
-	marks    chan probe.Mark
-}
-
-func (c *countingClocks) ReadClocks(s *probe.Sample) error {
-	c.reads++
-	ns := int64(c.reads) * int64(time.Millisecond)
-	*s = probe.Sample{Mono: ns, Boot: ns, Real: 1e18 + ns, Window: 1}
-	if c.reads == 2 {
-		c.marks <- probe.Mark{Mono: ns + 1}
-	}
-	if c.reads == c.n {
-		c.cancel()
-	}
-	return nil
-}
-
 func TestRecord(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
-	clocks := &countingClocks{n: 4, cancel: cancel, marks: make(chan probe.Mark, 1)}
+	// A steady clock that sees a clock set after its second read and
+	// cancels after its fourth.
+	marks := make(chan probe.Mark, 1)
+	clocks := &probetest.Clocks{Start: probe.Sample{Real: 1e18, Window: 1}, OnRead: func(n int) {
+		if n == 2 {
+			marks <- probe.Mark{Mono: int64(n)*int64(time.Millisecond) + 1}
+		}
+		if n == 4 {
+			cancel()
+		}
+	}}
 	var buf bytes.Buffer
-	if _, err := Record(ctx, clocks, clocks.marks, time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, clocks, marks, time.Millisecond, &buf); err != nil {
 		t.Fatalf("Record() = %v", err)
 	}
 	got, err := readAll(t, &buf)

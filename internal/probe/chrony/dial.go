@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ type netDialer struct {
 var _ Dialer = (*netDialer)(nil)
 
 func newNetDialer(cfg Config) *netDialer {
-	return &netDialer{
+	d := &netDialer{
 		address:     cfg.Address,
 		replyDir:    cfg.ReplySocketDir,
 		runtimeDir:  cfg.RuntimeDir,
@@ -60,6 +61,12 @@ func newNetDialer(cfg Config) *netDialer {
 		socketPaths: defaultSocketPaths(),
 		udpAddrs:    defaultUDPAddresses(),
 	}
+	// The daemon runs two dialers (the poller's and the server side's),
+	// and tests run several daemons in one process: a count of their own
+	// from a random start keeps their reply sockets' names apart (two that
+	// met bound "address already in use", and chronyd went unread).
+	d.counter.Store(uint64(rand.Uint32()) << 16)
+	return d
 }
 
 // Dial implements Dialer. With "auto" it uses the first unix socket that
