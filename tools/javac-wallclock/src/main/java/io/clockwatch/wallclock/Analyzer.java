@@ -75,6 +75,10 @@ final class Analyzer {
                     "peekLast", "getFirst", "getLast", "take", "element", "orElse", "orElseThrow",
                     "join", "getNow");
 
+    /** Methods that implement a value's ordering; see Checker.visitMethod. */
+    private static final Set<String> COMPARATORS =
+            Set.of("compareTo", "compare", "equals", "hashCode", "before", "after", "isBefore", "isAfter");
+
     private final Trees trees;
     private final CompilationUnitTree cu;
     private final ClassTree root;
@@ -107,7 +111,15 @@ final class Analyzer {
                 break;
             }
         }
-        // Pass fields and method results on to the classes analysed after this one.
+        // Pass fields and method results on to the classes analysed after this one, except
+        // from the JDK's own time types: their meaning is modelled above, and what their
+        // source says (new Date() reads the clock, so Date.getTime() "returns a reading") would
+        // make every Date a local reading (a false alarm in docs/audit.md).
+        String self = rootName();
+        if (MODELLED.contains(self) || self.startsWith("java.time.")) {
+            new Checker(lines()).scan(rootPath, null);
+            return;
+        }
         kinds.forEach(
                 (e, k) -> {
                     if (e.getKind() == ElementKind.FIELD || e.getKind() == ElementKind.METHOD) {
@@ -116,6 +128,15 @@ final class Analyzer {
                 });
         new Checker(lines()).scan(rootPath, null);
     }
+
+    private String rootName() {
+        Element e = trees.getElement(trees.getPath(cu, root));
+        return e instanceof TypeElement ? ((TypeElement) e).getQualifiedName().toString() : "";
+    }
+
+    private static final Set<String> MODELLED =
+            Set.of("java.util.Date", "java.sql.Timestamp", "java.util.Calendar", "java.util.GregorianCalendar",
+                    "java.lang.System");
 
     private String[] lines() {
         try {
@@ -332,6 +353,50 @@ final class Analyzer {
         return kindOf(el);
     }
 
+    /**
+     * Whether e is a reading taken for the computation at hand: a call, or a local variable or
+     * parameter, rather than a value stored in a field or an array. A deadline check compares such
+     * a reading ("now") with a stored one; comparing two stored ones only orders them.
+     */
+    private boolean current(ExpressionTree e) {
+        e = unparen(e);
+        switch (e.getKind()) {
+            case IDENTIFIER:
+                {
+                    Element el = elements.get(e);
+                    return el != null && el.getKind() != ElementKind.FIELD;
+                }
+            case MEMBER_SELECT:
+                {
+                    Element el = elements.get(e);
+                    return el != null && el.getKind() != ElementKind.FIELD;
+                }
+            case ARRAY_ACCESS:
+                return false;
+            case METHOD_INVOCATION:
+                {
+                    MethodInvocationTree mit = (MethodInvocationTree) e;
+                    Element el = elements.get(mit);
+                    ExpressionTree recv = receiver(mit);
+                    if (el != null && LOADS.contains(el.getSimpleName().toString()) && recv != null) {
+                        return current(recv); // lastHeartbeat.get() is stored
+                    }
+                    return true;
+                }
+            case CONDITIONAL_EXPRESSION:
+                {
+                    ConditionalExpressionTree c = (ConditionalExpressionTree) e;
+                    return current(c.getTrueExpression()) || current(c.getFalseExpression());
+                }
+            default:
+                if (e instanceof BinaryTree) {
+                    BinaryTree b = (BinaryTree) e;
+                    return current(b.getLeftOperand()) || current(b.getRightOperand());
+                }
+                return true;
+        }
+    }
+
     // ---- pass 1: where readings flow
 
     private final class Collector extends TreePathScanner<Void, Void> {
@@ -485,7 +550,20 @@ final class Analyzer {
 
         @Override
         public Void visitMethod(MethodTree mt, Void p) {
-            return declaration(mt, () -> super.visitMethod(mt, p));
+            // A value type's own comparison methods compare the values their callers hand
+            // them (java.util.Date.before compares two Dates): the caller is where a reading
+            // would meet "now", and that call is checked there.
+            boolean comparator = COMPARATORS.contains(mt.getName().toString());
+            if (comparator) {
+                suppressed++;
+            }
+            try {
+                return declaration(mt, () -> super.visitMethod(mt, p));
+            } finally {
+                if (comparator) {
+                    suppressed--;
+                }
+            }
         }
 
         @Override
@@ -507,6 +585,9 @@ final class Analyzer {
                     case LESS_THAN_EQUAL:
                     case GREATER_THAN:
                     case GREATER_THAN_EQUAL:
+                        if (!current(b.getLeftOperand()) && !current(b.getRightOperand())) {
+                            break; // ordering two stored deadlines (a timer's heap), not a check
+                        }
                         report(b, render(b) + " compares wall-clock readings for a deadline or an expiry: a"
                                 + " clock step back postpones it by the step, a step forward brings it early; keep"
                                 + " the deadline as System.nanoTime() + timeout and test"
@@ -533,7 +614,8 @@ final class Analyzer {
                 boolean compare =
                         Set.of("isBefore", "isAfter", "compareTo", "before", "after", "until").contains(name);
                 if (between && arg(mit, 0) == Kind.INSTANT && arg(mit, 1) == Kind.INSTANT
-                        || compare && classify(receiver(mit)) == Kind.INSTANT && arg(mit, 0) == Kind.INSTANT) {
+                        || compare && classify(receiver(mit)) == Kind.INSTANT && arg(mit, 0) == Kind.INSTANT
+                                && (current(receiver(mit)) || current(mit.getArguments().get(0)))) {
                     report(mit, render(mit) + " measures between two wall-clock instants: a clock step changes"
                             + " the result by the step; time it with System.nanoTime(), or keep a"
                             + " System.nanoTime() deadline");
