@@ -88,6 +88,8 @@ final class Analyzer {
     private final Map<Tree, Element> elements = new IdentityHashMap<>();
     private final Map<Element, Kind> kinds = new HashMap<>();
     private final List<Runnable> flows = new ArrayList<>();
+    /** Variables incremented with ++ or --: counters and sequence numbers, even when seeded from the clock. */
+    private final Set<Element> counters = new java.util.HashSet<>();
     private boolean changed;
 
     Analyzer(Trees trees, CompilationUnitTree cu, ClassTree root, Facts facts, Diagnostic.Kind level) {
@@ -122,7 +124,7 @@ final class Analyzer {
         }
         kinds.forEach(
                 (e, k) -> {
-                    if (e.getKind() == ElementKind.FIELD || e.getKind() == ElementKind.METHOD) {
+                    if ((e.getKind() == ElementKind.FIELD || e.getKind() == ElementKind.METHOD) && !counters.contains(e)) {
                         facts.put(e, k);
                     }
                 });
@@ -149,7 +151,7 @@ final class Analyzer {
     // ---- kinds of elements
 
     private Kind kindOf(Element e) {
-        if (e == null) {
+        if (e == null || counters.contains(e)) {
             return Kind.NONE;
         }
         Kind k = kinds.get(e);
@@ -464,6 +466,25 @@ final class Analyzer {
         }
 
         @Override
+        public Void visitUnary(com.sun.source.tree.UnaryTree ut, Void p) {
+            super.visitUnary(ut, p); // first, so that the operand's element is known
+            switch (ut.getKind()) {
+                case PREFIX_INCREMENT:
+                case POSTFIX_INCREMENT:
+                case PREFIX_DECREMENT:
+                case POSTFIX_DECREMENT:
+                    Element t = target(ut.getExpression());
+                    if (t != null) {
+                        counters.add(t);
+                    }
+                    break;
+                default:
+                    break;
+            }
+            return null;
+        }
+
+        @Override
         public Void visitReturn(ReturnTree rt, Void p) {
             Element m = methods.isEmpty() ? null : methods.get(methods.size() - 1);
             if (m != null && rt.getExpression() != null) {
@@ -585,8 +606,8 @@ final class Analyzer {
                     case LESS_THAN_EQUAL:
                     case GREATER_THAN:
                     case GREATER_THAN_EQUAL:
-                        if (!current(b.getLeftOperand()) && !current(b.getRightOperand())) {
-                            break; // ordering two stored deadlines (a timer's heap), not a check
+                        if (!current(b.getLeftOperand()) && !current(b.getRightOperand()) || keepsMinOrMax(b)) {
+                            break; // ordering two deadlines (a timer's heap, a min or max), not a check
                         }
                         report(b, render(b) + " compares wall-clock readings for a deadline or an expiry: a"
                                 + " clock step back postpones it by the step, a step forward brings it early; keep"
@@ -622,6 +643,62 @@ final class Analyzer {
                 }
             }
             return super.visitMethodInvocation(mit, p);
+        }
+
+        /**
+         * Whether the comparison b only picks the new value of one of its operands: {@code if (a
+         * < next) next = a;} or {@code last = (now < last) ? last + 1 : now;}. That is a min, a
+         * max or a clamp of two deadlines (java.rmi.server.UID survives a step back this way).
+         */
+        private boolean keepsMinOrMax(BinaryTree b) {
+            Element l = operand(b.getLeftOperand());
+            Element r = operand(b.getRightOperand());
+            if (l == null && r == null) {
+                return false;
+            }
+            TreePath path = getCurrentPath().getParentPath();
+            while (path != null && path.getLeaf() instanceof ParenthesizedTree) {
+                path = path.getParentPath();
+            }
+            if (path == null) {
+                return false;
+            }
+            Tree parent = path.getLeaf();
+            List<Element> assigned = new ArrayList<>();
+            if (parent instanceof com.sun.source.tree.IfTree) {
+                com.sun.source.tree.StatementTree then = ((com.sun.source.tree.IfTree) parent).getThenStatement();
+                List<? extends com.sun.source.tree.StatementTree> stmts =
+                        then instanceof com.sun.source.tree.BlockTree
+                                ? ((com.sun.source.tree.BlockTree) then).getStatements()
+                                : List.of(then);
+                for (com.sun.source.tree.StatementTree st : stmts) {
+                    if (st instanceof com.sun.source.tree.ExpressionStatementTree
+                            && ((com.sun.source.tree.ExpressionStatementTree) st).getExpression() instanceof AssignmentTree) {
+                        assigned.add(target(((AssignmentTree) ((com.sun.source.tree.ExpressionStatementTree) st).getExpression()).getVariable()));
+                    }
+                }
+            } else if (parent instanceof ConditionalExpressionTree) {
+                TreePath up = path.getParentPath();
+                while (up != null && up.getLeaf() instanceof ParenthesizedTree) {
+                    up = up.getParentPath();
+                }
+                if (up != null && up.getLeaf() instanceof AssignmentTree) {
+                    assigned.add(target(((AssignmentTree) up.getLeaf()).getVariable()));
+                } else if (up != null && up.getLeaf() instanceof VariableTree) {
+                    assigned.add(elements.get(up.getLeaf()));
+                }
+            }
+            for (Element a : assigned) {
+                if (a != null && (a.equals(l) || a.equals(r))) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private Element operand(ExpressionTree e) {
+            e = unparen(e);
+            return e instanceof IdentifierTree || e instanceof MemberSelectTree ? target(e) : null;
         }
 
         private void report(Tree t, String msg) {
