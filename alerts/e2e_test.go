@@ -20,6 +20,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/daemontest"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
@@ -414,7 +415,7 @@ stepdown:
 // started in dir, the clock was stepped by step while it was not running.
 func writeStepState(t *testing.T, dir string, step time.Duration) {
 	t.Helper()
-	bootID, err := os.ReadFile(journal.BootIDPath)
+	bootID, err := os.ReadFile(host.BootIDPath)
 	if err != nil {
 		t.Fatal(err)
 	}

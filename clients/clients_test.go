@@ -1,16 +1,19 @@
 package clients
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/daemontest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // startClockwatch runs a real clockwatch with its stepdown socket in a
@@ -125,4 +128,94 @@ func TestJavaLibrary(t *testing.T) {
 		t.Errorf("java tests:\n%s", out)
 	}
 	t.Log(out)
+}
+
+// TestGoReadmeExample copies stepdown/README.md's program into a file of a
+// new module, as a user would, builds it outside the workspace against the
+// client module (a replace, as before a release), and runs it against a real
+// clockwatch: it holds the lock, releases it on a drill's stepdown, takes it
+// again on the resume, and releases it again on a second drill.
+func TestGoReadmeExample(t *testing.T) {
+	t.Parallel()
+	testtool.Short(t)
+	readme, err := os.ReadFile("../stepdown/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## Release your lock\n.*?```go\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("stepdown/README.md has no Go block under \"Release your lock\"")
+	}
+	client, err := filepath.Abs("../stepdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mod := "module example.com/holder\n\ngo 1.24\n\nrequire github.com/clockwatch/clockwatch/stepdown v0.1.0\n\nreplace github.com/clockwatch/clockwatch/stepdown => " + client + "\n"
+	for name, text := range map[string][]byte{"main.go": m[1], "go.mod": []byte(mod)} {
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "holder")
+	run(t, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}, dir, "go", "build", "-o", bin, ".")
+
+	env := startClockwatch(t)
+	socket := strings.TrimPrefix(env[0], "CLOCKWATCH_STEPDOWN_SOCKET=")
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), append(env, "TMPDIR="+dir)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-lines:
+			if got != want {
+				t.Fatalf("the README's program printed %q, want %q", got, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the README's program did not print %q within 20s", want)
+		}
+	}
+	drill := func(reason stepdown.Reason) {
+		t.Helper()
+		c, err := stepdown.Dial(t.Context(), socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Send(stepdown.Message{Type: stepdown.TypeDrill, Reason: reason, HoldSeconds: 0.3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect("holding the lock, turn 1")
+	drill(stepdown.ReasonStep)
+	expect("released the lock: step")
+	expect("holding the lock, turn 2")
+	drill(stepdown.ReasonSuspend)
+	expect("released the lock: suspend")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the README's program exited with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the README's program did not exit after its second turn")
+	}
 }

@@ -18,4 +18,22 @@ function(config={})
     // Opt-in: series under chrony_exporter's and node_exporter's names.
     'alerts/clockwatch.migration.rules.yml': mixin.clockwatchMigrationRules,
     'dashboards/clockwatch.json': mixin.grafanaDashboards['clockwatch.json'],
+    // Kubernetes (docs/kubernetes.md): the same rules as prometheus-operator's
+    // PrometheusRule, the dashboard as a ConfigMap for Grafana's sidecar
+    // (it loads every ConfigMap labelled grafana_dashboard), and the
+    // chart's copies (helm reads files inside the chart only).
+    'deploy/kubernetes/prometheus-operator/prometheusrule.yaml': {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'clockwatch', namespace: 'clockwatch', labels: { 'app.kubernetes.io/name': 'clockwatch' } },
+      spec: $['alerts/clockwatch.rules.yml'],
+    },
+    'deploy/kubernetes/base/dashboard.yaml': {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'clockwatch-dashboard', namespace: 'clockwatch', labels: { grafana_dashboard: '1' } },
+      data: { 'clockwatch.json': std.manifestJsonEx(mixin.grafanaDashboards['clockwatch.json'], '  ') + '\n' },
+    },
+    'deploy/helm/clockwatch/files/clockwatch.rules.yml': $['alerts/clockwatch.rules.yml'],
+    'deploy/helm/clockwatch/files/clockwatch.json': mixin.grafanaDashboards['clockwatch.json'],
   }

@@ -27,6 +27,10 @@ func fakeCommands() map[string]string {
 	// says (enable when there is none, as systemd's default).
 	m["systemctl"] += `
 [ "$1" != is-enabled ] || ! grep -qx disable "$STATE/preset" 2>/dev/null`
+	// deb-systemd-helper was-enabled answers false after an administrator's
+	// disable ($STATE/preset says disable), true otherwise (a first install).
+	m["deb-systemd-helper"] = `echo "deb-systemd-helper $*" >>"$LOG"
+[ "$1 $2" != "--quiet was-enabled" ] || ! grep -qx disable "$STATE/preset" 2>/dev/null`
 	return m
 }
 
@@ -114,6 +118,14 @@ func TestMaintainerScripts(t *testing.T) {
 		"groupadd --system clockwatch",
 		"useradd --system --gid clockwatch --home-dir /var/lib/clockwatch --no-create-home --shell /usr/sbin/nologin --comment clockwatch clock health daemon clockwatch",
 	}
+	dshEnable := []string{"deb-systemd-helper unmask clockwatch.service", "deb-systemd-helper --quiet was-enabled clockwatch.service", "deb-systemd-helper enable clockwatch.service"}
+	cat := func(parts ...[]string) []string {
+		var all []string
+		for _, p := range parts {
+			all = append(all, p...)
+		}
+		return all
+	}
 	for _, tc := range []struct {
 		name     string
 		script   string
@@ -129,27 +141,36 @@ func TestMaintainerScripts(t *testing.T) {
 		{
 			name: "deb install with systemd", script: "postinstall.sh", args: []string{"configure", ""},
 			systemd: true, policy: -1, groups: []string{"_chrony"},
-			want: append(newUser, "usermod -a -G _chrony clockwatch", "systemctl daemon-reload", "systemctl enable clockwatch.service", "systemctl start clockwatch.service"),
+			want: cat(newUser, []string{"usermod -a -G _chrony clockwatch"}, dshEnable, []string{"systemctl daemon-reload", "systemctl start clockwatch.service"}),
 		},
 		{
+			// A machine image being built: enabled, so that it boots with
+			// clockwatch running; nothing started.
 			name: "deb install without systemd", script: "postinstall.sh", args: []string{"configure", ""},
 			policy: -1, groups: []string{"_chrony"},
-			want: append(newUser, "usermod -a -G _chrony clockwatch"),
+			want: cat(newUser, []string{"usermod -a -G _chrony clockwatch"}, dshEnable),
 		},
 		{
 			name: "deb install, policy-rc.d forbids starting", script: "postinstall.sh", args: []string{"configure", ""},
 			systemd: true, policy: 101,
-			want: append(newUser, "systemctl daemon-reload", "systemctl enable clockwatch.service"),
+			want: cat(newUser, dshEnable, []string{"systemctl daemon-reload"}),
 		},
 		{
 			name: "deb upgrade, user exists and is in _chrony", script: "postinstall.sh", args: []string{"configure", "0.9.0"},
 			systemd: true, policy: 0, users: []string{"clockwatch"}, groups: []string{"clockwatch", "_chrony"}, memberOf: "clockwatch _chrony",
-			want: []string{"systemctl daemon-reload", "systemctl try-restart clockwatch.service"},
+			want: cat(dshEnable, []string{"systemctl daemon-reload", "systemctl try-restart clockwatch.service"}),
 		},
 		{
-			name: "deb upgrade, chrony installed since", script: "postinstall.sh", args: []string{"configure", "0.9.0"},
+			// The group is granted on the first install only.
+			name: "deb upgrade after the administrator removed clockwatch from _chrony", script: "postinstall.sh", args: []string{"configure", "0.9.0"},
 			systemd: true, policy: -1, users: []string{"clockwatch"}, groups: []string{"clockwatch", "_chrony"}, memberOf: "clockwatch",
-			want: []string{"usermod -a -G _chrony clockwatch", "systemctl daemon-reload", "systemctl try-restart clockwatch.service"},
+			want: cat(dshEnable, []string{"systemctl daemon-reload", "systemctl try-restart clockwatch.service"}),
+		},
+		{
+			name: "deb upgrade after systemctl disable: stays disabled", script: "postinstall.sh", args: []string{"configure", "0.9.0"},
+			systemd: true, policy: -1, users: []string{"clockwatch"}, groups: []string{"clockwatch"}, preset: "disable",
+			want: []string{"deb-systemd-helper unmask clockwatch.service", "deb-systemd-helper --quiet was-enabled clockwatch.service",
+				"deb-systemd-helper update-state clockwatch.service", "systemctl daemon-reload", "systemctl try-restart clockwatch.service"},
 		},
 		{
 			name: "deb abort-upgrade", script: "postinstall.sh", args: []string{"abort-upgrade", "1.0.0"},
@@ -193,17 +214,19 @@ func TestMaintainerScripts(t *testing.T) {
 		{
 			name: "deb postrm remove", script: "postremove.sh", args: []string{"remove"}, systemd: true, policy: -1,
 			users: []string{"clockwatch"}, groups: []string{"clockwatch"},
-			want: []string{"systemctl daemon-reload"},
+			want: []string{"systemctl daemon-reload", "deb-systemd-helper mask clockwatch.service"},
 		},
 		{
-			name: "deb purge", script: "postremove.sh", args: []string{"purge"}, systemd: true, policy: -1,
+			// Debian keeps system users on purge (files they owned may
+			// remain); so does the rpm.
+			name: "deb purge keeps the user", script: "postremove.sh", args: []string{"purge"}, systemd: true, policy: -1,
 			users: []string{"clockwatch"}, groups: []string{"clockwatch"},
-			want: []string{"systemctl daemon-reload", "userdel clockwatch", "groupdel clockwatch"},
+			want: []string{"systemctl daemon-reload", "deb-systemd-helper purge clockwatch.service", "deb-systemd-helper unmask clockwatch.service"},
 		},
 		{
 			name: "deb purge without systemd", script: "postremove.sh", args: []string{"purge"}, policy: -1,
 			users: []string{"clockwatch"}, groups: []string{"clockwatch"},
-			want: []string{"userdel clockwatch", "groupdel clockwatch"},
+			want: []string{"deb-systemd-helper purge clockwatch.service", "deb-systemd-helper unmask clockwatch.service"},
 		},
 		{
 			name: "deb postrm upgrade", script: "postremove.sh", args: []string{"upgrade", "1.0.0"}, systemd: true, policy: -1,

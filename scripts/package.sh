@@ -2,9 +2,9 @@
 # Builds clockwatch's .deb and .rpm packages into dist/ (make package).
 #
 # Environment (all optional):
-#   VERSION   package and binary version; default from `git describe`:
-#             X.Y.Z on a vX.Y.Z tag, X.Y.Z+gitN.gSHA past one (0.0.0+... with
-#             no tag yet), with .dirty for uncommitted changes.
+#   VERSION   package and binary version; default scripts/version.sh: the
+#             VERSION file's X.Y.Z on its vX.Y.Z tag, X.Y.Z+gitN.gSHA past it,
+#             X.Y.Z~gitN.gSHA before it is tagged, .dirty for changes.
 #   ARCHS     GOARCHs to build, default "amd64 arm64".
 #   FORMATS   nfpm packagers, default "deb rpm".
 #   DIST      output directory, default dist.
@@ -18,25 +18,7 @@ ARCHS=${ARCHS:-amd64 arm64}
 FORMATS=${FORMATS:-deb rpm}
 DIST=${DIST:-dist}
 
-if [ -z "${VERSION:-}" ]; then
-	desc=$(git describe --tags --match 'v[0-9]*' --long --dirty 2>/dev/null || true)
-	if [ -n "$desc" ]; then
-		# v1.2.3-4-gabcdef0[-dirty]
-		base=${desc%%-*}
-		rest=${desc#*-}
-		count=${rest%%-*}
-		VERSION=${base#v}
-		if [ "$count" != 0 ]; then
-			sha=${rest#*-}
-			VERSION="$VERSION+git$count.${sha%-dirty}"
-		fi
-	else
-		VERSION="0.0.0+git$(git rev-list --count HEAD 2>/dev/null || echo 0).g$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-	fi
-	if ! git diff --quiet HEAD 2>/dev/null; then
-		case "$VERSION" in *+*) VERSION="$VERSION.dirty" ;; *) VERSION="$VERSION+dirty" ;; esac
-	fi
-fi
+VERSION=${VERSION:-$(./scripts/version.sh)}
 REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH=$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
@@ -78,7 +60,87 @@ for f in dashboards/*.json; do cp "$f" "$work/share/dashboards/"; done
 for f in docs/*.md; do cp "$f" "$work/doc/docs/"; done
 shopt -u nullglob
 cp README.md "$work/doc/"
-cp LICENSE "$work/doc/copyright"
+# The copyright file in Debian's machine-readable format, pointing at the
+# system's copy of the licence (lintian); the rpm ships it as %license.
+cat >"$work/doc/copyright" <<'COPYRIGHT'
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: clockwatch
+Source: https://github.com/clockwatch/clockwatch
+
+Files: *
+Copyright: 2026 The clockwatch authors
+License: Apache-2.0
+ Licensed under the Apache License, Version 2.0 (the "License"); you may not
+ use this file except in compliance with the License. You may obtain a copy
+ of the License at http://www.apache.org/licenses/LICENSE-2.0
+ .
+ On Debian systems, the complete text of the Apache License, Version 2.0 can
+ be found in /usr/share/common-licenses/Apache-2.0.
+COPYRIGHT
+# The changelog: CHANGELOG.md's sections as nfpm's changelog (chglog YAML),
+# which it writes as the .deb's changelog.gz and the .rpm's %changelog. The
+# dates are the commits that last changed CHANGELOG.md (reproducible).
+chdate=$(git log -1 --format=%cI -- CHANGELOG.md 2>/dev/null || true)
+[ -n "$chdate" ] || chdate=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+awk -v date="$chdate" -v packager="clockwatch maintainers <clockwatch@users.noreply.github.com>" '
+	function flush() { if (note != "") { gsub(/"/, "\\\"", note); print "      - note: \"" note "\""; note = "" } }
+	/^## [0-9]+\.[0-9]+\.[0-9]+/ { flush(); print "- semver: " $2; print "  date: " date; print "  packager: " packager; print "  changes:"; insec = 1; next }
+	/^## / { flush(); insec = 0; next }
+	insec && /^- / { flush(); note = substr($0, 3); next }
+	insec && /^  [^ ]/ && note != "" { sub(/^ +/, ""); note = note " " $0; next }
+	{ flush() }
+	END { flush() }
+' CHANGELOG.md >"$work/packaging/changelog.yml"
+# The .deb's changelog in Debian's format, where policy puts a native
+# package's (/usr/share/doc/clockwatch/changelog.gz): nfpm's own lacks the
+# distribution and is misnamed for a native package, so the .deb is built
+# without nfpm's changelog. The newest section carries the package's version.
+chdeb=$(date -u -R -d "$chdate" 2>/dev/null || date -u -R)
+awk -v version="$VERSION" -v date="$chdeb" -v packager="clockwatch maintainers <clockwatch@users.noreply.github.com>" '
+	function wrap(text, first, rest,    n, i, w, line, out) {
+		n = split(text, w, " "); line = first
+		for (i = 1; i <= n; i++) {
+			if (length(line) + length(w[i]) + 1 > 78 && line != first && line != rest) { out = out line "\n"; line = rest }
+			line = (line == first || line == rest) ? line w[i] : line " " w[i]
+		}
+		return out line "\n"
+	}
+	function flush() { if (note != "") { printf "%s", wrap(note, "  * ", "    "); note = "" } }
+	function close_entry() { flush(); if (open) { print ""; print " -- " packager "  " date; print "" } open = 0 }
+	/^## [0-9]+\.[0-9]+\.[0-9]+/ { close_entry(); v = $2; if (!seen++) v = version; print "clockwatch (" v ") unstable; urgency=medium"; print ""; open = 1; next }
+	/^## / { close_entry(); next }
+	open && /^- / { flush(); note = substr($0, 3); next }
+	open && /^  [^ ]/ && note != "" { sub(/^ +/, ""); note = note " " $0; next }
+	{ flush() }
+	END { close_entry() }
+' CHANGELOG.md | sed '$d' | gzip -9n >"$work/debdoc-changelog.gz"
+# The manual page, from the command line's own definition (kingpin's
+# --help-man), built for this machine whatever the package's arch.
+mkdir -p "$work/man"
+# NAME needs "name \- what it is" (whatis, lintian's bad-whatis-entry).
+$GO run -ldflags "-X github.com/prometheus/common/version.Version=$VERSION" ./cmd/clockwatch --help-man |
+	sed '/^\.SH "NAME"$/{n;s/^clockwatch$/clockwatch \\- watch this machine'"'"'s clocks and tell lock holders when they cannot be trusted/}' |
+	gzip -9n >"$work/man/clockwatch.1.gz"
+
+# The .rpm's %doc and %license entries, one per file (see nfpm.yaml).
+rpmdocs=$(cd "$work" && find doc man -type f | sort | while read -r f; do
+	case "$f" in
+	doc/copyright) type=license ;;
+	*) type=doc ;;
+	esac
+	case "$f" in
+	man/*) dst=/usr/share/man/man1/${f#man/} ;;
+	doc/copyright) dst=/usr/share/licenses/clockwatch/copyright ;;
+	*) dst=/usr/share/doc/clockwatch/${f#doc/} ;;
+	esac
+	printf '  - src: %s\n    dst: %s\n    type: %s\n    packager: rpm\n    file_info:\n      mode: 0644\n' "$f" "$dst" "$type"
+done)
+awk -v docs="$rpmdocs" '$0 == "  # @rpm-docs@" { print docs; next } { print }' packaging/nfpm.yaml >"$work/packaging/nfpm.yaml"
+# The .deb: no nfpm changelog (above), the Debian one in the doc tree.
+mkdir -p "$work/debdoc"
+cp -r "$work/doc/." "$work/debdoc/"
+mv "$work/debdoc-changelog.gz" "$work/debdoc/changelog.gz"
+sed -e '/^changelog: /d' -e 's|^  - src: doc$|  - src: debdoc|' "$work/packaging/nfpm.yaml" >"$work/packaging/nfpm-deb.yaml"
 
 for arch in $ARCHS; do
 	bin="$DIST/build/linux-$arch/clockwatch"
@@ -87,7 +149,7 @@ for arch in $ARCHS; do
 	cp "$bin" "$work/bin/clockwatch"
 	for format in $FORMATS; do
 		(cd "$work" && GOARCH=$arch CLOCKWATCH_VERSION=$VERSION "$NFPM" package \
-			--config packaging/nfpm.yaml --packager "$format" --target "$DIST/" >&2)
+			--config "packaging/nfpm$([ "$format" = deb ] && echo -deb).yaml" --packager "$format" --target "$DIST/" >&2)
 	done
 done
 ls -l "$DIST"/clockwatch[-_]"$VERSION"[-_]* 2>/dev/null || true

@@ -3,8 +3,10 @@
 # does not descend into (each is its own Go module). Called by `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Each example is its own module with its own replace directives, outside
-# the repository's go.work.
+# Each example is its own module with its own replace directives. go.work
+# lists them, so that `cd examples/leader && go run ./cmd/replay` works as
+# docs/incident-replay.md says (cmd/clockwatch's TestDocumentedCommands
+# checks it); here each is tested as it is published: on its own.
 export GOWORK=off
 for mod in examples/leader; do
 	echo "== $mod"

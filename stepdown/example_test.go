@@ -59,28 +59,3 @@ func Example_lockHolder() {
 		}
 	}
 }
-
-// releaseYourLock is the README's example: hold the lock only inside a guard.
-func releaseYourLock(ctx context.Context, locks lockServer) error {
-	// BEGIN release your lock (README.md)
-	sub := stepdown.Subscribe(ctx, stepdown.Options{}) // /run/clockwatch/stepdown.sock
-	for ctx.Err() == nil {
-		if err := sub.WaitOK(ctx); err != nil { // never lock on an untrusted clock
-			return err
-		}
-		guarded, endGuard := sub.Guard(ctx)
-		if release, err := locks.Acquire(guarded, "leader", 10*time.Second); err == nil {
-			err = doWork(guarded) // stops when clockwatch steps us down
-			release()
-			var sd *stepdown.StepdownError
-			if errors.As(err, &sd) && sd.State == stepdown.StateStepdown {
-				sub.Ack(sd.Message.Seq) // released: tell clockwatch how long it took
-			}
-		}
-		endGuard()
-	}
-	// END release your lock
-	return ctx.Err()
-}
-
-var _ = releaseYourLock

@@ -151,6 +151,12 @@ type Message struct {
 	// (hello only).
 	HeartbeatSeconds float64 `json:"heartbeat_seconds,omitempty"`
 	HoldDownSeconds  float64 `json:"hold_down_seconds,omitempty"`
+	// Since is when the state began, by the server's wall clock, to the
+	// millisecond (hello only; older servers omit it).
+	Since time.Time `json:"since,omitzero"`
+	// Subscribers is how many clients are connected, this one included
+	// (hello only; older servers omit it).
+	Subscribers int `json:"subscribers,omitempty"`
 	// HoldSeconds is how long a drill stays in stepdown before its resume
 	// (drill requests and drill events).
 	HoldSeconds float64 `json:"hold_seconds,omitempty"`

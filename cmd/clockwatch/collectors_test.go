@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -5,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/chronydtest"
 )
 
 // TestCollectorSwitches runs the daemon with --no-collector.chrony over a
@@ -40,5 +46,39 @@ func TestCollectorSwitchErrors(t *testing.T) {
 	code := run(t.Context(), []string{"--collector.ntp_probes", "--config.check"}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "--collector.ntp_probes: ntp_probes.servers lists no server") {
 		t.Errorf("exit %d, stderr %q: want 1 and the reason", code, stderr.String())
+	}
+}
+
+// TestChronyAddressFlag runs the daemon with --chrony.address naming a real
+// chronyd -x's socket over a file whose chrony.address names a socket that
+// does not exist: the flag wins, at the start and after a reload of the file
+// (as the --collector.* switches do), and status reads the same chronyd.
+func TestChronyAddressFlag(t *testing.T) {
+	t.Parallel()
+	c := chronydtest.Start(t, chronydtest.Options{})
+	dir := t.TempDir()
+	f := filepath.Join(dir, "clockwatch.yml")
+	conf := "chrony:\n  address: " + filepath.Join(dir, "no-chronyd.sock") + "\n  conf_path: \"\"\n  poll_interval: 250ms\n  timeout: 200ms\nntpd:\n  enabled: false\n"
+	if err := os.WriteFile(f, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, "--config.file="+f, "--chrony.address="+c.Socket)
+	p.waitMetric(t, "clockwatch_chrony_up", func(v string) bool { return v == "1" })
+	_, body := p.get(t, "/metrics")
+	loaded, _ := metricValue(body, "clockwatch_config_last_reload_success_timestamp_seconds")
+	time.Sleep(1100 * time.Millisecond) // the timestamp has a resolution of seconds, perhaps
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitMetric(t, "clockwatch_config_last_reload_success_timestamp_seconds", func(v string) bool { return v != loaded })
+	time.Sleep(time.Second) // four polls at the reloaded configuration
+	_, body = p.get(t, "/metrics")
+	if v, _ := metricValue(body, "clockwatch_chrony_up"); v != "1" {
+		t.Errorf("after a reload: clockwatch_chrony_up %q, want 1 (the flag still wins over the file)", v)
+	}
+
+	code, out, errOut := inProcess(nil, "")(t, 10*time.Second, "status", "--config.file="+f, "--chrony.address="+c.Socket)
+	if !strings.Contains(out, "chronyd        : reference") || strings.Contains(out, "cannot read chrony") {
+		t.Errorf("status --chrony.address=%s: exit %d, stdout\n%s\nstderr %s\nwant chronyd read", c.Socket, code, out, errOut)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -6,6 +8,7 @@ import (
 	"os"
 
 	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/daemon"
 )
 
 // DefaultConfigFile is where the packages install the configuration: every
@@ -37,6 +40,10 @@ func (c *cli) configPath() string {
 func (c *cli) config() (*config.Config, error) {
 	cfg, err := config.Load(c.configPath())
 	if err != nil {
+		return nil, err
+	}
+	// status reads chronyd where the daemon does.
+	if cfg, err = (daemon.Options{ChronyAddress: c.chronyAddress}).ApplyFlags(cfg); err != nil {
 		return nil, err
 	}
 	cfg.Journal = cfg.Journal.Resolve(c.getenv)

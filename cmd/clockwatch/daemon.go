@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -12,6 +14,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
+	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )
 
@@ -22,13 +26,21 @@ import (
 const defaultListenAddress = ":9847"
 
 func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
-	webFlags := kingpinflag.AddFlags(app, defaultListenAddress)
-	metricsPath := app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
-	check := app.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
-	switches := collectorFlags(app)
-	maxProcs := app.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
+	cmd := app.Command("run", "Run the daemon (the default command: its flags may be given without it).").Default()
+	c.configFlag(cmd)
+	c.logFlags(cmd)
+	webFlags := kingpinflag.AddFlags(cmd, defaultListenAddress)
+	metricsPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	check := cmd.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
+	switches := collectorFlags(cmd)
+	c.chronyAddressFlag(cmd)
+	maxProcs := cmd.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
 		Envar("GOMAXPROCS").Default("1").Int()
-	cmd := app.Command("run", "Run the daemon (the default command).").Default()
+	var k8s kubernetes.Options
+	cmd.Flag("kubernetes.node-name", "Keep the "+kubernetes.ConditionType+" condition on this Node and post Events on it for each stepdown and resume (docs/kubernetes.md); in a pod, from the downward API (spec.nodeName). Empty: off.").
+		PlaceHolder("NODE").StringVar(&k8s.NodeName)
+	cmd.Flag("kubernetes.kubeconfig", "kubeconfig file for --kubernetes.node-name outside a pod; by default the pod's service account.").
+		PlaceHolder("FILE").StringVar(&k8s.Kubeconfig)
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		logger := c.logger()
 		if *maxProcs < 0 {
@@ -39,10 +51,10 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			c.setMaxProcs(*maxProcs)
 		}
 		configFile := c.configPath()
-		collectors := switches()
+		flagged := daemon.Options{Collectors: switches(), ChronyAddress: c.chronyAddress}
 		cfg, err := config.Load(configFile)
 		if err == nil {
-			cfg, err = collectors.Apply(cfg)
+			cfg, err = flagged.ApplyFlags(cfg)
 		}
 		if *check {
 			if err != nil {
@@ -60,12 +72,12 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
 		}
-		notifier, err := sdnotify.FromEnv(os.Getenv)
+		notifier, err := sdnotify.FromEnv(c.getenv)
 		if err != nil {
 			logger.Warn("not notifying systemd", "err", err)
 			notifier = nil
 		}
-		watchdog, err := sdnotify.WatchdogInterval(os.Getenv, os.Getpid())
+		watchdog, err := sdnotify.WatchdogInterval(c.getenv, os.Getpid())
 		if err != nil {
 			logger.Warn("systemd watchdog off", "err", err)
 		}
@@ -75,7 +87,10 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			ConfigFile:       configFile,
 			Web:              webFlags,
 			MetricsPath:      *metricsPath,
-			Collectors:       collectors,
+			Collectors:       flagged.Collectors,
+			ChronyAddress:    flagged.ChronyAddress,
+			Kubernetes:       k8s,
+			Env:              host.Env{Getenv: c.getenv, PID: os.Getpid()},
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)
@@ -97,14 +112,14 @@ func (c *cli) logger() *slog.Logger {
 
 // collectorFlags declares --[no-]collector.<name> for every optional
 // collector and returns a function giving the switches the user set.
-func collectorFlags(app *kingpin.Application) func() daemon.Collectors {
+func collectorFlags(cmd *kingpin.CmdClause) func() daemon.Collectors {
 	type flag struct {
 		value, set *bool
 	}
 	flags := map[string]flag{}
 	for _, k := range daemon.OptionalCollectors() {
 		f := flag{set: new(bool)}
-		f.value = app.Flag("collector."+k.Name, k.Help+" Overrides the configuration file; default: as the file says.").
+		f.value = cmd.Flag("collector."+k.Name, k.Help+" Overrides the configuration file; default: as the file says.").
 			IsSetByUser(f.set).Bool()
 		flags[k.Name] = f
 	}

@@ -1,9 +1,12 @@
+//go:build linux
+
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -16,6 +19,7 @@ import (
 
 func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("events", "Print the clock events recorded in the journal (steps, leap seconds, resumes).")
+	c.configFlag(cmd)
 	since := cmd.Flag("since", "Only events at or after this time: a duration back from now (24h) or an RFC 3339 time.").PlaceHolder("WHEN").String()
 	asJSON := cmd.Flag("json", "Print JSON lines, as stored in the journal.").Bool()
 	dir := cmd.Flag("journal.dir", "State directory holding the journal; by default the configured journal.dir.").PlaceHolder("DIR").String()
@@ -42,6 +46,12 @@ func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		all, warnings, err := journal.Read(jcfg.Dir, time.Time{})
 		journal.PrintWarnings(c.stderr, warnings)
+		if errors.Is(err, fs.ErrPermission) {
+			// Not the file the error names (with the directory closed
+			// to us, even one that does not exist): the directory.
+			fmt.Fprintf(c.stderr, "clockwatch: events: permission denied reading the journal under %s: %s\n", jcfg.Dir, joinHint(jcfg.Dir))
+			return 1
+		}
 		if err != nil {
 			fmt.Fprintf(c.stderr, "clockwatch: events: %v\n", err)
 			return 1

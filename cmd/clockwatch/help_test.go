@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -6,13 +8,16 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // commands are every subcommand of the binary.
-var commands = []string{"run", "status", "version", "events", "record", "replay", "watch", "drill", "help"}
+var commands = []string{"run", "status", "version", "events", "record", "replay", "watch", "drill", "host-dirs", "help"}
 
 // runBinary runs the built binary with env (NAME=value) added to this
 // process's environment and returns its exit code and output; a run that
@@ -70,8 +75,11 @@ func TestHelpTouchesNothing(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Parallel()
 			state, runtime := t.TempDir(), t.TempDir()
-			// A loopback port, should the daemon start when it must not.
-			args := append([]string{"--web.listen-address=127.0.0.1:0"}, tc.args...)
+			args := tc.args
+			if tc.args[0] == "run" || tc.args[0] == "--help" || tc.args[0] == "-h" {
+				// A loopback port, should the daemon start when it must not.
+				args = append(append([]string(nil), tc.args...), "--web.listen-address=127.0.0.1:0")
+			}
 			code, out, errOut := runBinary(t, []string{"STATE_DIRECTORY=" + state, "RUNTIME_DIRECTORY=" + runtime}, args...)
 			want := tc.want
 			if code != 0 || !strings.HasPrefix(out, want) || errOut != "" {
@@ -132,5 +140,78 @@ func TestGOMAXPROCS(t *testing.T) {
 				t.Errorf("stderr %q does not name the flag", stderr.String())
 			}
 		})
+	}
+}
+
+// TestHelpGolden: each command's --help lists the flags that apply to it and
+// only those (testdata/help/COMMAND.golden; -update rewrites them).
+func TestHelpGolden(t *testing.T) {
+	t.Parallel()
+	// Every command the CLI declares: a new one cannot go without its golden.
+	all := []string{""}
+	app, _ := (&cli{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}).app()
+	for _, c := range app.Model().Commands {
+		all = append(all, c.Name)
+	}
+	for _, cmd := range all {
+		name := cmd
+		if name == "" {
+			name = "clockwatch"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--help"}
+			if cmd != "" {
+				args = []string{cmd, "--help"}
+			}
+			var out, errOut bytes.Buffer
+			c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+			if code := c.run(t.Context(), args); code != 0 || errOut.Len() != 0 {
+				t.Fatalf("%v: exit %d, stderr %q", args, code, errOut.String())
+			}
+			golden := filepath.Join("testdata", "help", name+".golden")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), out.String()); diff != "" {
+				t.Errorf("%v (-want +got):\n%s", args, diff)
+			}
+		})
+	}
+}
+
+// daemonFlags are flags only the daemon (run) takes.
+var daemonFlags = []string{"--web.listen-address=:1", "--web.telemetry-path=/m", "--config.check", "--collector.chrony",
+	"--no-collector.ntpd", "--runtime.gomaxprocs=2", "--log.level=debug", "--log.format=json", "--web.config.file=x",
+	"--web.systemd-socket"}
+
+// TestDaemonFlagsElsewhere: a daemon flag given to another command is a
+// usage error naming the command that takes it, not silently accepted.
+func TestDaemonFlagsElsewhere(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"status", "version", "events", "record", "replay", "watch", "drill", "host-dirs"} {
+		for _, flag := range daemonFlags {
+			var out, errOut bytes.Buffer
+			c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+			name, _, _ := strings.Cut(flag, "=")
+			code := c.run(t.Context(), []string{cmd, flag})
+			if code != 2 || !strings.Contains(errOut.String(), name+" is not a flag of "+cmd) || !strings.Contains(errOut.String(), "clockwatch run") {
+				t.Errorf("clockwatch %s %s: exit %d, stderr %q; want 2 and that it is clockwatch run's", cmd, flag, code, errOut.String())
+			}
+		}
+	}
+	var out, errOut bytes.Buffer
+	c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+	if code := c.run(t.Context(), []string{"--config.file=", "status"}); code != 2 || !strings.Contains(errOut.String(), "give them after it: clockwatch status") {
+		t.Errorf("clockwatch --config.file= status: exit %d, stderr %q; want 2 and where the flags go", code, errOut.String())
 	}
 }

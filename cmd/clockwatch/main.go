@@ -1,6 +1,15 @@
+//go:build linux
+
 // Command clockwatch watches the health of this machine's clocks: it samples
 // the kernel clocks, detects steps, reads the time daemons, exports it all to
 // Prometheus and tells local lock holders when their clock cannot be trusted.
+//
+// It is built for Linux only: every file here carries //go:build linux, so
+// that a build for another system fails on that constraint ("build
+// constraints exclude all Go files") rather than on a symbol deep inside
+// (adjtimex, timerfd's cancel-on-set, CLOCK_BOOTTIME and SO_PEERCRED are
+// Linux's). The client module, stepdown/, builds everywhere
+// (crossbuild_test.go checks both).
 package main
 
 import (
@@ -10,6 +19,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -18,13 +30,24 @@ import (
 
 func main() {
 	if version.Version == "" {
-		version.Version = "dev" // a plain `go build` or `go run`; release builds stamp it
+		version.Version = moduleVersion(debug.ReadBuildInfo)
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// moduleVersion is the version of a binary the build did not stamp (make
+// and the packages stamp the VERSION file's): `go install ...@v0.1.0` records
+// the module's version, v0.1.0, in the binary; `go build` and `go run` in a
+// checkout record none ("(devel)"), which is "dev".
+func moduleVersion(read func() (*debug.BuildInfo, bool)) string {
+	if bi, ok := read(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return "dev"
+}
+
 // cli is what every subcommand shares: its output streams, its environment
-// and the global flags.
+// and the values of the flags several commands declare (flags.go).
 type cli struct {
 	stdout, stderr io.Writer
 	// getenv reads the environment (RUNTIME_DIRECTORY, STATE_DIRECTORY).
@@ -41,6 +64,11 @@ type cli struct {
 	configFileSet bool // --config.file was given, perhaps empty: then no file
 	logLevel      string
 	logFormat     string
+	// manPage is set when the command line asks for the manual page
+	// (--help-man): the version then goes in on one line.
+	manPage bool
+	// chronyAddress is --chrony.address ("": the configuration's).
+	chronyAddress string
 }
 
 // subcommand is one verb of the binary. run returns the process exit code.
@@ -59,19 +87,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // or the version, so that parsing stops there and no command runs.
 type exitCode int
 
-func (c *cli) run(ctx context.Context, args []string) int {
+// app declares the command line: every command and the flags that apply to
+// it.
+func (c *cli) app() (*kingpin.Application, []subcommand) {
 	app := kingpin.New("clockwatch", "Watches this machine's clocks, exports their health to Prometheus and tells lock holders when the clock cannot be trusted.")
 	app.UsageWriter(c.stdout) // help and --version, asked for: standard output
 	app.ErrorWriter(c.stderr)
 	app.Terminate(func(code int) { panic(exitCode(code)) })
 	app.HelpFlag.Short('h')
-	app.Version(version.Print("clockwatch"))
-	app.Flag("config.file", "YAML configuration file; by default "+DefaultConfigFile+" when it exists, else the built-in defaults (--config.file= for those).").
-		PlaceHolder("FILE").IsSetByUser(&c.configFileSet).StringVar(&c.configFile)
-	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").
-		Default("info").EnumVar(&c.logLevel, "debug", "info", "warn", "error")
-	app.Flag("log.format", "Output format of log messages: logfmt or json.").
-		Default("logfmt").EnumVar(&c.logFormat, "logfmt", "json")
+	// --help-man (kingpin's, hidden: the packages' manual page) puts the
+	// version in the page's .TH line: one line there, not the build table.
+	if c.manPage {
+		app.Version(version.Version)
+	} else {
+		app.Version(version.Print("clockwatch"))
+	}
+	// Each command declares the flags that apply to it, and only those:
+	// its --help lists them, and any other is an error.
 
 	subs := []subcommand{
 		addDaemonCommand(app, c),
@@ -82,14 +114,20 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		addReplayCommand(app, c),
 		addWatchCommand(app, c),
 		addDrillCommand(app, c),
+		addHostDirsCommand(app, c),
 	}
+	return app, subs
+}
 
+func (c *cli) run(ctx context.Context, args []string) int {
+	c.manPage = slices.Contains(args, "--help-man")
+	app, subs := c.app()
 	selected, code, err := parse(app, joinNegativeValues(args))
 	if code >= 0 {
 		return code // help or the version was printed
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "clockwatch: %v (try --help)\n", err)
+		fmt.Fprintf(c.stderr, "clockwatch: %v\n", explainParseError(app, args, err))
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -14,10 +16,13 @@ import (
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
+	c.configFlag(cmd)
+	c.chronyAddressFlag(cmd)
 	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
 	verbose := cmd.Flag("verbose", "Also print the figures a bug report needs (the wall−boot gap step detection watches).").Short('v').Bool()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
@@ -27,14 +32,21 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			return int(health.Unknown)
 		}
 		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
-		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc")})
+		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc"), Getenv: c.getenv})
 		for _, r := range reports {
 			f.AddSource(r.Reading, r.Lines...)
 			f.Notes = append(f.Notes, r.Notes...)
 		}
 		f.RecentSteps = recentSteps(cfg.Journal.Dir, *recent, time.Now())
-		v := health.Judge(f, cfg.Health)
+		v := health.Judge(f, cfg.Health.Thresholds())
 		v = withUndisciplined(v, f.Kernel, timesources.Disciplined(reports), cfg.Stepdown)
+		// First what lock holders are being told, asked from the daemon.
+		var hello stepdown.Message
+		var askErr error
+		if cfg.Stepdown.Enabled {
+			hello, askErr = askDaemon(ctx, cfg.Stepdown.Socket)
+		}
+		writeDaemonState(c.stdout, cfg.Stepdown, hello, askErr, v, time.Now())
 		write := health.Write
 		if *verbose {
 			write = health.WriteVerbose
@@ -51,7 +63,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 // disciplines the clock answered, decided as the daemon decides), the line
 // the daemon logs at start: its stepdown socket stays in stepdown for good.
 func withUndisciplined(v health.Verdict, k *probe.Timex, disciplined bool, sd server.Config) health.Verdict {
-	if w := health.UndisciplinedWarning(sd); w != "" && health.NobodyDisciplines(disciplined, k) {
+	if w := health.UndisciplinedWarning(sd.Enabled, sd.Triggers); w != "" && health.NobodyDisciplines(disciplined, k) {
 		v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
 		v.Level = max(v.Level, health.Warning)
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -32,7 +34,7 @@ func TestStatusSaysUndisciplined(t *testing.T) {
 		{"triggers off", nil, off, false},
 	} {
 		v := withUndisciplined(health.Verdict{}, undisciplined, timesources.Disciplined(tc.reports), tc.sd)
-		want := health.UndisciplinedWarning(tc.sd)
+		want := health.UndisciplinedWarning(tc.sd.Enabled, tc.sd.Triggers)
 		got := len(v.Findings) == 1 && v.Findings[0].Reason == want && v.Level == health.Warning
 		if got != tc.want || (!tc.want && len(v.Findings) != 0) {
 			t.Errorf("%s: verdict %+v, want the warning: %v", tc.name, v, tc.want)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -56,12 +58,12 @@ func TestReplayCommandUsesConfig(t *testing.T) {
 	cfg := filepath.Join(dir, "clockwatch.yml")
 	os.WriteFile(cfg, []byte("step:\n  min_step: 2ms\n"), 0o644)
 	// A 1 ms step is below min_step: nothing to report.
-	code, out, errOut := runCLI(t, "--config.file", cfg, "replay", "../../internal/trace/testdata/sampling-only-steps-1ms.trace.jsonl")
+	code, out, errOut := runCLI(t, "replay", "--config.file", cfg, "../../internal/trace/testdata/sampling-only-steps-1ms.trace.jsonl")
 	if code != 0 || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and no events", code, out, errOut)
 	}
 	os.WriteFile(cfg, []byte("clock:\n  sample_interval: -1s\n"), 0o644)
-	code, _, errOut = runCLI(t, "--config.file", cfg, "replay", "x")
+	code, _, errOut = runCLI(t, "replay", "--config.file", cfg, "x")
 	if code != 2 || !strings.Contains(errOut, "clockwatch.yml:2: clock.sample_interval: must be between 1ms and 1m, got -1s") {
 		t.Errorf("exit %d, stderr %q; want 2 and the field named", code, errOut)
 	}

@@ -38,6 +38,10 @@ type Snapshot struct {
 	// Last is the announcement that brought the state where it is (zero
 	// before the first): its reason, source, detail and time.
 	Last Announcement
+	// For is how long the state has been what it is: since the
+	// announcement that changed it, or since the start (unknown, or the
+	// state a restart carried over).
+	For time.Duration
 }
 
 // Options are an Announcer's inputs besides the policy's configuration.
@@ -75,11 +79,14 @@ type Announcer struct {
 	mono func() time.Duration
 	met  *metrics
 
-	mu     sync.Mutex
-	pol    *policy.Policy
-	seq    uint64
-	last   Announcement
-	sentAt [sentRing]struct {
+	mu   sync.Mutex
+	pol  *policy.Policy
+	seq  uint64
+	last Announcement
+	// stateAt is when the state last changed (its first announcement),
+	// or when the announcer was made.
+	stateAt time.Duration
+	sentAt  [sentRing]struct {
 		seq uint64
 		at  time.Duration
 	}
@@ -125,6 +132,7 @@ func New(cfg policy.Config, o Options) *Announcer {
 	a := &Announcer{
 		log: o.Logger.With("component", "stepdown"), mono: o.Mono, pol: policy.New(cfg, o.Epoch),
 		statePath: o.StatePath, boot: o.Boot, timed: timed, inline: map[uint64]func(Announcement){},
+		stateAt: o.Mono(),
 	}
 	a.met = newMetrics(a)
 	a.restore()
@@ -228,7 +236,7 @@ func (a *Announcer) Latest() Snapshot {
 }
 
 func (a *Announcer) snapshotLocked() Snapshot {
-	return Snapshot{Status: a.pol.Status(), Seq: a.seq, Starting: !a.pol.Started(), Last: a.last}
+	return Snapshot{Status: a.pol.Status(), Seq: a.seq, Starting: !a.pol.Started(), Last: a.last, For: a.mono() - a.stateAt}
 }
 
 // Status is the current state.
@@ -297,9 +305,10 @@ func (a *Announcer) ProbeFailed(name string, err error) {
 	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.ProbeFailed(name, err, now) })
 }
 
-// Suspended feeds a wake-up from suspend: the machine was suspended for d.
-func (a *Announcer) Suspended(d time.Duration) {
-	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Suspend(d, now) })
+// Woke feeds a wake-up from suspend (the detector's step.TypeWake): the
+// machine was suspended for d.
+func (a *Announcer) Woke(d time.Duration) {
+	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Woke(d, now) })
 }
 
 // Tick advances the policy's time and announces what it returns, then runs
@@ -349,6 +358,9 @@ func (a *Announcer) publishLocked(evs []policy.Event) {
 			at  time.Duration
 		}{a.seq, a.mono()}
 		an := Announcement{Event: e, Message: e.Message(a.seq)}
+		if e.State != a.last.Event.State {
+			a.stateAt = a.sentAt[a.seq%sentRing].at
+		}
 		a.last = an
 		a.met.count(e)
 		a.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "source", e.Source, "seq", a.seq, "epoch", e.Epoch,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -37,10 +38,13 @@ type savedState struct {
 // returns the boot id and BOOTTIME − MONOTONIC now.
 type Boot func() (id string, suspended time.Duration, err error)
 
+// maxStateBytes bounds stepdown.json (a few hundred bytes as written).
+const maxStateBytes = 1 << 20
+
 // loadState reads the policy's state from path. It returns ok false, and no
 // error, when there is none to restore: no file, or one from another boot.
 func loadState(path string, boot Boot) (ps policy.Persisted, ok bool, err error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile("stepdown state", path, maxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return ps, false, nil
 	}

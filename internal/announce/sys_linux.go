@@ -2,34 +2,30 @@ package announce
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 )
 
 // monotonic reads CLOCK_MONOTONIC, the clock of the step detector's
 // timestamps, so that both can be compared.
 func monotonic() time.Duration {
-	return time.Duration(probe.MonotonicNow())
+	return time.Duration(host.Monotonic())
 }
 
-// bootIDPath names this boot: the policy's state carries over only within it.
-const bootIDPath = "/proc/sys/kernel/random/boot_id"
-
-// sysBoot returns this boot's id and CLOCK_BOOTTIME minus CLOCK_MONOTONIC
-// (the time spent suspended), to store monotonic times in BOOTTIME.
+// sysBoot returns this boot's id (the policy's state carries over only
+// within a boot) and CLOCK_BOOTTIME minus CLOCK_MONOTONIC (the time spent
+// suspended), to store monotonic times in BOOTTIME.
 func sysBoot() (string, time.Duration, error) {
-	b, err := os.ReadFile(bootIDPath)
+	id, err := host.BootID()
 	if err != nil {
-		return "", 0, fmt.Errorf("reading the boot id: %w", err)
+		return "", 0, err
 	}
-	bt, err := probe.ClockNano(unix.CLOCK_BOOTTIME)
+	bt, err := host.ClockNano(unix.CLOCK_BOOTTIME)
 	if err != nil {
 		return "", 0, fmt.Errorf("clock_gettime(CLOCK_BOOTTIME): %w", err)
 	}
-	return strings.TrimSpace(string(b)), time.Duration(bt - probe.MonotonicNow()), nil
+	return id, time.Duration(bt - host.Monotonic()), nil
 }

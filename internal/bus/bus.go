@@ -13,7 +13,6 @@ type Bus[T any] struct {
 	mu      sync.RWMutex
 	subs    []*Subscription[T]
 	dropped atomic.Uint64
-	sent    atomic.Uint64
 }
 
 // New returns an empty Bus.
@@ -44,7 +43,6 @@ func (b *Bus[T]) Publish(v T) {
 	for _, s := range b.subs {
 		select {
 		case s.ch <- v:
-			b.sent.Add(1)
 		default:
 			s.dropped.Add(1)
 			b.dropped.Add(1)
@@ -54,9 +52,6 @@ func (b *Bus[T]) Publish(v T) {
 
 // Dropped returns how many deliveries were dropped, over all subscribers.
 func (b *Bus[T]) Dropped() uint64 { return b.dropped.Load() }
-
-// Delivered returns how many deliveries were made, over all subscribers.
-func (b *Bus[T]) Delivered() uint64 { return b.sent.Load() }
 
 // Subscribers returns the current number of subscribers.
 func (b *Bus[T]) Subscribers() int {

@@ -25,8 +25,8 @@ func TestPublishDeliversInOrder(t *testing.T) {
 			t.Errorf("received (-want +got):\n%s", diff)
 		}
 	}
-	if got := b.Delivered(); got != 10 {
-		t.Errorf("Delivered() = %d, want 10", got)
+	if got := b.Dropped(); got != 0 {
+		t.Errorf("Dropped() = %d, want 0", got)
 	}
 }
 

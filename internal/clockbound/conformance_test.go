@@ -237,7 +237,7 @@ func TestClockBoundConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("drill of a step", 3, 4*time.Millisecond)
-	sd.Suspended(time.Minute)
+	sd.Woke(time.Minute)
 	check("suspend", 3, 4*time.Millisecond)
 }
 

@@ -47,12 +47,12 @@ func Judge(ann *policy.Status, readings []timesource.Reading, now time.Time, max
 }
 
 // disrupts reports the stepdown reasons after which the clock itself moved
-// (or a drill rehearses that; a VM disruption is ClockBound's own case): ClockBound's "disrupted". The others (offset,
-// error bound, unsynchronised, a lost probe, starting) say clockwatch cannot
-// vouch for the clock: "unknown".
-func disrupts(r stepdown.Reason) bool {
-	return r == stepdown.ReasonStep || r == stepdown.ReasonSuspend || r == stepdown.ReasonDrill || r == stepdown.ReasonVMDisruption
-}
+// (or a drill rehearses that; a VM disruption is ClockBound's own case):
+// ClockBound's "disrupted", read from the policy's trigger table
+// (Trigger.Disrupts). The others (offset, error
+// bound, unsynchronised, a lost probe, starting) say clockwatch cannot vouch
+// for the clock: "unknown".
+func disrupts(r stepdown.Reason) bool { return policy.Disrupts(r) }
 
 // best picks the reading that bounds the clock most tightly, synchronised
 // sources before the others.

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -50,7 +50,7 @@ var _ Clock = SysClock{}
 
 // MonotonicCoarse reads CLOCK_MONOTONIC_COARSE.
 func (SysClock) MonotonicCoarse() (time.Duration, error) {
-	ns, err := probe.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
+	ns, err := host.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
 	if err != nil {
 		return 0, fmt.Errorf("reading CLOCK_MONOTONIC_COARSE: %w", err)
 	}

@@ -1,6 +1,7 @@
 package clockbound
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,5 +93,65 @@ func TestClockBoundRustReader(t *testing.T) {
 		Status: boundedtime.StatusSynchronized})
 	if status, width := read(); status != "FreeRunning" || width < 16*time.Millisecond || width > 17*time.Millisecond {
 		t.Errorf("stale segment: ClockBound's reader says %s, width %v; want FreeRunning, 2 x (2 ms + 6 s x 1000 ppm)", status, width)
+	}
+}
+
+// TestClockBoundRustVMClock reads a segment with the VMClock flag through
+// ClockBound's own VMClock client (clock-bound-vmclock's VMClock::now, built
+// into the same binary): Synchronized while the device's marker is the
+// segment's, Unknown once the device has moved on, Disrupted with the new
+// marker after the stepdown. Opt-in like TestClockBoundRustReader.
+func TestClockBoundRustVMClock(t *testing.T) {
+	bin := os.Getenv("CLOCKWATCH_CLOCKBOUND_READER")
+	if bin == "" {
+		t.Skip("CLOCKWATCH_CLOCKBOUND_READER is not set (scripts/clockbound-reader/build.sh builds ClockBound's reader)")
+	}
+	t.Parallel()
+	sd, _ := clockboundtest.Stepdown(t, time.Hour)
+	dir := t.TempDir()
+	path, dev := filepath.Join(dir, "shm0"), filepath.Join(dir, "vmclock0")
+	seg, err := Create(path, 0o644, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	chronyR := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
+		Synchronized: true, ErrorBound: 2 * time.Millisecond, LastSuccess: time.Now()}
+	p := NewPublisher(DefaultConfig(), seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{chronyR} }})
+	device := func(marker uint64) {
+		b := make([]byte, 4096)
+		le := binary.LittleEndian
+		le.PutUint32(b[0:], 0x4B4C4356)
+		le.PutUint32(b[4:], 4096)
+		le.PutUint16(b[8:], 1)
+		b[10] = 0xff
+		le.PutUint32(b[12:], 2)
+		le.PutUint64(b[16:], marker)
+		if err := os.WriteFile(dev, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vmclockR := func(marker uint64) timesource.Reading {
+		return timesource.Reading{Source: "vmclock", Role: timesource.SecondOpinion, Found: true, Up: true,
+			HasDisruptionMarker: true, DisruptionMarker: marker}
+	}
+	for _, step := range []struct {
+		name   string
+		before func()
+		want   string
+	}{
+		{"marker 1 on both", func() { device(1); sd.Reading(vmclockR(1)) }, "Synchronized"},
+		{"the device moved on", func() { device(2) }, "Unknown"},
+		{"the stepdown with marker 2", func() { sd.Reading(vmclockR(2)) }, "Disrupted"},
+	} {
+		step.before()
+		if err := p.Write(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(bin, "--vmclock", dev, path).CombinedOutput()
+		m := cbreadLine.FindStringSubmatch(strings.TrimSpace(string(out)))
+		if err != nil || m == nil || m[1] != step.want {
+			t.Errorf("%s: ClockBound's VMClock client says %q, %v; want %s", step.name, out, err, step.want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 )
 
@@ -66,7 +67,12 @@ func Create(path string, mode os.FileMode, gid int) (*Segment, error) {
 			return nil, fmt.Errorf("making the clockbound segment's directory %s traversable: %w", dir, err)
 		}
 	}
-	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	// A directory that is a link put the segment elsewhere; a dangling
+	// lock link created its target.
+	if err := safefile.Dir("the clockbound segment's directory", dir); err != nil {
+		return nil, err
+	}
+	lock, err := safefile.OpenFile("the clockbound segment's lock file", path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the clockbound segment's lock file: %w", err)
 	}
@@ -94,7 +100,7 @@ func create(path string, mode os.FileMode, gid int) (*Segment, error) {
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	f, err := safefile.OpenFile("the clockbound segment", path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening the clockbound segment: %w", err)
 	}
@@ -125,7 +131,7 @@ func reusable(path string) bool {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != boundedtime.Size {
 		return false
 	}
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadFile("the clockbound segment", path, boundedtime.Size)
 	ne := binary.NativeEndian
 	return err == nil && len(b) == boundedtime.Size &&
 		ne.Uint32(b[boundedtime.OffMagic:]) == boundedtime.Magic0 && ne.Uint32(b[boundedtime.OffMagic+4:]) == boundedtime.Magic1 &&

@@ -18,7 +18,11 @@ func numericKeys(v reflect.Value, path string, fn func(path string, v reflect.Va
 		fn(path, v)
 	case t.Kind() == reflect.Struct:
 		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if name == "" && opts == "inline" {
+				numericKeys(v.Field(i), path, fn) // an embedded section's keys are the section's own
+				continue
+			}
 			if name == "" || name == "-" {
 				continue
 			}

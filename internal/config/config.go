@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
+	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
@@ -43,7 +44,7 @@ type Config struct {
 	Ntpd      ntpd.Config   `yaml:"ntpd"`
 	NTPProbes sntp.Config   `yaml:"ntp_probes"`
 	// PTP is linuxptp's ptp4l, read over its management socket.
-	PTP ptp.Config `yaml:"ptp"`
+	PTP PTP `yaml:"ptp"`
 	// Timesyncd is systemd-timesyncd, read over D-Bus.
 	Timesyncd timesyncd.Config `yaml:"timesyncd"`
 	// VMClock is the hypervisor's VMClock page, /dev/vmclock0.
@@ -83,6 +84,20 @@ type Health struct {
 	Sources map[string]Health `yaml:"-"`
 }
 
+// Thresholds converts the section (and the sources' own thresholds) into
+// health's own type.
+func (h Health) Thresholds() health.Thresholds {
+	t := health.Thresholds{OffsetWarning: h.OffsetWarning, OffsetCritical: h.OffsetCritical,
+		ErrorBoundWarning: h.ErrorBoundWarning, ErrorBoundCritical: h.ErrorBoundCritical}
+	for name, s := range h.Sources {
+		if t.Sources == nil {
+			t.Sources = map[string]health.Thresholds{}
+		}
+		t.Sources[name] = s.Thresholds()
+	}
+	return t
+}
+
 // For returns the thresholds that judge source.
 func (h Health) For(source string) Health {
 	if t, ok := h.Sources[source]; ok {
@@ -105,6 +120,7 @@ func (c *Config) perSource() {
 func Default() Config {
 	st := step.DefaultConfig()
 	st.Interval = 100 * time.Millisecond
+	dh := health.DefaultThresholds()
 	c := Config{
 		Step:       st,
 		Journal:    journal.DefaultConfig(),
@@ -112,16 +128,16 @@ func Default() Config {
 		Chrony:     chrony.DefaultConfig(),
 		Ntpd:       ntpd.DefaultConfig(),
 		NTPProbes:  sntp.DefaultConfig(),
-		PTP:        ptp.DefaultConfig(),
+		PTP:        DefaultPTP(),
 		Timesyncd:  timesyncd.DefaultConfig(),
 		VMClock:    vmclock.DefaultConfig(),
 		ClockBound: clockbound.DefaultConfig(),
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
-			OffsetWarning:      100 * time.Millisecond,
-			OffsetCritical:     500 * time.Millisecond,
-			ErrorBoundWarning:  250 * time.Millisecond,
-			ErrorBoundCritical: time.Second,
+			OffsetWarning:      dh.OffsetWarning,
+			OffsetCritical:     dh.OffsetCritical,
+			ErrorBoundWarning:  dh.ErrorBoundWarning,
+			ErrorBoundCritical: dh.ErrorBoundCritical,
 		},
 	}
 	c.perSource()
@@ -304,8 +320,8 @@ func yamlError(name string, root *yaml.Node, err error) error {
 // is the dotted path of the value on the error's line, "" when unknown.
 func friendlier(m, key string) string {
 	if rest, ok := strings.CutPrefix(m, "field "); ok {
-		if key, typ, ok := strings.Cut(rest, " not found in type "); ok {
-			return fmt.Sprintf("unknown key %q (in %s; keys are case-sensitive)", key, typ)
+		if name, _, ok := strings.Cut(rest, " not found in type "); ok {
+			return unknownKey(name, key)
 		}
 	}
 	if strings.HasPrefix(m, "cannot unmarshal !!seq into config.Config") ||

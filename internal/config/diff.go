@@ -18,7 +18,11 @@ func diffValues(a, b reflect.Value, path string, out *[]string) {
 	t := a.Type()
 	if t.Kind() == reflect.Struct {
 		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if name == "" && opts == "inline" && t.Field(i).IsExported() {
+				diffValues(a.Field(i), b.Field(i), path, out) // an embedded section's keys are the section's own
+				continue
+			}
 			if name == "" || name == "-" || !t.Field(i).IsExported() {
 				continue
 			}

@@ -25,13 +25,12 @@ func segmentPath(cfg clockbound.Config, getenv func(string) string) string {
 	return cfg.Path
 }
 
-// NewClockBound creates the segment, so that a path that cannot be written
+// NewClockBound creates the segment at path (segmentPath), so that a path that cannot be written
 // fails the start with a message that says why, and returns the publisher
 // that keeps it current from readings (those of the sources that bound
 // CLOCK_REALTIME: timesources.Members.BoundingReadings) and the announcer,
 // whose transport it is, whether the stepdown socket is on or not.
-func NewClockBound(cfg clockbound.Config, readings func() []timesource.Reading, ann *announce.Announcer, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
-	path := segmentPath(cfg, os.Getenv)
+func NewClockBound(path string, cfg clockbound.Config, readings func() []timesource.Reading, ann *announce.Announcer, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
 	mode, err := cfg.FileMode()
 	if err != nil {
 		return nil, fmt.Errorf("clockbound.mode: %w", err)

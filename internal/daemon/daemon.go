@@ -24,6 +24,8 @@ import (
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
@@ -55,6 +57,34 @@ type Options struct {
 	// Collectors are the --[no-]collector.<name> switches, applied over
 	// the file at every reload too (New's configuration has them already).
 	Collectors Collectors
+	// Kubernetes is the Node condition and Events transport
+	// (--kubernetes.*); off without a node name.
+	Kubernetes kubernetes.Options
+	// Env is the process's environment as systemd sets it
+	// (STATE_DIRECTORY, RUNTIME_DIRECTORY, LISTEN_PID, LISTEN_FDS,
+	// LISTEN_FDNAMES; DBUS_SYSTEM_BUS_ADDRESS) and its pid: the daemon never
+	// reads the environment itself. A nil Getenv is an empty environment, a
+	// zero PID os.Getpid().
+	Env host.Env
+	// ChronyAddress is --chrony.address: chrony.address over the file's,
+	// at every reload too, as chrony_exporter has it; "" leaves the file's.
+	ChronyAddress string
+}
+
+// ApplyFlags applies the command line's settings over a configuration
+// loaded from the file: the collector switches, then --chrony.address. The
+// flag wins over the file, at the start and at every reload.
+func (o Options) ApplyFlags(cfg *config.Config) (*config.Config, error) {
+	cfg, err := o.Collectors.Apply(cfg)
+	if err != nil || o.ChronyAddress == "" {
+		return cfg, err
+	}
+	out := *cfg
+	out.Chrony.Address = o.ChronyAddress
+	if err := out.Chrony.Validate(); err != nil {
+		return nil, fmt.Errorf("--chrony.address=%s: %w", o.ChronyAddress, err)
+	}
+	return &out, nil
 }
 
 // Daemon is a configured clockwatch ready to run.
@@ -86,6 +116,12 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 	if opts.MetricsPath == "" {
 		opts.MetricsPath = "/metrics"
 	}
+	if opts.Env.Getenv == nil {
+		opts.Env.Getenv = func(string) string { return "" }
+	}
+	if opts.Env.PID == 0 {
+		opts.Env.PID = os.Getpid()
+	}
 	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now()), started: cfg}
 	d.cfg.Store(cfg)
 	return d
@@ -100,8 +136,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		// half its interval even when idle.
 		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
 	}
-	steps := NewSteps(stepCfg, cfg.Journal, d.opts.Clocks, d.logger)
-	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex})
+	steps := NewSteps(stepCfg, cfg.Journal.Resolve(d.opts.Env.Getenv), d.opts.Clocks, d.logger)
+	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex, Getenv: d.opts.Env.Getenv})
 	d.sources = sources
 	probes := append([]exporter.Probe{exporter.NewClockProbe(d.opts.Clocks)}, sources.Probes()...)
 	collectors := append([]prometheus.Collector{
@@ -132,11 +168,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
-	if announcerWanted(cfg) {
+	if announcerWanted(cfg) || d.opts.Kubernetes.Enabled() {
 		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
 		if cfg.Stepdown.Enabled {
-			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(os.Getenv), d.announcer, d.logger)
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.logger)
 			if err != nil {
 				return err
 			}
@@ -150,6 +186,20 @@ func (d *Daemon) Run(ctx context.Context) error {
 			collectors = append(collectors, d.stepdown.Collector(), feed.WriteDelay)
 		}
 		tasks = append(tasks, feed.Tasks()...)
+		if d.opts.Kubernetes.Enabled() {
+			kp, err := kubernetes.New(d.opts.Kubernetes, d.opts.Env.Getenv, d.logger)
+			if err != nil {
+				if d.stepdown != nil {
+					d.stepdown.Close()
+				}
+				return err
+			}
+			collectors = append(collectors, kp.Collector())
+			// Subscribed now, so that no announcement after the start is
+			// missed; Run shows the state at once whatever the buffer holds.
+			sub := d.announcer.Subscribe("kubernetes", 64)
+			tasks = append(tasks, func(ctx context.Context) error { return kp.Run(ctx, sub) })
+		}
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
 		})
@@ -169,7 +219,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if cfg.ClockBound.Enabled {
 		var err error
-		if cb, err = NewClockBound(cfg.ClockBound, sources.BoundingReadings, d.announcer, pl, d.logger); err != nil {
+		if cb, err = NewClockBound(segmentPath(cfg.ClockBound, d.opts.Env.Getenv), cfg.ClockBound, sources.BoundingReadings, d.announcer, pl, d.logger); err != nil {
 			return fail(err)
 		}
 		collectors = append(collectors, cb.Collector())
@@ -262,7 +312,7 @@ func (d *Daemon) listen() ([]net.Listener, error) {
 		return nil, nil
 	}
 	if d.opts.Web.WebSystemdSocket != nil && *d.opts.Web.WebSystemdSocket {
-		return activatedWebListeners()
+		return d.activatedWebListeners()
 	}
 	var ls []net.Listener
 	for _, addr := range *d.opts.Web.WebListenAddresses {
@@ -386,7 +436,7 @@ func (d *Daemon) reloadOnHUP(ctx context.Context) error {
 func (d *Daemon) Reload() bool {
 	cfg, err := config.Load(d.opts.ConfigFile)
 	if err == nil {
-		cfg, err = d.opts.Collectors.Apply(cfg)
+		cfg, err = d.opts.ApplyFlags(cfg)
 	}
 	if err != nil {
 		d.reloads.Record(false, time.Now())
@@ -394,7 +444,7 @@ func (d *Daemon) Reload() bool {
 		return false
 	}
 	if d.stepdown != nil {
-		sd := cfg.Stepdown.Resolve(os.Getenv) // as at the start, or every reload would look like a socket change
+		sd := cfg.Stepdown.Resolve(d.opts.Env.Getenv) // as at the start, or every reload would look like a socket change
 		if _, err := d.stepdown.Reload(sd); err != nil {
 			d.reloads.Record(false, time.Now())
 			d.logger.Error("configuration reload refused; keeping the running configuration", "err", err)
@@ -428,5 +478,5 @@ func (d *Daemon) verdict(sources timesources.Members) health.Verdict {
 		f.AddSource(r)
 	}
 	f.Notes = sources.Notes()
-	return health.Judge(f, d.cfg.Load().Health)
+	return health.Judge(f, d.cfg.Load().Health.Thresholds())
 }

@@ -13,15 +13,12 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
-
-type syncedTimex struct{}
-
-func (syncedTimex) ReadTimex() (probe.RawTimex, error) { return probe.RawTimex{}, nil }
 
 // An event reaches the stepdown server's feed only once the journal holds
 // it: what clients are told survives a crash.
@@ -31,7 +28,7 @@ func TestDurableEventsFollowTheJournal(t *testing.T) {
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
 	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
-	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
+	clocks := &probetest.Clocks{Start: probe.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 1 << 20}, clocks, slog.New(slog.DiscardHandler))
 	sub := s.Durable.Subscribe(8)
 	defer sub.Close()
@@ -41,7 +38,7 @@ func TestDurableEventsFollowTheJournal(t *testing.T) {
 		g.Go(func() error { return task(gctx) })
 	}
 	<-s.Ready()
-	clocks.step(-12400 * time.Millisecond)
+	clocks.Step(-12400 * time.Millisecond)
 	select {
 	case e := <-sub.C():
 		recs, _, err := journal.Read(dir, time.Time{})
@@ -71,7 +68,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
 	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
-	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
+	clocks := &probetest.Clocks{Start: probe.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := NewSteps(cfg, journal.Config{Dir: filepath.Join(blocker, "state"), MaxBytes: 1 << 20}, clocks, logger)
 	if s.Journal.Persistent() {
@@ -81,7 +78,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	scfg.Socket = filepath.Join(dir, "sd.sock")
 	scfg.HoldDown = 10 * time.Millisecond
 	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
-	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(syncedTimex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(&probetest.Timex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

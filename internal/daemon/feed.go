@@ -13,7 +13,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/config"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
@@ -247,14 +247,14 @@ func (s *Feed) apply(e step.Event) {
 	switch e.Type {
 	case step.TypeStep:
 		s.ann.Step(policy.Step{Seconds: e.Step.Seconds(), Mono: time.Duration(e.Mono), WallBefore: e.WallBefore,
-			WallAfter: e.WallAfter, Epoch: e.Epoch, How: e.Seen.String()})
+			WallAfter: e.WallAfter, Epoch: e.Epoch, How: seenBy(e.Seen)})
 		// Step writes to every socket subscriber whose buffer has room
 		// before it returns (the socket is attached in line).
 		if e.MarkMono != 0 && s.opt.Subscribers() > 0 {
-			s.WriteDelay.h.Observe(time.Duration(probe.MonotonicNow() - e.MarkMono))
+			s.WriteDelay.h.Observe(time.Duration(host.Monotonic() - e.MarkMono))
 		}
-	case step.TypeResume:
-		s.ann.Suspended(e.Suspended)
+	case step.TypeWake:
+		s.ann.Woke(e.Suspended)
 	}
 }
 
@@ -296,4 +296,20 @@ func feedOptions(cfg *config.Config, sources timesources.Members, pl *pulse.Puls
 		fo.Periodic = sources.OwnRate()
 	}
 	return fo
+}
+
+// seenBy converts how the detector saw a step into the policy's own type:
+// the policy does not import the detector.
+func seenBy(s step.Seen) policy.Seen {
+	switch s {
+	case step.SeenSampling:
+		return policy.SeenSampling
+	case step.SeenClockSet:
+		return policy.SeenClockSet
+	case step.SeenBoth:
+		return policy.SeenBoth
+	case step.SeenRestart:
+		return policy.SeenRestart
+	}
+	return 0
 }

@@ -12,21 +12,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
-
-// countingTimex is a disciplined kernel that counts its reads: one per feed
-// of the policy.
-type countingTimex struct{ n atomic.Int64 }
-
-func (c *countingTimex) ReadTimex() (probe.RawTimex, error) {
-	c.n.Add(1)
-	return disciplined{}.ReadTimex()
-}
 
 // TestFeedFollowsPolls: with chrony the only source with news, the policy is
 // fed after each poll of chronyd and at least every MaxQuiet, not every
@@ -36,10 +28,10 @@ func TestFeedFollowsPolls(t *testing.T) {
 	scfg := step.DefaultConfig()
 	scfg.Interval = 5 * time.Millisecond
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &monoClocks{}, logger)
+	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &probetest.Clocks{Source: probetest.HostMonotonic}, logger)
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	tx := &countingTimex{}
+	tx := probetest.Disciplined()
 	polled := make(chan struct{}, 1)
 	var periodic atomic.Bool
 	const maxQuiet = 400 * time.Millisecond
@@ -68,18 +60,18 @@ func TestFeedFollowsPolls(t *testing.T) {
 		}
 	}
 	wait("the start", func() bool { return !sd.Ann.Starting() })
-	n0 := tx.n.Load()
+	n0 := tx.Reads()
 	time.Sleep(maxQuiet / 4)
-	if n := tx.n.Load(); n != n0 {
+	if n := tx.Reads(); n != n0 {
 		t.Errorf("%d feeds in %s with nothing new", n-n0, maxQuiet/4)
 	}
 	polled <- struct{}{}
-	wait("a feed after chronyd's poll", func() bool { return tx.n.Load() == n0+1 })
-	wait("a feed after max_quiet", func() bool { return tx.n.Load() >= n0+2 })
+	wait("a feed after chronyd's poll", func() bool { return tx.Reads() == n0+1 })
+	wait("a feed after max_quiet", func() bool { return tx.Reads() >= n0+2 })
 	periodic.Store(true)
-	n1 := tx.n.Load()
+	n1 := tx.Reads()
 	time.Sleep(200 * time.Millisecond)
-	if n := tx.n.Load() - n1; n < 5 {
+	if n := tx.Reads() - n1; n < 5 {
 		t.Errorf("%d feeds in 200 ms at a 10 ms poll with Periodic set", n)
 	}
 }
@@ -94,7 +86,7 @@ type testStepdown struct {
 
 func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
 	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
-	srv, err := NewStepdownSocket(cfg, ann, logger)
+	srv, err := NewStepdownSocket(cfg, ann, host.Env{}, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -105,4 +97,21 @@ func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Member
 // Tasks are the socket, then the feed (and its own pulse).
 func (s *testStepdown) Tasks() []func(context.Context) error {
 	return append([]func(context.Context) error{s.Server.Run}, s.Feed.Tasks()...)
+}
+
+// TestSeenBy: every way the detector sees a step reaches the policy under
+// the same name (the stepdown event's source on the wire, the journal's
+// "seen").
+func TestSeenBy(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for s := step.Seen(1); s.String() != "unknown"; s++ {
+		if got := seenBy(s); got.String() != s.String() || got == 0 {
+			t.Errorf("step.Seen %s reaches the policy as %q", s, got)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d ways to see a step, want 4 (sampling, clock_set, both, restart)", n)
+	}
 }

@@ -9,42 +9,19 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
-
-// offsetClocks are the real clocks with the wall clock moved by an offset
-// the benchmark changes: a step the detector sees in real MONOTONIC time,
-// without touching this machine's clock.
-type offsetClocks struct {
-	mu     sync.Mutex
-	offset int64
-}
-
-func (c *offsetClocks) ReadClocks(s *probe.Sample) error {
-	if err := (probe.SysClocks{}).ReadClocks(s); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	s.Real += c.offset
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *offsetClocks) step(d time.Duration) {
-	c.mu.Lock()
-	c.offset += int64(d)
-	c.mu.Unlock()
-}
 
 // BenchmarkMarkToSocket measures clockwatch's own part of the detection
 // latency on this machine, the part that holds on hardware (the VM figures
@@ -148,7 +125,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	dir := tb.TempDir()
 	cfg := step.DefaultConfig()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	clocks := &offsetClocks{}
+	clocks := &probetest.Clocks{Source: probetest.Host}
 	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 64 << 20}, clocks, logger)
 	// The marks come from the benchmark, not from the kernel.
 	marks := make(chan probe.Mark, 1)
@@ -183,12 +160,12 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	}
 	sign := time.Duration(1)
 	loop(func() {
-		clocks.step(sign * 250 * time.Millisecond)
+		clocks.Step(sign * 250 * time.Millisecond)
 		sign = -sign
-		mark := probe.MonotonicNow()
+		mark := host.Monotonic()
 		marks <- probe.Mark{Mono: mark}
 		e := <-bus.C()
-		*toBus = append(*toBus, time.Duration(probe.MonotonicNow()-mark))
+		*toBus = append(*toBus, time.Duration(host.Monotonic()-mark))
 		if e.Type != step.TypeStep {
 			tb.Fatalf("event %+v, want a step", e)
 		}
@@ -201,7 +178,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 				break
 			}
 		}
-		*toSocket = append(*toSocket, time.Duration(probe.MonotonicNow()-mark))
+		*toSocket = append(*toSocket, time.Duration(host.Monotonic()-mark))
 	})
 	var m markMetrics
 	m.pubN, m.pubSum, _ = s.Sampler.Gauges().Published().Snapshot()

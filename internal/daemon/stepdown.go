@@ -5,14 +5,16 @@ import (
 	"log/slog"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // NewStepdownSocket returns the stepdown socket, a transport of ann, with
 // the socket open, so that a socket that cannot be opened fails the start
-// with a message that says why. cfg is resolved already (Config.Resolve).
-func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, logger *slog.Logger) (*server.Server, error) {
-	srv, err := server.New(cfg, ann, server.Options{Logger: logger})
+// with a message that says why. cfg is resolved already (Config.Resolve);
+// env gives the environment and pid of socket activation.
+func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, env host.Env, logger *slog.Logger) (*server.Server, error) {
+	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
 	}

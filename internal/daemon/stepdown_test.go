@@ -5,45 +5,19 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
-
-// monoClocks read the real CLOCK_MONOTONIC (the stepdown server's clock)
-// with a wall clock a test can step.
-type monoClocks struct {
-	mu  sync.Mutex
-	gap int64
-}
-
-func (c *monoClocks) ReadClocks(s *probe.Sample) error {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	*s = probe.Sample{Mono: ts.Nano(), Boot: ts.Nano(), Real: ts.Nano() + c.gap, Window: 1000}
-	return nil
-}
-
-// disciplined is a kernel a time daemon keeps: maxerror 10 ms.
-type disciplined struct{}
-
-func (disciplined) ReadTimex() (probe.RawTimex, error) {
-	return probe.RawTimex{MaxError: 10_000, Status: probe.StatusPLL}, nil
-}
 
 // TestStepWhileDownStepsDownFirst restarts clockwatch's step pipeline and
 // stepdown server after the wall clock was stepped while it was down, with a
@@ -57,7 +31,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	scfg := step.DefaultConfig()
 	scfg.Interval = 5 * time.Millisecond
 	jcfg := journal.Config{Dir: dir, MaxBytes: 1 << 20}
-	clocks := &monoClocks{gap: 1_790_000_000 * int64(time.Second)}
+	clocks := &probetest.Clocks{Source: probetest.HostMonotonic, Start: probe.Sample{Real: 1_790_000_000 * int64(time.Second)}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	// A first run persists the wall−boot gap.
@@ -73,14 +47,12 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	clocks.mu.Lock()
-	clocks.gap += int64(time.Hour) // stepped while clockwatch was down
-	clocks.mu.Unlock()
+	clocks.Step(time.Hour) // stepped while clockwatch was down
 
 	steps := NewSteps(scfg, jcfg, clocks, logger)
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(disciplined{})}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(probetest.Disciplined())}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

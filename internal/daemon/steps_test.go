@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,29 +13,9 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
-
-// steppableClocks is a steady clock whose wall time a test can step.
-type steppableClocks struct {
-	mu   sync.Mutex
-	mono int64
-	gap  int64
-}
-
-func (c *steppableClocks) ReadClocks(s *probe.Sample) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.mono += int64(time.Millisecond)
-	*s = probe.Sample{Mono: c.mono, Boot: c.mono, Real: c.mono + c.gap, Window: 1000}
-	return nil
-}
-
-func (c *steppableClocks) step(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gap += int64(d)
-}
 
 func TestStepsPipeline(t *testing.T) {
 	t.Parallel()
@@ -47,7 +26,7 @@ func TestStepsPipeline(t *testing.T) {
 	// it: at the idle interval while the real watcher watches.
 	cfg.IdleInterval = 50 * time.Millisecond
 	jcfg := journal.Config{Dir: dir, MaxBytes: 1 << 20}
-	clocks := &steppableClocks{gap: 1_790_000_000 * int64(time.Second)}
+	clocks := &probetest.Clocks{Start: probe.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	s := NewSteps(cfg, jcfg, clocks, logger)
@@ -59,7 +38,7 @@ func TestStepsPipeline(t *testing.T) {
 		g.Go(func() error { return task(gctx) })
 	}
 	<-s.Ready()
-	clocks.step(-12400 * time.Millisecond)
+	clocks.Step(-12400 * time.Millisecond)
 	var e step.Event
 	select {
 	case e = <-sub.C():
@@ -101,7 +80,7 @@ clockwatch_journal_persistence_ok 1
 	if st := s2.Journal.State(); st.Epoch != 1 || st.Seq != 1 || st.GapBoot == 0 {
 		t.Errorf("after restart the journal state is %+v, want epoch 1 seq 1 and a saved gap", st)
 	}
-	clocks.step(time.Hour)
+	clocks.Step(time.Hour)
 	sub2 := s2.Bus.Subscribe(8)
 	defer sub2.Close()
 	ctx2, cancel2 := context.WithCancel(t.Context())

@@ -23,7 +23,7 @@ const firstAnswerWait = 30 * time.Second
 // clock (timesources.Traits.Disciplines), as `clockwatch status` does. The
 // line names the triggers and the keys that turn them off.
 func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex probe.TimexReader, sd server.Config, logger *slog.Logger) error {
-	warning := health.UndisciplinedWarning(sd)
+	warning := health.UndisciplinedWarning(sd.Enabled, sd.Triggers)
 	if warning == "" {
 		return nil
 	}

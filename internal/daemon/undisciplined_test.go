@@ -11,30 +11,27 @@ import (
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
-type fixedTimex probe.RawTimex
-
-func (f fixedTimex) ReadTimex() (probe.RawTimex, error) { return probe.RawTimex(f), nil }
-
 // A host nobody disciplines gets one WARN at start naming the triggers and
 // the keys that turn them off; a host whose kernel is disciplined, and a
 // configuration that turned those triggers off, get none.
 func TestWarnIfUndisciplined(t *testing.T) {
 	t.Parallel()
-	undisciplined := fixedTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(probe.StatusUnsync)}
+	undisciplined := &probetest.Timex{Raw: probe.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(probe.StatusUnsync)}}
 	// A kernel a time daemon disciplined a minute ago: maxerror still small.
-	recent := fixedTimex{MaxError: 30_000, Status: int32(probe.StatusUnsync)}
+	recent := &probetest.Timex{Raw: probe.RawTimex{MaxError: 30_000, Status: int32(probe.StatusUnsync)}}
 	noTriggers := server.DefaultConfig()
 	noTriggers.Triggers.Unsynchronized.Enabled, noTriggers.Triggers.ErrorBound.Enabled = false, false
 	for _, tc := range []struct {
 		name   string
 		chrony bool
-		timex  fixedTimex
+		timex  *probetest.Timex
 		sd     server.Config
 		want   bool
 	}{

@@ -14,31 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
-
-// fakeClocks returns the samples in order, then repeats the last one.
-type fakeClocks struct {
-	samples []probe.Sample
-	err     error
-}
-
-func (f *fakeClocks) ReadClocks(s *probe.Sample) error {
-	if f.err != nil {
-		return f.err
-	}
-	*s = f.samples[0]
-	if len(f.samples) > 1 {
-		f.samples = f.samples[1:]
-	}
-	return nil
-}
-
-type fakeTimex struct {
-	raw probe.RawTimex
-	err error
-}
-
-func (f fakeTimex) ReadTimex() (probe.RawTimex, error) { return f.raw, f.err }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -46,7 +23,7 @@ const sec = int64(time.Second)
 
 func TestClockProbe(t *testing.T) {
 	t.Parallel()
-	clocks := &fakeClocks{samples: []probe.Sample{
+	clocks := &probetest.Clocks{Samples: []probe.Sample{
 		{Mono: 100 * sec, Boot: 100 * sec, Real: 1_800_000_000 * sec, Raw: 100 * sec, TAI: 1_800_000_037 * sec, Window: 1000},
 		// 10 s later: MONOTONIC ran 20 ppm faster than RAW, 2 s suspended.
 		{Mono: 110*sec + 200_000, Boot: 112*sec + 700_000, Real: 1_800_000_012*sec + 700_000, Raw: 110 * sec,
@@ -86,7 +63,7 @@ clockwatch_clock_wall_boot_gap_seconds 1.7999999e+09
 
 func TestKernelProbe(t *testing.T) {
 	t.Parallel()
-	tx := &fakeTimex{raw: probe.RawTimex{Offset: -2500, Freq: 655360, MaxError: 16_000_000, EstError: 1500,
+	tx := &probetest.Timex{Raw: probe.RawTimex{Offset: -2500, Freq: 655360, MaxError: 16_000_000, EstError: 1500,
 		Status: probe.StatusPLL | probe.StatusInsert, Constant: 7, Precision: 1, Tolerance: 32768000, Tick: 10000, TAI: 37,
 		State: int(probe.TimeIns)}}
 	c := NewScraper(quiet, NewKernelProbe(tx))
@@ -125,7 +102,7 @@ clockwatch_kernel_synchronized 1
 // An impossible offset is counted and not exported.
 func TestKernelProbeArtifact(t *testing.T) {
 	t.Parallel()
-	tx := &fakeTimex{raw: probe.RawTimex{Offset: 1 << 32, Status: probe.StatusNano}}
+	tx := &probetest.Timex{Raw: probe.RawTimex{Offset: 1 << 32, Status: probe.StatusNano}}
 	c := NewScraper(quiet, NewKernelProbe(tx))
 	for range 3 {
 		if n := testutil.CollectAndCount(c, MetricKernelOffset); n != 0 {
@@ -145,8 +122,8 @@ clockwatch_kernel_offset_artifacts_total 4
 
 func TestScraperReportsFailure(t *testing.T) {
 	t.Parallel()
-	c := NewScraper(quiet, NewKernelProbe(fakeTimex{err: errors.New("adjtimex: operation not permitted")}),
-		NewClockProbe(&fakeClocks{err: errors.New("no clocks")}))
+	c := NewScraper(quiet, NewKernelProbe(&probetest.Timex{Err: errors.New("adjtimex: operation not permitted")}),
+		NewClockProbe(&probetest.Clocks{Err: errors.New("no clocks")}))
 	want := `
 # HELP clockwatch_clock_up Whether the clock probe could be read (1) or not (0).
 # TYPE clockwatch_clock_up gauge

@@ -27,12 +27,6 @@ func NewRegistry(cs ...prometheus.Collector) (*prometheus.Registry, error) {
 	return register(prometheus.NewRegistry(), cs)
 }
 
-// NewPedanticRegistry is NewRegistry with client_golang's pedantic checks,
-// for tests.
-func NewPedanticRegistry(cs ...prometheus.Collector) (*prometheus.Registry, error) {
-	return register(prometheus.NewPedanticRegistry(), cs)
-}
-
 func register(reg *prometheus.Registry, cs []prometheus.Collector) (*prometheus.Registry, error) {
 	cs = append([]prometheus.Collector{
 		versioncollector.NewCollector("clockwatch"),

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -74,7 +73,7 @@ type RecentStep struct {
 }
 
 // Judge decides the verdict.
-func Judge(f Facts, h config.Health) Verdict {
+func Judge(f Facts, h Thresholds) Verdict {
 	var v Verdict
 	add := func(l Level, format string, args ...any) {
 		v.Findings = append(v.Findings, Finding{l, fmt.Sprintf(format, args...)})
@@ -136,11 +135,9 @@ func Judge(f Facts, h config.Health) Verdict {
 	return v
 }
 
-// DaemonAnswers reports whether an authoritative time source answers with a
+// daemonAnswers reports whether an authoritative time source answers with a
 // time solution: it, not the kernel, then says whether the clock is
 // synchronised.
-func (f Facts) DaemonAnswers() bool { return daemonAnswers(f.Sources) }
-
 func daemonAnswers(set timesource.Set) bool {
 	for _, r := range set {
 		if r.Role == timesource.Authoritative && r.Up && r.HasData {
@@ -222,7 +219,7 @@ func (f *Facts) AddSource(r timesource.Reading, lines ...timesource.Line) {
 
 // judgeSource judges one source's reading by its normalised fields and
 // notes. A fallback (the kernel) is judged from its richer Kernel facts.
-func judgeSource(r timesource.Reading, h config.Health, add func(Level, string, ...any)) {
+func judgeSource(r timesource.Reading, h Thresholds, add func(Level, string, ...any)) {
 	if r.Role == timesource.Fallback {
 		return
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -41,7 +40,7 @@ func ptp4lR(state string, offset, bound time.Duration) timesource.Reading {
 
 func TestJudge(t *testing.T) {
 	t.Parallel()
-	h := config.Default().Health
+	h := testThresholds()
 	synced := probe.Timex{Status: probe.StatusPLL, State: probe.TimeOK, MaxError: 2 * time.Millisecond}
 	tests := []struct {
 		name  string
@@ -167,7 +166,7 @@ func TestWriteGolden(t *testing.T) {
 		timesource.Line{Label: "chronyd", Value: "reference ntp1 (10.0.0.1), stratum 2, leap normal"})
 	f.Notes = []timesource.Note{{Label: "chrony.conf", Text: "There is no rtcsync directive."}}
 	var buf bytes.Buffer
-	if err := Write(&buf, f, Judge(f, config.Default().Health)); err != nil {
+	if err := Write(&buf, f, Judge(f, testThresholds())); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "status.golden", buf.Bytes())
@@ -195,7 +194,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 // runs neither) raises nothing; one that was found and is lost does.
 func TestAbsentSourceRaisesNothing(t *testing.T) {
 	t.Parallel()
-	h := config.Default().Health
+	h := testThresholds()
 	for _, tc := range []struct {
 		name string
 		r    timesource.Reading
@@ -211,4 +210,14 @@ func TestAbsentSourceRaisesNothing(t *testing.T) {
 			t.Errorf("%s: findings %v, want %d", tc.name, got, tc.want)
 		}
 	}
+}
+
+// testThresholds are the default thresholds with ptp4l's own (ptp.health's
+// defaults), as the configuration gives them (config's tests check that it
+// does).
+func testThresholds() Thresholds {
+	h := DefaultThresholds()
+	h.Sources = map[string]Thresholds{"ptp4l": {OffsetWarning: 10 * time.Microsecond, OffsetCritical: 100 * time.Microsecond,
+		ErrorBoundWarning: 100 * time.Microsecond, ErrorBoundCritical: time.Millisecond}}
+	return h
 }

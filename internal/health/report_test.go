@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 )
@@ -21,7 +20,7 @@ func TestWriteVerboseGolden(t *testing.T) {
 	d := chrony.Data{Tracking: chrony.Tracking{RefName: "ntp1", Stratum: 2, Leap: chrony.LeapNormal, Frequency: -12.25e-6}}
 	f.AddSource(chrony.Snapshot{Polls: 1, Up: true, HaveData: true, Data: d}.Reading(), d.StatusLines()...)
 	var buf bytes.Buffer
-	if err := WriteVerbose(&buf, f, Judge(f, config.Default().Health)); err != nil {
+	if err := WriteVerbose(&buf, f, Judge(f, testThresholds())); err != nil {
 		t.Fatal(err)
 	}
 	checkGolden(t, "status-verbose.golden", buf.Bytes())

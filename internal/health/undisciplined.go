@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/clockwatch/clockwatch/internal/probe"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
 // NobodyDisciplines reports whether nobody keeps this clock: no time daemon
@@ -28,19 +28,19 @@ func kernelSynchronised(k *probe.Timex) bool {
 // UndisciplinedWarning is the one line the daemon logs at start, and
 // `clockwatch status` prints, on a host nobody disciplines: which triggers
 // will hold the stepdown socket in stepdown for good and the configuration
-// keys that turn them off. It is "" when none would (the socket or those
-// triggers are off).
-func UndisciplinedWarning(sd server.Config) string {
-	if !sd.Enabled {
+// keys that turn them off. It is "" when none would (the socket, given by
+// socket, or those triggers are off).
+func UndisciplinedWarning(socket bool, t policy.Triggers) string {
+	if !socket {
 		return ""
 	}
 	var triggers, keys []string
-	if sd.Triggers.ErrorBound.Enabled {
-		triggers = append(triggers, fmt.Sprintf("error_bound (the kernel's maximum error is over %s)", sd.Triggers.ErrorBound.Threshold))
+	if t.ErrorBound.Enabled {
+		triggers = append(triggers, fmt.Sprintf("error_bound (the kernel's maximum error is over %s)", t.ErrorBound.Threshold))
 		keys = append(keys, "stepdown.triggers.error_bound.enabled: false")
 	}
-	if sd.Triggers.Unsynchronized.Enabled {
-		triggers = append(triggers, fmt.Sprintf("unsynchronized (source kernel, after %s)", sd.Triggers.Unsynchronized.Grace))
+	if t.Unsynchronized.Enabled {
+		triggers = append(triggers, fmt.Sprintf("unsynchronized (source kernel, after %s)", t.Unsynchronized.Grace))
 		keys = append(keys, "stepdown.triggers.unsynchronized.enabled: false")
 	}
 	if len(triggers) == 0 {

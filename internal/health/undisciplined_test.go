@@ -35,7 +35,7 @@ func TestNobodyDisciplines(t *testing.T) {
 func TestUndisciplinedWarning(t *testing.T) {
 	t.Parallel()
 	def := server.DefaultConfig()
-	got := health.UndisciplinedWarning(def)
+	got := health.UndisciplinedWarning(def.Enabled, def.Triggers)
 	for _, want := range []string{"error_bound", "unsynchronized (source kernel, after 1m0s)",
 		"stepdown.triggers.error_bound.enabled: false", "stepdown.triggers.unsynchronized.enabled: false", "stepdown.enabled: false"} {
 		if !strings.Contains(got, want) {
@@ -47,17 +47,17 @@ func TestUndisciplinedWarning(t *testing.T) {
 	}
 	onlyUnsync := def
 	onlyUnsync.Triggers.ErrorBound.Enabled = false
-	if got := health.UndisciplinedWarning(onlyUnsync); strings.Contains(got, "error_bound") || !strings.Contains(got, "unsynchronized") {
+	if got := health.UndisciplinedWarning(onlyUnsync.Enabled, onlyUnsync.Triggers); strings.Contains(got, "error_bound") || !strings.Contains(got, "unsynchronized") {
 		t.Errorf("with error_bound off: %s", got)
 	}
 	off := def
 	off.Triggers.ErrorBound.Enabled, off.Triggers.Unsynchronized.Enabled = false, false
-	if got := health.UndisciplinedWarning(off); got != "" {
+	if got := health.UndisciplinedWarning(off.Enabled, off.Triggers); got != "" {
 		t.Errorf("with both triggers off: %q, want none", got)
 	}
 	off = def
 	off.Enabled = false
-	if got := health.UndisciplinedWarning(off); got != "" {
+	if got := health.UndisciplinedWarning(off.Enabled, off.Triggers); got != "" {
 		t.Errorf("with the socket off: %q, want none", got)
 	}
 }

@@ -7,7 +7,7 @@
 // at any of them (docs/step-detection.md): a new boot's increment and every
 // event are journal lines, fsync'd before state.json is replaced, and the
 // epoch loaded is the largest either holds. Every write goes through FS, so
-// that FaultFS can crash at each one in the fault suite.
+// that the fault suite's FaultFS (a test file) can crash at each one.
 //
 // Nothing here is fatal: when the state directory cannot be written the
 // journal keeps the state in memory, says so once in the log, reports it

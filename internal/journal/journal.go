@@ -16,7 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -29,9 +31,6 @@ const (
 	RotatedFile = "events.jsonl.1"
 	StateFile   = "state.json"
 )
-
-// BootIDPath is where Linux tells the boot id.
-const BootIDPath = "/proc/sys/kernel/random/boot_id"
 
 // DefaultDir is the state directory when neither the configuration nor
 // systemd names one.
@@ -84,9 +83,10 @@ func (c Config) Validate() error {
 type Options struct {
 	// Logger receives the warnings; nil discards them.
 	Logger *slog.Logger
-	// BootID returns this boot's id; nil reads BootIDPath.
+	// BootID returns this boot's id; nil is host.BootID.
 	BootID func() (string, error)
-	// Getenv resolves an empty Config.Dir; nil is os.Getenv.
+	// Getenv resolves an empty Config.Dir; nil is an empty environment (the
+	// journal never reads the process's).
 	Getenv func(string) string
 	// FS is where the files are written; nil is the real file system. The
 	// fault suite passes a FaultFS to crash at every durable write.
@@ -180,7 +180,7 @@ type Journal struct {
 func Open(cfg Config, opts Options) *Journal {
 	getenv := opts.Getenv
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = func(string) string { return "" }
 	}
 	j := &Journal{cfg: cfg.Resolve(getenv), log: opts.Logger, fs: opts.FS}
 	if j.log == nil {
@@ -191,7 +191,7 @@ func Open(cfg Config, opts Options) *Journal {
 	}
 	readBootID := opts.BootID
 	if readBootID == nil {
-		readBootID = ReadBootID
+		readBootID = host.BootID
 	}
 	id, err := readBootID()
 	if err != nil {
@@ -230,15 +230,6 @@ func (j *Journal) nextEpoch(e uint64) uint64 {
 		return step.MaxEpoch
 	}
 	return e + 1
-}
-
-// ReadBootID reads this boot's id from BootIDPath.
-func ReadBootID() (string, error) {
-	b, err := os.ReadFile(BootIDPath)
-	if err != nil {
-		return "", fmt.Errorf("reading the boot id: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // load reads state.json and the journal, and keeps the larger epoch and seq.
@@ -347,13 +338,27 @@ func (j *Journal) openLocked() error {
 	if j.f != nil {
 		return nil
 	}
-	if err := j.fs.MkdirAll(j.cfg.Dir, 0o750); err != nil {
+	if err := mkdirDurable(j.fs, j.cfg.Dir); err != nil {
 		return fmt.Errorf("creating the state directory: %w", err)
 	}
 	path := filepath.Join(j.cfg.Dir, EventsFile)
-	f, err := j.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+	_, statErr := os.Lstat(path)
+	// Not through a link (the torn-tail repair truncated its target), and
+	// refusing a FIFO or a device rather than blocking on it.
+	f, err := j.fs.OpenFile(path, os.O_RDWR|os.O_CREATE|safefile.Flags, 0o640)
+	f, err = safefile.Checked("event journal", path, f, err)
 	if err != nil {
 		return fmt.Errorf("opening the event journal: %w", err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		// A new file's name is durable only once its directory is synced:
+		// without this, a power cut after the first line was fsync'd and
+		// announced (at the first start, or after a rotation) could lose
+		// the whole file.
+		if err := j.fs.SyncDir(j.cfg.Dir); err != nil {
+			f.Close()
+			return fmt.Errorf("syncing the state directory: %w", err)
+		}
 	}
 	size, err := repairTail(f)
 	if err != nil {
@@ -374,6 +379,32 @@ func (j *Journal) openLocked() error {
 	return nil
 }
 
+// mkdirDurable creates dir and its missing parents, syncing the parent of
+// each directory it creates: a directory's entry survives a power cut only
+// once its parent is synced, and the state directory going would take the
+// epoch with it. An existing directory costs a stat.
+func mkdirDurable(fs FS, dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	for _, d := range missing {
+		if err := fs.SyncDir(filepath.Dir(d)); err != nil {
+			return fmt.Errorf("syncing %s: %w", filepath.Dir(d), err)
+		}
+	}
+	return nil
+}
+
 type tail struct {
 	kept, cut int64
 	completed bool
@@ -382,6 +413,11 @@ type tail struct {
 // repairTail makes f end in a newline: a last line that lacks only its
 // newline but parses (the crash came between the record and its newline) is
 // kept and completed; anything else after the last newline is cut off.
+//
+// The repair is not fsync'd on its own: the next line's fsync makes it
+// durable with that line, and a repair a power cut loses before then is made
+// again at the next start (the power-cut suite checks that every sync of
+// this package is needed, TestEverySyncIsNeeded).
 func repairTail(f File) (tail, error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -421,29 +457,21 @@ func repairTail(f File) (tail, error) {
 			if _, err := f.Write([]byte{'\n'}); err != nil {
 				return tail{}, err
 			}
-			if err := f.Sync(); err != nil {
-				return tail{}, err
-			}
 			return tail{kept: size + 1, completed: true}, nil
 		}
 	}
 	if err := f.Truncate(keep); err != nil {
 		return tail{}, err
 	}
-	if err := f.Sync(); err != nil {
-		return tail{}, err
-	}
 	return tail{kept: keep, cut: size - keep}, nil
 }
 
-// Append writes e to the journal, fsyncs it, and persists the state. When
-// persistence fails it keeps the state in memory and returns the error (once
-// per failure streak it is also logged). The event line alone makes the
-// step, its epoch and the baseline after it durable; state.json follows.
-func (j *Journal) Append(e step.Event) error { return j.AppendThen(e, nil) }
-
-// AppendThen is Append that calls durable (unless nil) as soon as the event
-// line is fsync'd, before state.json is replaced: what durable announces can
+// AppendThen writes e to the journal, fsyncs it, and persists the state.
+// When persistence fails it keeps the state in memory and returns the error
+// (once per failure streak it is also logged). The event line alone makes
+// the step, its epoch and the baseline after it durable; state.json
+// follows. It calls durable (unless nil) as soon as the event line is
+// fsync'd, before state.json is replaced: what durable announces can
 // no longer be lost (the line alone holds the step, its epoch and the
 // baseline), and it waits one fsync instead of three. When the line cannot
 // be written, durable is called after the failure is recorded (Err says
@@ -564,11 +592,11 @@ func (j *Journal) rotateLocked() error {
 	if err := j.fs.Rename(from, to); err != nil {
 		return fmt.Errorf("rotating the event journal: %w", err)
 	}
-	if err := j.fs.SyncDir(j.cfg.Dir); err != nil {
-		return fmt.Errorf("syncing the state directory: %w", err)
-	}
 	// The line about to be written opens the new file and carries the
-	// epoch, so the rotated file may go with the next rotation.
+	// epoch, so the rotated file may go with the next rotation. The
+	// directory sync that makes the new file's name durable (openLocked)
+	// makes the rename durable with it; until then a power cut leaves the
+	// old file where it was, complete.
 	return j.openLocked()
 }
 

@@ -309,7 +309,7 @@ func TestPrintGolden(t *testing.T) {
 	recs := []Record{
 		{"boot-a", event(1, 1, -12400*time.Millisecond)},
 		{"boot-a", func() step.Event { e := event(2, 2, -time.Second); e.Leap = true; return e }()},
-		{"boot-a", step.Event{Type: step.TypeResume, Seq: 3, Epoch: 2, Seen: step.SeenBoth, Suspended: 8 * time.Hour,
+		{"boot-a", step.Event{Type: step.TypeWake, Seq: 3, Epoch: 2, Seen: step.SeenBoth, Suspended: 8 * time.Hour,
 			WallAfter: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), WallBefore: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}},
 		{"boot-b", step.Event{Type: step.TypeClockSet, Seq: 4, Epoch: 3, Seen: step.SeenClockSet, Step: 3 * time.Microsecond, Delay: 40 * time.Microsecond,
 			WallAfter: time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC), WallBefore: time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC)}},

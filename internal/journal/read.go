@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -22,11 +23,6 @@ var zeroTime time.Time
 type Record struct {
 	BootID string
 	Event  step.Event
-}
-
-// MarshalJSON writes the record as the journal line (without the newline).
-func (r Record) MarshalJSON() ([]byte, error) {
-	return bytes.TrimSuffix(appendLine(nil, r.BootID, r.Event), []byte("\n")), nil
 }
 
 // Read returns the journal's records, oldest first, whose wall time (after
@@ -55,7 +51,8 @@ type line struct {
 func readLines(fs FS, dir string, fn func(line)) (warnings []string, err error) {
 	for _, name := range []string{RotatedFile, EventsFile} {
 		path := filepath.Join(dir, name)
-		f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+		f, err := fs.OpenFile(path, os.O_RDONLY|safefile.Flags, 0)
+		f, err = safefile.Checked("event journal", path, f, err)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -164,7 +161,8 @@ func parseLine(b []byte) (Record, error) {
 
 // readFile reads a whole file of at most limit bytes.
 func readFile(fs FS, path string, limit int64) ([]byte, error) {
-	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	f, err := fs.OpenFile(path, os.O_RDONLY|safefile.Flags, 0)
+	f, err = safefile.Checked("state file", path, f, err)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +209,7 @@ func appendHuman(b []byte, e step.Event) []byte {
 			kind = "leap second"
 		}
 		b = fmt.Appendf(b, "%s %s by %s (%+.6f s)", kind, dir, e.Step.Abs(), e.StepSeconds())
-	case step.TypeResume:
+	case step.TypeWake:
 		b = fmt.Appendf(b, "resume after %s suspended", e.Suspended)
 	default:
 		b = fmt.Appendf(b, "clock set without a measurable step (%+.6f s)", e.StepSeconds())

@@ -5,14 +5,6 @@ import (
 	"time"
 )
 
-// Every calls poll at once, then every interval, until ctx is done.
-func Every(ctx context.Context, interval time.Duration, poll func(context.Context)) {
-	Next(ctx, func(ctx context.Context) time.Duration {
-		poll(ctx)
-		return interval
-	})
-}
-
 // Next calls poll at once, then again each time the wait it returned has
 // passed, until ctx is done. The wait runs from the end of a poll.
 func Next(ctx context.Context, poll func(context.Context) time.Duration) {

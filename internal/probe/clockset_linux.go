@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/internal/host"
 )
 
 // farFuture is when the clock-set timer would expire: 2242, far beyond any
@@ -20,15 +22,11 @@ const farFuture = 1 << 33
 func NewClockSetWatcher() *ClockSetWatcher {
 	return &ClockSetWatcher{
 		open:  openTimerFD,
-		now:   MonotonicNow,
+		now:   host.Monotonic,
 		marks: make(chan Mark, 64),
 		ready: make(chan struct{}), done: make(chan struct{}),
 	}
 }
-
-// MonotonicNow reads CLOCK_MONOTONIC in ns (through the vDSO), the clock of
-// Mark.Mono and of Sample.Mono.
-func MonotonicNow() int64 { return nanotime() }
 
 // timerFD is the real clockSetTimer. The descriptor is non-blocking and
 // wrapped in an os.File, so a read parks the goroutine in Go's netpoller

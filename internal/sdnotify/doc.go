@@ -16,5 +16,5 @@
 // (the health verdict) current, sending it only when it changes.
 //
 // See sd_notify(3) and systemd.service(5). This package imports the standard
-// library only.
+// library only (and internal/host, which does too).
 package sdnotify

@@ -102,7 +102,7 @@ func (c *Collector) Record(e Event) {
 	case TypeClockSet:
 		c.clockSetN++
 		return
-	case TypeResume:
+	case TypeWake:
 		c.resumeN++
 		return
 	}

@@ -192,7 +192,7 @@ func (d *Detector) Observe(cur probe.Sample) []Event {
 	if dSusp := suspended(cur) - suspended(prev); dSusp > noise {
 		d.stats.Resumes++
 		d.state.Seq++
-		e := d.newEvent(TypeResume, prev, cur, marked, true, markMono)
+		e := d.newEvent(TypeWake, prev, cur, marked, true, markMono)
 		e.Suspended = time.Duration(dSusp)
 		d.out[n] = e
 		n++

@@ -21,13 +21,16 @@ const (
 	// change of the wall clock (a date -s to the current time, a settimeofday
 	// at boot): informational.
 	TypeClockSet
-	// TypeResume is a resume from suspend (BOOTTIME advanced past
-	// MONOTONIC). The wall clock did not step; the kernel fires the timerfd
-	// on resume too, so this explains such a mark.
-	TypeResume
+	// TypeWake is a wake-up from suspend (BOOTTIME advanced past
+	// MONOTONIC): the machine is back from suspend. Its name in the
+	// journal and the logs stays "resume"; in Go it is not the stepdown
+	// protocol's resume (stepdown.TypeResume, "trust is back"). The wall
+	// clock did not step; the kernel fires the timerfd on a wake-up too,
+	// so this explains such a mark.
+	TypeWake
 )
 
-var typeNames = [...]string{TypeStep: "step", TypeClockSet: "clock_set", TypeResume: "resume"}
+var typeNames = [...]string{TypeStep: "step", TypeClockSet: "clock_set", TypeWake: "resume"}
 
 // String returns the name used in JSON: step, clock_set or resume.
 func (t Type) String() string {
@@ -78,7 +81,7 @@ type Event struct {
 	Epoch uint64
 	// Step is the signed size of a step: negative when the clock went
 	// backwards. For TypeClockSet it is the change measured (within the
-	// uncertainty); for TypeResume zero.
+	// uncertainty); for TypeWake zero.
 	Step time.Duration
 	// Leap is true when the step is a leap second applied by the kernel: the
 	// wall clock moved by one second while TAI did not.
@@ -104,7 +107,7 @@ type Event struct {
 	// Boot is CLOCK_BOOTTIME (ns) of the detecting sample: with WallAfter it
 	// gives the REALTIME−BOOTTIME gap after the event.
 	Boot int64
-	// Suspended is how long the machine was suspended (TypeResume).
+	// Suspended is how long the machine was suspended (TypeWake).
 	Suspended time.Duration
 	// Uncertainty bounds the error of Step: the read windows of the two
 	// samples compared.
@@ -147,9 +150,6 @@ func wallOK(t time.Time) bool { return t.IsZero() || (!t.Before(minWall) && !t.A
 // StepSeconds returns Step in seconds.
 func (e Event) StepSeconds() float64 { return e.Step.Seconds() }
 
-// Backward reports whether the event is a step that moved the clock back.
-func (e Event) Backward() bool { return e.Type == TypeStep && e.Step < 0 }
-
 // AppendJSON appends the event as one JSON object, without allocating when b
 // has room.
 func (e Event) AppendJSON(b []byte) []byte {
@@ -189,7 +189,7 @@ func (e Event) AppendJSONFields(b []byte) []byte {
 		b = e.WallAfter.UTC().AppendFormat(b, time.RFC3339Nano)
 		b = append(b, '"')
 	}
-	if e.Type == TypeResume {
+	if e.Type == TypeWake {
 		b = append(b, `,"suspended_seconds":`...)
 		b = appendSeconds(b, e.Suspended)
 	}

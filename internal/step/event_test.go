@@ -16,7 +16,7 @@ func TestEventJSONRoundTrip(t *testing.T) {
 			Mono: 4713030055000, WallBefore: wall.Add(12400 * time.Millisecond), WallAfter: wall, Uncertainty: 3600 * time.Nanosecond},
 		{Type: TypeStep, Seq: 8, Epoch: 4, Step: -time.Second, Leap: true, Seen: SeenSampling, Delay: 100 * time.Millisecond,
 			WallBefore: wall.Add(time.Second), WallAfter: wall},
-		{Type: TypeResume, Seq: 9, Epoch: 4, Seen: SeenBoth, Suspended: 8 * time.Hour, WallBefore: wall, WallAfter: wall},
+		{Type: TypeWake, Seq: 9, Epoch: 4, Seen: SeenBoth, Suspended: 8 * time.Hour, WallBefore: wall, WallAfter: wall},
 		{Type: TypeClockSet, Seq: 10, Epoch: 4, Seen: SeenClockSet, Step: 3 * time.Microsecond},
 	} {
 		b, err := json.Marshal(e)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
@@ -31,7 +32,6 @@ type Sampler struct {
 
 	idle       time.Duration // 0: always cfg.Interval
 	watcher    Watcher
-	burstC     chan struct{}
 	burstUntil time.Time
 	fast       bool         // the interval chosen for the next sample, for tests
 	now        func() int64 // CLOCK_MONOTONIC in ns
@@ -48,7 +48,7 @@ type Sampler struct {
 func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
-		ready: make(chan struct{}), burstC: make(chan struct{}, 1), now: probe.MonotonicNow,
+		ready: make(chan struct{}), now: host.Monotonic,
 	}
 }
 
@@ -74,16 +74,6 @@ func (s *Sampler) BurstDuration() time.Duration { return max(2*time.Second, 20*s
 func (s *Sampler) Adapt(idle time.Duration, w Watcher) {
 	if idle > s.cfg.Interval && w != nil {
 		s.idle, s.watcher = idle, w
-	}
-}
-
-// Burst asks for fast sampling from now for BurstDuration, with a sample at
-// once: for callers that have reason to expect a clock change (a stepdown
-// trigger, a time daemon reporting a large offset). It never blocks.
-func (s *Sampler) Burst() {
-	select {
-	case s.burstC <- struct{}{}:
-	default:
 	}
 }
 
@@ -125,9 +115,6 @@ func (s *Sampler) Run(ctx context.Context) error {
 			s.det.ClockSet(m.Mono)
 			s.burstUntil = time.Now().Add(s.BurstDuration())
 			s.tick()
-		case <-s.burstC:
-			s.burstUntil = time.Now().Add(s.BurstDuration())
-			s.tick()
 		case <-t.C:
 			s.tick()
 		case <-ready:
@@ -165,7 +152,7 @@ func (s *Sampler) tick() {
 			// Delay is the detecting sample's end minus the mark.
 			e.MarkMono = s.sample.Mono + s.sample.Window - int64(e.Delay)
 		}
-		if e.Type == TypeResume || e.Type == TypeStep {
+		if e.Type == TypeWake || e.Type == TypeStep {
 			// What follows a resume or a step is often another change.
 			s.burstUntil = time.Now().Add(s.BurstDuration())
 		}
@@ -190,7 +177,7 @@ func (s *Sampler) logEvent(e Event) {
 			"step_seconds", e.StepSeconds(), "leap", e.Leap, "seen", e.Seen.String(),
 			"wall_before", e.WallBefore.UTC(), "wall_after", e.WallAfter.UTC(),
 			"delay_seconds", e.Delay.Seconds(), "epoch", e.Epoch, "seq", e.Seq)
-	case TypeResume:
+	case TypeWake:
 		s.log.Info("Resumed from suspend", "suspended_seconds", e.Suspended.Seconds(), "seen", e.Seen.String(), "seq", e.Seq)
 	default:
 		s.log.Info("Kernel reported a clock set without a measurable step",

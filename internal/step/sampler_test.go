@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,40 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
-
-// fakeClocks is a ClockReader over a settable sample whose MONOTONIC time
-// advances 1 ms per read.
-type fakeClocks struct {
-	mu   sync.Mutex
-	s    probe.Sample
-	fail error
-}
-
-func (f *fakeClocks) ReadClocks(s *probe.Sample) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.s.Mono += int64(time.Millisecond)
-	f.s.Boot += int64(time.Millisecond)
-	f.s.Real += int64(time.Millisecond)
-	*s = f.s
-	return nil
-}
-
-func (f *fakeClocks) step(d time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.s.Real += int64(d)
-}
-
-func (f *fakeClocks) mono() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.s.Mono
-}
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -54,7 +21,7 @@ func TestSamplerMarkWakesDetectorAtOnce(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Hour // only marks can cause a sample
-	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	marks := make(chan probe.Mark)
 	events := make(chan Event, 4)
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{Epoch: 7}), discardLogger(), func(e Event) { events <- e })
@@ -63,8 +30,8 @@ func TestSamplerMarkWakesDetectorAtOnce(t *testing.T) {
 	go func() { done <- s.Run(ctx) }()
 	<-s.Ready()
 
-	clocks.step(-12400 * time.Millisecond)
-	marks <- probe.Mark{Mono: clocks.mono()}
+	clocks.Step(-12400 * time.Millisecond)
+	marks <- probe.Mark{Mono: clocks.Last().Mono}
 	var e Event
 	select {
 	case e = <-events:
@@ -89,7 +56,7 @@ func TestSamplerTicksAndSurvivesReadErrors(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}, fail: errors.New("EINVAL")}
+	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}, Err: errors.New("EINVAL")}
 	s := NewSampler(cfg, clocks, nil, NewDetector(cfg, State{}), discardLogger())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -100,9 +67,7 @@ func TestSamplerTicksAndSurvivesReadErrors(t *testing.T) {
 			t.Fatal("no read errors counted after 10s")
 		}
 	}
-	clocks.mu.Lock()
-	clocks.fail = nil
-	clocks.mu.Unlock()
+	clocks.SetErr(nil)
 	for deadline := time.Now().Add(10 * time.Second); s.Gauges().Load().Samples < 3; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("fewer than 3 samples after 10s")
@@ -131,7 +96,7 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 
 func TestSamplerTickDoesNotAllocate(t *testing.T) {
 	cfg := DefaultConfig()
-	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}}
+	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}}
 	s := NewSampler(cfg, clocks, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
 	s.tick()
 	if allocs := testing.AllocsPerRun(1000, s.tick); allocs != 0 {
@@ -169,20 +134,6 @@ func BenchmarkSampleAndObserve(b *testing.B) {
 	}
 }
 
-// windowClocks returns samples whose read windows come from a list: the
-// sampler must keep the narrowest of a few reads when the first is wide.
-type windowClocks struct {
-	windows []int64
-	reads   int
-}
-
-func (w *windowClocks) ReadClocks(s *probe.Sample) error {
-	i := min(w.reads, len(w.windows)-1)
-	w.reads++
-	*s = probe.Sample{Mono: int64(w.reads) * 1000, Boot: int64(w.reads) * 1000, Real: 1.7e18, Window: w.windows[i]}
-	return nil
-}
-
 func TestSamplerRereadsWideWindows(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -198,13 +149,13 @@ func TestSamplerRereadsWideWindows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := &windowClocks{windows: tt.windows}
+			c := &probetest.Clocks{Tick: time.Microsecond, Start: probe.Sample{Real: 1.7e18}, Windows: tt.windows}
 			s := NewSampler(DefaultConfig(), c, nil, NewDetector(DefaultConfig(), State{}), discardLogger())
 			if err := s.read(); err != nil {
 				t.Fatal(err)
 			}
-			if s.sample.Window != tt.wantWindow || c.reads != tt.wantReads {
-				t.Errorf("window %d after %d reads, want %d after %d", s.sample.Window, c.reads, tt.wantWindow, tt.wantReads)
+			if s.sample.Window != tt.wantWindow || c.Reads() != tt.wantReads {
+				t.Errorf("window %d after %d reads, want %d after %d", s.sample.Window, c.Reads(), tt.wantWindow, tt.wantReads)
 			}
 		})
 	}
@@ -227,7 +178,7 @@ func TestSamplerAdaptsItsInterval(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	marks := make(chan probe.Mark, 1)
 	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
@@ -260,7 +211,7 @@ func TestSamplerAdaptsItsInterval(t *testing.T) {
 	quiet("watcher watching")
 
 	n := samples()
-	marks <- probe.Mark{Mono: clocks.mono()}
+	marks <- probe.Mark{Mono: clocks.Last().Mono}
 	waitFor("burst after a mark", n+10)
 	if d := s.BurstDuration(); d != 2*time.Second {
 		t.Errorf("BurstDuration() = %v at a 1ms interval, want 2s", d)
@@ -281,11 +232,12 @@ func TestSamplerBurst(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
 	w.watching.Store(true)
 	close(w.ready)
-	s := NewSampler(cfg, clocks, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	marks := make(chan probe.Mark)
+	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
 	s.Adapt(time.Hour, w)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -296,7 +248,7 @@ func TestSamplerBurst(t *testing.T) {
 	if n > 2 {
 		t.Fatalf("%d samples in 20ms while idle at 1h, want 1 or 2", n)
 	}
-	s.Burst()
+	marks <- probe.Mark{Mono: 2e9} // a clock set: a burst of fast samples
 	for deadline := time.Now().Add(10 * time.Second); s.Gauges().Load().Samples < n+10; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d samples 10s after Burst, want %d", s.Gauges().Load().Samples, n+10)
@@ -310,17 +262,17 @@ func TestSamplerMeasuresMarkToBus(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Hour
-	clocks := &fakeClocks{s: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	marks := make(chan probe.Mark)
 	events := make(chan Event, 4)
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger(), func(e Event) { events <- e })
-	s.now = clocks.mono
+	s.now = func() int64 { return clocks.Last().Mono }
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go s.Run(ctx)
 	<-s.Ready()
-	clocks.step(time.Second)
-	mark := clocks.mono() + 500_000 // between the last sample and the next read
+	clocks.Step(time.Second)
+	mark := clocks.Last().Mono + 500_000 // between the last sample and the next read
 	marks <- probe.Mark{Mono: mark}
 	e := <-events
 	if e.MarkMono != mark {

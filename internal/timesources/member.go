@@ -24,6 +24,17 @@ type Env struct {
 	// Proc is /proc, where `clockwatch status` finds which chrony.conf the
 	// running chronyd reads.
 	Proc fs.FS
+	// Getenv is the process's environment ($RUNTIME_DIRECTORY,
+	// $DBUS_SYSTEM_BUS_ADDRESS); nil is an empty one. Sources never read
+	// the environment themselves.
+	Getenv func(string) string
+}
+
+func (e Env) getenv() func(string) string {
+	if e.Getenv == nil {
+		return func(string) string { return "" }
+	}
+	return e.Getenv
 }
 
 func (e Env) logger(name string) *slog.Logger {

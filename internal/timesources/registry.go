@@ -146,7 +146,7 @@ func kernelStatus(_ context.Context, _ *config.Config, env Env) []Report {
 }
 
 func newChrony(cfg *config.Config, env Env) *Member {
-	c := cfg.Chrony
+	c := cfg.Chrony.Resolve(env.getenv())
 	if !c.Enabled {
 		return nil
 	}
@@ -165,7 +165,7 @@ func chronyStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
 	if !cfg.Chrony.Enabled {
 		return nil
 	}
-	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony, env.Proc, time.Now())
+	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony.Resolve(env.getenv()), env.Proc, time.Now())
 	return []Report{{Reading: r, Lines: lines, Notes: notes}}
 }
 
@@ -196,26 +196,26 @@ func newPTP(cfg *config.Config, env Env) *Member {
 	if !cfg.PTP.Enabled {
 		return nil
 	}
-	p := ptp.NewPoller(cfg.PTP, env.logger(ptp.SourceName))
+	p := ptp.NewPoller(cfg.PTP.Config, env.logger(ptp.SourceName))
 	m := Poller(p, timesource.Authoritative, exporter.NewPtp4lCollector(p))
 	m.OwnRate = found(p)
 	return m
 }
 
 func ptpStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(ptp.StatusOnce(ctx, cfg.PTP, time.Now()))
+	return reportIf(ptp.StatusOnce(ctx, cfg.PTP.Config, time.Now()))
 }
 
 func newTimesyncd(cfg *config.Config, env Env) *Member {
 	if !cfg.Timesyncd.Enabled() {
 		return nil
 	}
-	p := timesyncd.NewPoller(cfg.Timesyncd, env.logger(timesyncd.SourceName))
+	p := timesyncd.NewPoller(cfg.Timesyncd.Resolve(env.getenv()), env.logger(timesyncd.SourceName))
 	return Poller(p, timesource.Authoritative, exporter.NewTimesyncdCollector(p))
 }
 
-func timesyncdStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd, time.Now()))
+func timesyncdStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
+	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd.Resolve(env.getenv()), time.Now()))
 }
 
 func newVMClock(cfg *config.Config, env Env) *Member {

@@ -12,18 +12,12 @@ import (
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
-
-type syncedTimex struct{}
-
-func (syncedTimex) ReadTimex() (probe.RawTimex, error) {
-	return probe.RawTimex{MaxError: 10_000, EstError: 1_000}, nil
-}
 
 // testConfig has every source on, each pointed at nothing of the host's:
 // chronyd and ptp4l at missing sockets, timesyncd at a missing bus, the NTP
@@ -61,7 +55,7 @@ func TestBuild(t *testing.T) {
 	}
 	defer srv.Close()
 	cfg := testConfig(t, srv.Addr().String())
-	ms := Build(cfg, Env{Logger: slog.New(slog.DiscardHandler), Timex: syncedTimex{}})
+	ms := Build(cfg, Env{Logger: slog.New(slog.DiscardHandler), Timex: probetest.Disciplined()})
 	if diff := cmp.Diff([]string{"kernel", "chrony", "ntp_probes", "ptp4l", "timesyncd", "vmclock"}, names(ms)); diff != "" {
 		t.Fatalf("members (-want +got):\n%s", diff)
 	}
@@ -147,7 +141,7 @@ func TestBuild(t *testing.T) {
 	}
 
 	cfg.NTPProbes.Role = sntp.RoleAuthoritative
-	if got := Build(cfg, Env{Timex: syncedTimex{}}).Names(); len(got) != 6 || got[2] != probeName {
+	if got := Build(cfg, Env{Timex: probetest.Disciplined()}).Names(); len(got) != 6 || got[2] != probeName {
 		t.Errorf("Names() with authoritative probes = %v, want the probed server among them", got)
 	}
 }
@@ -160,14 +154,14 @@ func TestBuildOff(t *testing.T) {
 	cfg.NTPProbes.Servers = nil
 	cfg.Timesyncd.Mode = timesyncd.ModeOff
 	cfg.VMClock.Mode = vmclock.ModeOff
-	ms := Build(&cfg, Env{Timex: syncedTimex{}})
+	ms := Build(&cfg, Env{Timex: probetest.Disciplined()})
 	if diff := cmp.Diff([]string{"kernel"}, names(ms)); diff != "" {
 		t.Errorf("members (-want +got):\n%s", diff)
 	}
 	if ms.Polled() != nil || ms.Wakes() || ms.OwnRate()() {
 		t.Error("the kernel alone: want no poll channel, no wake, no own rate")
 	}
-	if r := Status(context.Background(), &cfg, Env{Timex: syncedTimex{}}); len(r) != 1 || r[0].Reading.Source != "kernel" {
+	if r := Status(context.Background(), &cfg, Env{Timex: probetest.Disciplined()}); len(r) != 1 || r[0].Reading.Source != "kernel" {
 		t.Errorf("Status() = %+v, want the kernel's report only", r)
 	}
 }

@@ -209,11 +209,3 @@ func (w *Writer) ClockSet(monoNs int64) error {
 	_, err := w.w.Write(b)
 	return err
 }
-
-// Write writes a Line of either kind.
-func (w *Writer) Write(l Line) error {
-	if l.ClockSet {
-		return w.ClockSet(l.Sample.Mono)
-	}
-	return w.Sample(l.Sample)
-}

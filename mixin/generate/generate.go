@@ -25,7 +25,7 @@ var headers = map[string]string{
 # mixin/*.libsonnet and run ` + "`go run ./mixin/cmd/mixin`" + ` (mixin/README.md).
 #
 # Load with ` + "`rule_files: [/path/to/clockwatch.rules.yml]`" + `. The rules select
-# clockwatch's series with job="clockwatch"; for another selector, cluster
+# clockwatch's series with {{SELECTOR}}; for another selector, cluster
 # label or thresholds, generate your own from the mixin. Severities:
 # critical pages (clock steps and offsets: the clock is wrong now), warning
 # opens a ticket, info is for the record. Every alert links to its section
@@ -44,6 +44,10 @@ var headers = map[string]string{
 # not edit; run ` + "`go run ./mixin/cmd/mixin`" + `.
 `,
 }
+
+// k8sHeader starts the Kubernetes objects and the chart's copies.
+const k8sHeader = `# GENERATED from the clockwatch mixin (mixin/) by ` + "`make mixin`" + `: do not edit.
+`
 
 // Generate evaluates the mixin in dir with config merged into its _config
 // (nil for the defaults) and returns each output file's content by its path
@@ -64,6 +68,17 @@ func Generate(dir string, config map[string]any) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", entry, err)
 	}
+	// The header says the selector the rules were rendered with, as the
+	// mixin resolved it (the default, or the config's).
+	sel, err := vm.EvaluateAnonymousSnippet("selector.jsonnet",
+		"function(config={}) ((import 'mixin.libsonnet') + { _config+:: config })._config.clockwatchSelector")
+	if err != nil {
+		return nil, fmt.Errorf("the mixin's clockwatchSelector: %w", err)
+	}
+	var selector string
+	if err := json.Unmarshal([]byte(sel), &selector); err != nil {
+		return nil, fmt.Errorf("the mixin's clockwatchSelector: want a string, got %s", sel)
+	}
 	var files map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(out), &files); err != nil {
 		return nil, fmt.Errorf("%s: want an object of file name to content: %w", entry, err)
@@ -82,7 +97,12 @@ func Generate(dir string, config map[string]any) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: output %s: %w", entry, name, err)
 		}
-		res[name] = append([]byte(headers[name]), b...)
+		h, ok := headers[name]
+		if !ok && strings.HasPrefix(name, "deploy/") && filepath.Ext(name) != ".json" {
+			h = k8sHeader
+		}
+		h = strings.ReplaceAll(h, "{{SELECTOR}}", selector)
+		res[name] = append([]byte(h), b...)
 	}
 	return res, nil
 }

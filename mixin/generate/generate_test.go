@@ -71,6 +71,10 @@ func TestConfigReachesEveryQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The header names the selector the rules were rendered with.
+	if h := string(files["alerts/clockwatch.rules.yml"]); !strings.Contains(h, "# clockwatch's series with job=\"node-clock\";") || strings.Contains(h, `job="clockwatch"`) {
+		t.Errorf("the rules' header does not name the selector job=\"node-clock\":\n%s", h[:min(len(h), 900)])
+	}
 	var rf struct {
 		Groups []struct {
 			Rules []struct {
@@ -179,5 +183,27 @@ func TestBadConfig(t *testing.T) {
 	_, err := Generate(mixinDir, map[string]any{"offsetCriticalSeconds": "half a second"})
 	if err == nil || !strings.Contains(err.Error(), "outputs.jsonnet") {
 		t.Errorf("Generate with a string threshold: err = %v, want an evaluation error naming outputs.jsonnet", err)
+	}
+}
+
+// TestReadmeNamesEveryOutput: mixin/README.md says what -out writes where:
+// every file the generator writes is named there.
+func TestReadmeNamesEveryOutput(t *testing.T) {
+	t.Parallel()
+	files, err := Generate(mixinDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(mixinDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`-out DIR` writes") {
+		t.Error("mixin/README.md does not say what -out writes")
+	}
+	for _, name := range Names(files) {
+		if !strings.Contains(string(readme), "`"+name+"`") {
+			t.Errorf("mixin/README.md does not name %s, which -out writes", name)
+		}
 	}
 }

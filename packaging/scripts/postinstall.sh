@@ -1,13 +1,15 @@
 #!/bin/sh
 # clockwatch post-installation script, for both the .deb (postinst:
 # "configure" [previous version]) and the .rpm (%post: 1 on install, 2 on
-# upgrade). It creates the clockwatch system user and group, adds the user to
-# chrony's group so the daemon can read chronyd's command socket, and, only
-# where systemd is running, enables and starts the service on first install
-# or restarts it on upgrade. On the rpm, "enables" follows the system's preset
-# policy (systemctl preset, as %systemd_post does): a distribution or image
-# whose presets disable clockwatch gets it installed, neither enabled nor
-# started. Debian enables new services (its presets enable everything).
+# upgrade). It creates the clockwatch system user and group, on the first
+# install adds the user to chrony's group so the daemon can read chronyd's
+# command socket, and enables the service. On the .deb, deb-systemd-helper
+# enables it as dh_installsystemd does, with or without systemd running (a
+# .deb installed while building a machine image boots enabled) and remembers
+# an administrator's disable across upgrades; on the rpm, the system's preset
+# policy decides (systemctl preset, as %systemd_post does). The service is
+# started or restarted only where systemd runs and, on Debian, policy-rc.d
+# allows it.
 set -e
 
 unit=clockwatch.service
@@ -39,13 +41,30 @@ fi
 # group (SupplementaryGroups= with a group that does not exist would fail the
 # start); systemd's initgroups() picks up the membership granted here. If
 # chrony is installed later: usermod -a -G _chrony clockwatch, then restart.
-for group in _chrony chrony; do
-	if getent group "$group" >/dev/null; then
-		if ! id -nG clockwatch | tr ' ' '\n' | grep -qx "$group"; then
-			usermod -a -G "$group" clockwatch
+# Granted on the first install only: an administrator who removed clockwatch
+# from the group meant it, and an upgrade must not add it back.
+if [ "$first" = 1 ]; then
+	for group in _chrony chrony; do
+		if getent group "$group" >/dev/null; then
+			if ! id -nG clockwatch | tr ' ' '\n' | grep -qx "$group"; then
+				usermod -a -G "$group" clockwatch
+			fi
 		fi
+	done
+fi
+
+# The .deb: enabled as dh_installsystemd's snippet does it. was-enabled is
+# true for a unit deb-systemd-helper has never seen (a first install), so
+# that enables; after an administrator's `systemctl disable` it is false and
+# update-state only records the unit's current links.
+if [ "$rpm" = 0 ] && command -v deb-systemd-helper >/dev/null 2>&1; then
+	deb-systemd-helper unmask "$unit" >/dev/null || true
+	if deb-systemd-helper --quiet was-enabled "$unit"; then
+		deb-systemd-helper enable "$unit" >/dev/null || true
+	else
+		deb-systemd-helper update-state "$unit" >/dev/null || true
 	fi
-done
+fi
 
 # Services are only touched where systemd runs (not in containers, chroots or
 # image builds), and, on Debian, only if policy-rc.d allows it.
@@ -61,7 +80,7 @@ if [ -d /run/systemd/system ]; then
 		if [ "$rpm" = 1 ]; then
 			systemctl preset "$unit" || true
 			systemctl is-enabled --quiet "$unit" || allowed=0
-		else
+		elif ! command -v deb-systemd-helper >/dev/null 2>&1; then
 			systemctl enable "$unit" || true
 		fi
 		if [ "$allowed" = 1 ]; then

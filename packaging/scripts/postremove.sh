@@ -1,10 +1,12 @@
 #!/bin/sh
 # clockwatch post-removal script, for both the .deb (postrm: "remove",
 # "purge", "upgrade", ...) and the .rpm (%postun: 0 on erase, 1 on upgrade).
-# It makes systemd forget the removed units, and on a Debian purge deletes
-# what the package and the daemon created: the state directory, the runtime
-# directory and the clockwatch user and group. The RPM convention is to keep
-# system users, so an erase keeps it.
+# It makes systemd forget the removed units; on the .deb, deb-systemd-helper
+# masks the unit on remove and forgets its enablement on purge (as
+# dh_installsystemd's snippet does), and a purge deletes the state and
+# runtime directories. Both keep the clockwatch system user and group, as
+# Debian's and Fedora's packages do: files it owned may remain (logs,
+# backups), and a uid reused by another user would own them.
 set -e
 
 case "$1" in
@@ -12,18 +14,19 @@ remove | 0)
 	if [ -d /run/systemd/system ]; then
 		systemctl daemon-reload || true
 	fi
+	if [ "$1" = remove ] && command -v deb-systemd-helper >/dev/null 2>&1; then
+		deb-systemd-helper mask clockwatch.service >/dev/null || true
+	fi
 	;;
 purge)
 	if [ -d /run/systemd/system ]; then
 		systemctl daemon-reload || true
 	fi
+	if command -v deb-systemd-helper >/dev/null 2>&1; then
+		deb-systemd-helper purge clockwatch.service >/dev/null || true
+		deb-systemd-helper unmask clockwatch.service >/dev/null || true
+	fi
 	rm -rf /var/lib/clockwatch /run/clockwatch
-	if getent passwd clockwatch >/dev/null; then
-		userdel clockwatch || echo "clockwatch: could not remove the clockwatch user" >&2
-	fi
-	if getent group clockwatch >/dev/null; then
-		groupdel clockwatch || echo "clockwatch: could not remove the clockwatch group" >&2
-	fi
 	;;
 esac
 exit 0

@@ -256,6 +256,8 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"an empty bounding set", eq("cap_bnd", "0000000000000000")},
 		{"a seccomp filter", eq("seccomp", "2")},
 		{"no new privileges", eq("no_new_privs", "1")},
+		{"systemd-analyze security rates the unit's exposure at most 2.0", func() error { return within("security_exposure", 0, 2.0) }},
+		{"systemd-analyze security --threshold=20 passes", eq("security_rc", "0")},
 		{"the postinst added the user to _chrony", contains("user_groups", "_chrony")},
 		{"the daemon holds the _chrony group", contains("proc_groups", "_chrony")},
 		{"chronyd runs in the guest", eq("chrony_active", "active")},

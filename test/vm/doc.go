@@ -41,5 +41,17 @@
 // discipline a clock reaching their synchronised states under clockwatch:
 // ntpsec's ntpd and a ptp4l slave over a veth pair between two network
 // namespaces (TestTimeDaemonsSyncInVM; veth.ko comes from
-// scripts/deps.d/41-ptp.sh).
+// scripts/deps.d/41-ptp.sh), and real power cuts: qemu killed at random
+// moments with clockwatch's state directory on an ext4 virtio disk
+// (Options.Disk, Options.Kill; TestPowerCutsInVM, the modules from
+// scripts/deps.d/42-disk.sh).
+//
+// Boot starts a VM that the test drives while it runs (a Machine, over
+// qemu's QMP socket): Migrate sends the guest to another qemu started with
+// Incoming (a live migration over loopback), SaveTo saves it to a file that
+// Incoming("file:…") restores; each Machine keeps its console with the
+// host's time of every line. VMClockOptions boots qemu 10 with -device
+// vmclock and Linux 7.3.4 with ptp_vmclock.ko (scripts/deps.d/42-vmclock.sh
+// unpacks both from the backports): TestVMClockMigrationInVM moves a guest
+// running clockwatch four ways (issue 22).
 package vm

@@ -69,7 +69,7 @@ grep -i 'clock set' /tmp/clockwatch.log | sed 's/^/CW-LOG /' || true
 	var resumes []step.Event
 	for _, e := range events {
 		switch e.Type {
-		case step.TypeResume:
+		case step.TypeWake:
 			resumes = append(resumes, e)
 		default:
 			t.Errorf("clockwatch recorded a %s (seq %d, %v, seen by %v) besides the resumes", e.Type, e.Seq, e.Step, e.Seen)

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +84,42 @@ type Options struct {
 	// DataDir is qemu's -L (firmware and option ROMs); empty is qemu's
 	// own default. An extracted qemu needs the host's /usr/share/qemu.
 	DataDir string
+	// Disk, when set, is a raw disk image attached as the guest's
+	// /dev/vda (virtio, qemu's writeback cache: what the guest wrote to
+	// the disk survives qemu being killed, what its own page cache held
+	// does not). The virtio modules (DiskModules) are loaded before the
+	// script starts.
+	Disk string
+	// Kill, when set, cuts the VM's power: qemu is killed with SIGKILL
+	// Kill.Delay after the console first shows Kill.After. A run killed
+	// so returns no error for it; Result.Killed says it happened.
+	Kill *Kill
+}
+
+// Kill says when Run cuts the power of the VM.
+type Kill struct {
+	After string
+	Delay time.Duration
+}
+
+// DiskModules are the kernel modules Options.Disk needs, in load order
+// (scripts/deps.d/42-disk.sh fetches them beside the kernel).
+var DiskModules = []string{"virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci", "virtio_blk"}
+
+// modulesFile lists, in the guest, the modules /init loads first.
+const modulesFile = "/etc/clockwatch-test/modules"
+
+// ModuleDir returns the host directory of the modules fetched for the kernel
+// the VM boots. When it is unknown the test fails under CI and is skipped
+// elsewhere.
+func ModuleDir(t testing.TB) string {
+	t.Helper()
+	pkg, err := os.ReadFile(Kernel(t) + ".package")
+	if err != nil {
+		testtool.Missing(t, "the kernel's package name is unknown ("+err.Error()+"); run scripts/test-deps.sh")
+		return ""
+	}
+	return filepath.Join(filepath.Dir(Kernel(t)), "modules", strings.TrimSpace(string(pkg)))
 }
 
 // Result is what a run left on the guest's serial console.
@@ -97,6 +134,8 @@ type Result struct {
 	ScriptTime time.Duration
 	// Elapsed is the wall time of the whole run, from starting qemu.
 	Elapsed time.Duration
+	// Killed reports that Options.Kill cut the power.
+	Killed bool
 }
 
 // Kernel returns the path of the kernel to boot. When it is missing the test
@@ -150,11 +189,31 @@ func Run(t testing.TB, opts Options) (*Result, error) {
 	if os.Getenv(ConsoleEnv) == "1" {
 		out = io.MultiWriter(out, os.Stderr)
 	}
+	var killed atomic.Bool
+	if opts.Kill != nil {
+		out = &watchWriter{w: out, text: opts.Kill.After, fire: func() {
+			time.AfterFunc(opts.Kill.Delay, func() {
+				// The qemu this run started, by its own handle.
+				if cmd.Process != nil && cmd.Process.Signal(syscall.SIGKILL) == nil {
+					killed.Store(true)
+				}
+			})
+		}}
+	}
 	cmd.Stdout = out
 	cmd.Stderr = out
 	start := time.Now()
 	runErr := cmd.Run()
 	res.Elapsed = time.Since(start)
+	if res.Killed = killed.Load(); res.Killed && ctx.Err() == nil {
+		// The cut may have come in the middle of a line.
+		c := console.String()
+		if i := strings.LastIndexByte(c, '\n'); i >= 0 {
+			c = c[:i+1]
+		}
+		_ = finish(res, c, nil, false, opts.Timeout)
+		return res, nil
+	}
 	return res, finish(res, console.String(), runErr, ctx.Err() != nil, opts.Timeout)
 }
 
@@ -197,6 +256,23 @@ func prepare(t testing.TB, opts Options) (*prepared, error) {
 	}
 	if opts.Kernel != "" {
 		kernel = opts.Kernel
+	}
+	if opts.Disk != "" {
+		dir := ModuleDir(t)
+		files := map[string]string{}
+		for k, v := range opts.Files {
+			files[k] = v
+		}
+		for _, m := range DiskModules {
+			p := filepath.Join(dir, m+".ko")
+			if _, err := os.Stat(p); err != nil {
+				testtool.Missing(t, p+" not found; run scripts/test-deps.sh (42-disk.sh)")
+			}
+			files["/lib/modules/"+m+".ko"] = p
+		}
+		opts.Files = files
+		// The image is the test's: qemu writes to it and nothing else.
+		opts.QemuArgs = append([]string{"-drive", "file=" + opts.Disk + ",format=raw,if=virtio,cache=writeback"}, opts.QemuArgs...)
 	}
 	initrd := filepath.Join(t.TempDir(), "initramfs.cpio")
 	if err := writeInitramfs(initrd, busybox, opts); err != nil {
@@ -255,6 +331,9 @@ mount -t sysfs sys /sys
 mount -t tmpfs -o mode=1777 tmp /tmp
 mount -t tmpfs run /run
 ip link set lo up
+if [ -f ` + modulesFile + ` ]; then
+	for m in $(cat ` + modulesFile + `); do insmod /lib/modules/$m.ko || echo "CW-ERROR insmod $m"; done
+fi
 echo "CW-BOOTED $(cut -d' ' -f1 /proc/uptime)"
 sh ` + ScriptPath + `
 echo "CW-EXIT $? $(cut -d' ' -f1 /proc/uptime)"
@@ -351,6 +430,9 @@ func writeInitramfs(name, busybox string, opts Options) error {
 	r.addBytes(ScriptPath, 0o755, []byte(". "+LibPath+"\n"+opts.Script))
 	r.addBytes("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
 	r.addBytes("etc/group", 0o644, []byte("root:x:0:\n"))
+	if opts.Disk != "" {
+		r.addBytes(strings.TrimPrefix(modulesFile, "/"), 0o644, []byte(strings.Join(DiskModules, "\n")+"\n"))
+	}
 	for guestPath, hostPath := range opts.Files {
 		if err := checkStatic(hostPath); err != nil {
 			return err
@@ -448,4 +530,28 @@ func tail(console string) string {
 		console = "…" + console[len(console)-max:]
 	}
 	return "; console:\n" + console
+}
+
+// watchWriter passes what it is written on to w and calls fire once, the
+// first time text has gone through (across writes).
+type watchWriter struct {
+	w     io.Writer
+	text  string
+	fire  func()
+	tail  []byte
+	fired bool
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	if !w.fired {
+		w.tail = append(w.tail, p...)
+		if bytes.Contains(w.tail, []byte(w.text)) {
+			w.fired = true
+			w.fire()
+		}
+		if keep := len(w.text); len(w.tail) > keep {
+			w.tail = append(w.tail[:0], w.tail[len(w.tail)-keep:]...)
+		}
+	}
+	return w.w.Write(p)
 }

@@ -8,10 +8,12 @@ drill reaches every subscriber.
 """
 
 import asyncio
+import dataclasses
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -167,17 +169,34 @@ class TestAgainstClockwatch(unittest.TestCase):
         with open(README) as f:
             text = f.read()
         code = re.search(r"## Release your lock\n\n```python\n(.*?)```", text, re.S).group(1)
-        self.assertEqual(len(code.splitlines()), 15, "the README's example is 15 lines")
-        env = dict(os.environ, **{cs.SOCKET_ENV: SOCKET})
-        p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
-        try:
-            self.assertEqual(p.stdout.readline().strip(), "holding the lock")
-            drill_when_ok(reason="step", step_seconds=-1.5, hold_seconds=0.3)
-            self.assertEqual(p.stdout.readline().strip(), "released the lock: step")
-            self.assertEqual(p.wait(20), 0)
-        finally:
-            p.kill()
-            p.stdout.close()
+        # As a user runs it: copied into a file.
+        with tempfile.TemporaryDirectory() as d:
+            holder = os.path.join(d, "holder.py")
+            with open(holder, "w") as f:
+                f.write(code)
+            env = dict(os.environ, **{cs.SOCKET_ENV: SOCKET})
+            p = subprocess.Popen([sys.executable, holder], env=env, stdout=subprocess.PIPE, text=True)
+            try:
+                self.assertEqual(p.stdout.readline().strip(), "holding the lock, turn 1")
+                drill_when_ok(reason="step", step_seconds=-1.5, hold_seconds=0.3)
+                self.assertEqual(p.stdout.readline().strip(), "released the lock: step")
+                self.assertEqual(p.stdout.readline().strip(), "holding the lock, turn 2", "no resume shown")
+                drill_when_ok(reason="suspend", hold_seconds=0.3)
+                self.assertEqual(p.stdout.readline().strip(), "released the lock: suspend")
+                self.assertEqual(p.wait(20), 0)
+            finally:
+                p.kill()
+                p.stdout.close()
+
+    def test_readme_lists_event_fields(self):
+        with open(README) as f:
+            text = f.read()
+        m = re.search(r"^- `Event` fields: (.*?)^- ", text, re.S | re.M)
+        self.assertIsNotNone(m, "the README's API section does not list the Event fields")
+        for f in dataclasses.fields(cs.Event):
+            self.assertIn("`%s`" % f.name, m.group(1), "the README does not list Event.%s" % f.name)
+        for prop in ("trusted", "needs_ack"):
+            self.assertIn("`%s`" % prop, m.group(1))
 
 
 class TestWithoutClockwatch(unittest.TestCase):

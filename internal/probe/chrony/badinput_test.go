@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -80,6 +81,54 @@ func TestTrackingFigures(t *testing.T) {
 			}
 			if r.ErrorBound != tc.wantBound || r.Offset != tc.wantOff || !r.Up {
 				t.Errorf("reading offset %v bound %v up %v, want %v, %v, up", r.Offset, r.ErrorBound, r.Up, tc.wantOff, tc.wantBound)
+			}
+		})
+	}
+}
+
+// TestFakeChronydFigures: a fake chronyd on a unix socket replays the
+// captured replies with the tracking report's root dispersion changed: 1e10
+// s and chrony's largest float (about 4.6e18 s) saturate the error bound,
+// -1000 s fails the poll. Before, each read as "ok".
+func TestFakeChronydFigures(t *testing.T) {
+	t.Parallel()
+	replies, err := chronydtest.LoadReplies("testdata/unix-synced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		disp    float64
+		wantErr string
+	}{
+		{name: "1e10 s", disp: 1e10},
+		{name: "4.6e18 s", disp: chronydtest.MaxFloat},
+		{name: "-1000 s", disp: -1000, wantErr: "root dispersion is -1000 s, below zero"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := chronydtest.StartFake(t, replies)
+			f.Edit("tracking", func(b []byte) { chronydtest.Float(b, chronydtest.TrackingRootDispersion, tc.disp) })
+			cfg := DefaultConfig()
+			cfg.Address, cfg.ReplySocketDir = f.Socket, t.TempDir()
+			p := NewPoller(cfg, nil)
+			defer p.client.Close()
+			p.Poll(context.Background())
+			s, r := p.Snapshot(), p.Reading()
+			if tc.wantErr != "" {
+				if s.Up || s.Err == nil || !strings.Contains(s.Err.Error(), tc.wantErr) || r.Up {
+					t.Errorf("poll: up %v, err %v; want a failure saying %q", s.Up, s.Err, tc.wantErr)
+				}
+				return
+			}
+			if !s.Up {
+				t.Fatalf("poll: %v", s.Err)
+			}
+			if got := s.Data.Tracking.RootDispersion; got < tc.disp*0.999 || got > tc.disp*1.001 {
+				t.Errorf("root dispersion decoded as %v, want %v", got, tc.disp)
+			}
+			if r.ErrorBound != timesource.Saturated || !r.Up {
+				t.Errorf("reading %+v, want the bound saturated", r)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,5 +268,60 @@ func TestExplainDial(t *testing.T) {
 		if got := explainDial("/run/chrony/chronyd.sock", tc.err).Error(); got != tc.want {
 			t.Errorf("explainDial(%v) = %q, want %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestStaleReplySocketsRemoved: reply sockets that clockwatch processes
+// which died left in the reply directory (clockwatch.PID.N.sock, nobody
+// bound to them) are removed when the directory is first used; a live one
+// (another clockwatch, perhaps in another PID namespace) and other files stay.
+func TestStaleReplySocketsRemoved(t *testing.T) {
+	testtool.Short(t)
+	t.Parallel()
+	c := chronydtest.Start(t, chronydtest.Options{Sources: 1})
+	dir := t.TempDir()
+	bind := func(name string) *net.UnixConn {
+		t.Helper()
+		conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(dir, name), Net: "unixgram"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	// A datagram socket's Close leaves its file: as a killed process does.
+	for _, name := range []string{"clockwatch.4001.1.sock", "clockwatch.4001.2.sock", "clockwatch.77.9.sock"} {
+		bind(name).Close()
+	}
+	live := bind("clockwatch.4002.1.sock")
+	defer live.Close()
+	if err := os.WriteFile(filepath.Join(dir, "chronyd.pid"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := DefaultConfig()
+	cfg.Address = c.Socket
+	cfg.ReplySocketDir = dir
+	cfg.ConfPath = ""
+	p := newPoller(cfg, newClient(newNetDialer(cfg), cfg.Timeout, nil), nil)
+	defer p.client.Close()
+	waitFor(t, p, 5*time.Second, "chronyd answers", func(s Snapshot) string {
+		if !s.Up {
+			return fmt.Sprintf("down: %v", s.Err)
+		}
+		return ""
+	})
+	var left []string
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := fmt.Sprintf("clockwatch.%d.", os.Getpid())
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), own) {
+			left = append(left, e.Name())
+		}
+	}
+	if want := []string{"chronyd.pid", "clockwatch.4002.1.sock"}; strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("reply directory holds %q, want %q besides this process's own socket", left, want)
 	}
 }

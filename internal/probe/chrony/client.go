@@ -29,6 +29,8 @@ type Client struct {
 	timeout  time.Duration
 	resolver Resolver // nil: no DNS lookups
 
+	// dialed is whether the last Poll got a connection.
+	dialed    bool
 	conn      *checkedConn
 	lib       *fbchrony.Client
 	transport Transport
@@ -123,11 +125,17 @@ func (c *Client) dial(ctx context.Context) error {
 	return nil
 }
 
+// Dialed reports whether the last Poll got a connection (a failure after
+// it is of chronyd's answers, or of their absence, not of the dial).
+func (c *Client) Dialed() bool { return c.dialed }
+
 // Poll reads tracking, sources and sourcestats from chronyd.
 func (c *Client) Poll(ctx context.Context) (Data, error) {
+	c.dialed = false
 	if err := c.dial(ctx); err != nil {
 		return Data{}, err
 	}
+	c.dialed = true
 	d, err := c.poll(ctx)
 	if err != nil {
 		var ne interface{ Timeout() bool }

@@ -39,6 +39,8 @@ type Config struct {
 	// /run/clockwatch. chronyd must be able to write there: not a private
 	// /tmp.
 	ReplySocketDir string `yaml:"reply_socket_dir"`
+	// RuntimeDir is $RUNTIME_DIRECTORY, set by Resolve: not configured.
+	RuntimeDir string `yaml:"-"`
 	// PollInterval is the shortest time between two polls of chronyd.
 	PollInterval time.Duration `yaml:"poll_interval"`
 	// MaxPollInterval is the longest: between the two, the poller follows
@@ -129,6 +131,13 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// Resolve returns c with what it takes from the environment (getenv):
+// $RUNTIME_DIRECTORY, a place for the reply socket.
+func (c Config) Resolve(getenv func(string) string) Config {
+	c.RuntimeDir, _, _ = strings.Cut(getenv("RUNTIME_DIRECTORY"), ":")
+	return c
 }
 
 // Absence marks err, a failed first look for chronyd, as the source's absence

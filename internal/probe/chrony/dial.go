@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 )
@@ -34,24 +37,36 @@ type Dialer interface {
 type netDialer struct {
 	address  string // "auto", a path or host:port
 	replyDir string // "" means choose
-	pid      int
-	counter  atomic.Uint64
+	// runtimeDir is $RUNTIME_DIRECTORY (Config.Resolve), "" when unset.
+	runtimeDir string
+	pid        int
+	counter    atomic.Uint64
 	// udpNext rotates through the UDP candidates of "auto" after failures.
 	udpNext atomic.Uint64
 	// socketPaths and udpAddrs are the candidates of "auto".
 	socketPaths, udpAddrs []string
+	// swept are the reply directories already cleared of stale sockets.
+	sweptMu sync.Mutex
+	swept   map[string]bool
 }
 
 var _ Dialer = (*netDialer)(nil)
 
 func newNetDialer(cfg Config) *netDialer {
-	return &netDialer{
+	d := &netDialer{
 		address:     cfg.Address,
 		replyDir:    cfg.ReplySocketDir,
+		runtimeDir:  cfg.RuntimeDir,
 		pid:         os.Getpid(),
 		socketPaths: defaultSocketPaths(),
 		udpAddrs:    defaultUDPAddresses(),
 	}
+	// The daemon runs two dialers (the poller's and the server side's),
+	// and tests run several daemons in one process: a count of their own
+	// from a random start keeps their reply sockets' names apart (two that
+	// met bound "address already in use", and chronyd went unread).
+	d.counter.Store(uint64(rand.Uint32()) << 16)
+	return d
 }
 
 // Dial implements Dialer. With "auto" it uses the first unix socket that
@@ -110,8 +125,8 @@ func (d *netDialer) replyDirs(socket string) []string {
 		return []string{d.replyDir}
 	}
 	dirs := []string{filepath.Dir(socket)}
-	if rd := os.Getenv("RUNTIME_DIRECTORY"); rd != "" {
-		dirs = append(dirs, filepath.SplitList(rd)[0])
+	if d.runtimeDir != "" {
+		dirs = append(dirs, d.runtimeDir)
 	}
 	return append(dirs, "/run/clockwatch")
 }
@@ -123,6 +138,7 @@ func (d *netDialer) dialUnix(socket string) (Conn, error) {
 	raddr := &net.UnixAddr{Name: socket, Net: "unixgram"}
 	var bindErrs []error
 	for _, dir := range d.replyDirs(socket) {
+		d.sweepOnce(dir)
 		name := filepath.Join(dir, "clockwatch."+strconv.Itoa(d.pid)+"."+strconv.FormatUint(d.counter.Add(1), 10)+".sock")
 		laddr := &net.UnixAddr{Name: name, Net: "unixgram"}
 		c, err := net.ListenUnixgram("unixgram", laddr)
@@ -145,6 +161,46 @@ func (d *netDialer) dialUnix(socket string) (Conn, error) {
 	}
 	return nil, fmt.Errorf("cannot create a reply socket for chronyd in %v (%w): set chrony.reply_socket_dir to a directory clockwatch can write to and chronyd can reach (not a private /tmp; with systemd, RuntimeDirectory=clockwatch gives /run/clockwatch)",
 		d.replyDirs(socket), errors.Join(bindErrs...))
+}
+
+// sweepOnce removes, the first time dir is used, the reply sockets that
+// clockwatch processes which died left there (a kill -9, an OOM kill: Close
+// never ran): chronyd's directory would otherwise fill with them over
+// restarts. A socket is stale when nobody has it bound: a datagram connect
+// to it is refused. That holds across PID namespaces (a clockwatch in a
+// container sharing /run/chrony has its PID elsewhere), where a test of the
+// PID would remove a live one.
+func (d *netDialer) sweepOnce(dir string) {
+	d.sweptMu.Lock()
+	defer d.sweptMu.Unlock()
+	if d.swept[dir] {
+		return
+	}
+	if d.swept == nil {
+		d.swept = map[string]bool{}
+	}
+	d.swept[dir] = true
+	own := "clockwatch." + strconv.Itoa(d.pid) + "."
+	matches, _ := filepath.Glob(filepath.Join(dir, "clockwatch.*.*.sock"))
+	for _, m := range matches {
+		if strings.HasPrefix(filepath.Base(m), own) {
+			continue
+		}
+		if staleSocket(m) {
+			_ = os.Remove(m) // best effort: another sweeper may be first
+		}
+	}
+}
+
+// staleSocket reports whether the unix datagram socket file at path has
+// nobody bound to it.
+func staleSocket(path string) bool {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	return errors.Is(syscall.Connect(fd, &syscall.SockaddrUnix{Name: path}), syscall.ECONNREFUSED)
 }
 
 // unixConn is a bound unix datagram socket that sends to chronyd's socket

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,11 @@ type Snapshot struct {
 	Data Data
 	// HaveData reports whether any poll has succeeded yet.
 	HaveData bool
+	// Answered is set once chronyd has answered with figures that mean
+	// nothing (timesource.ErrFigure) or a reply that does not decode: it
+	// is there, and failing, not absent (else a chronyd that never sends
+	// a valid figure would count as not running and the start say ok).
+	Answered bool
 	// Up reports whether the last poll succeeded.
 	Up bool
 	// Err is why the last poll failed, nil when it succeeded.
@@ -258,6 +264,7 @@ func (p *Poller) Poll(ctx context.Context) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, p.pollDeadline())
 	d, err := p.client.Poll(ctx)
+	dialed := p.client.Dialed()
 	cancel()
 	end := time.Now()
 	tr, addr := p.client.Transport()
@@ -279,6 +286,7 @@ func (p *Poller) Poll(ctx context.Context) {
 		}
 		s.Failures++
 		p.failStreak++
+		s.Answered = s.Answered || (dialed && answered(err))
 	} else {
 		s.Data, s.HaveData, s.LastSuccess = d, true, end
 		p.failStreak = 0
@@ -328,6 +336,21 @@ func (p *Poller) Poll(ctx context.Context) {
 		p.logger.Info("chronyd answers again", "transport", tr, "address", addr)
 	}
 	p.logged = msg
+}
+
+// answered reports whether a failed poll's error says chronyd answered:
+// with figures that mean nothing, or with a reply that does not decode. A
+// timeout or a system call's error says nothing answered.
+func answered(err error) bool {
+	var ne net.Error
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, timesource.ErrFigure):
+		return true
+	case errors.As(err, &ne) && ne.Timeout(), errors.As(err, &errno), errors.Is(err, os.ErrNotExist):
+		return false
+	}
+	return true
 }
 
 // reason is what a failure's log line is keyed on: the innermost causes of

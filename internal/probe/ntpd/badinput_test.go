@@ -101,27 +101,6 @@ func TestHugeFiguresSaturate(t *testing.T) {
 	}
 }
 
-// TestManyAssociations: a READSTAT in several fragments lost all but the
-// last fragment's associations (300 configured, 68 seen; issue 24 item 3):
-// a fake ntpd on loopback with 300 associations, fragmented as ntpd does.
-func TestManyAssociations(t *testing.T) {
-	t.Parallel()
-	f, err := ntptest.StartMode6("127.0.0.1:0", ntptest.NewNtpd(300, ntptest.SyncedSystem).Handle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	c := NewClient(f.Addr(), time.Second)
-	defer c.Close()
-	d, err := c.Poll(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Peers) != 300 || d.Peers[0].Selection != "sys.peer" || d.Peers[299].AssociationID != 300 {
-		t.Errorf("%d associations (first %+v), want 300", len(d.Peers), d.Peers[:min(1, len(d.Peers))])
-	}
-}
-
 // TestFragmentsOutOfOrder: fragments arrive in any order and may repeat.
 func TestFragmentsOutOfOrder(t *testing.T) {
 	t.Parallel()

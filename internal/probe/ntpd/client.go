@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // Conn is what the client needs of its UDP socket; *net.UDPConn fits.
@@ -171,7 +173,11 @@ func (c *Client) request(ctx context.Context, op uint8, assoc uint16, what strin
 		}
 		done, skip, err := r.add(c.buf[:n])
 		if err != nil {
-			return message{}, fmt.Errorf("reading %s from ntpd at %s: %w", what, c.address, err)
+			err = fmt.Errorf("reading %s from ntpd at %s: %w", what, c.address, err)
+			if !errors.Is(err, errNotMode6) {
+				err = badAnswer(err)
+			}
+			return message{}, err
 		}
 		if skip {
 			if skipped++; skipped > maxSkipped {
@@ -187,6 +193,23 @@ func (c *Client) request(ctx context.Context, op uint8, assoc uint16, what strin
 		}
 		return r.message(), nil
 	}
+}
+
+// answeredError marks a failure of an ntpd that answered mode 6 with
+// something that does not decode: it is there, and failing.
+type answeredError struct{ err error }
+
+func (e answeredError) Error() string { return e.err.Error() }
+func (e answeredError) Unwrap() error { return e.err }
+
+func badAnswer(err error) error { return answeredError{err} }
+
+// Answered reports whether err, a failed poll's, says ntpd answered mode 6
+// (with figures that mean nothing or a reply that does not decode) rather
+// than that nothing did: "auto" has then found it, failing, not absent.
+func Answered(err error) bool {
+	var a answeredError
+	return errors.As(err, &a) || errors.Is(err, timesource.ErrFigure)
 }
 
 // overdue is the error of a poll that ran past its deadline.
@@ -214,7 +237,7 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 	}
 	assocs, err := associations(st.data)
 	if err != nil {
-		return d, fmt.Errorf("decoding ntpd's association list: %w", err)
+		return d, badAnswer(fmt.Errorf("decoding ntpd's association list: %w", err))
 	}
 	sv, err := c.request(ctx, opReadVariables, 0, "the system variables")
 	if err != nil {
@@ -222,10 +245,10 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 	}
 	vars, err := parseVars(sv.data)
 	if err != nil {
-		return d, fmt.Errorf("decoding ntpd's system variables: %w", err)
+		return d, badAnswer(fmt.Errorf("decoding ntpd's system variables: %w", err))
 	}
 	if d.System, err = newSystem(vars); err != nil {
-		return d, fmt.Errorf("decoding ntpd's system variables: %w", err)
+		return d, badAnswer(fmt.Errorf("decoding ntpd's system variables: %w", err))
 	}
 	sort.Slice(assocs, func(i, j int) bool { return assocs[i].id < assocs[j].id })
 	for i, a := range assocs {
@@ -235,11 +258,11 @@ func (c *Client) poll(ctx context.Context) (Data, error) {
 		}
 		vars, err := parseVars(pv.data)
 		if err != nil {
-			return d, fmt.Errorf("decoding ntpd's variables of association %d: %w", a.id, err)
+			return d, badAnswer(fmt.Errorf("decoding ntpd's variables of association %d: %w", a.id, err))
 		}
 		p, err := newPeer(a.id, pv.status, vars)
 		if err != nil {
-			return d, fmt.Errorf("decoding ntpd's variables of association %d: %w", a.id, err)
+			return d, badAnswer(fmt.Errorf("decoding ntpd's variables of association %d: %w", a.id, err))
 		}
 		d.Peers = append(d.Peers, p)
 	}
@@ -302,12 +325,12 @@ type figures struct {
 func (f *figures) num(k string) float64 {
 	v, ok := f.m[k]
 	if !ok {
-		f.err = append(f.err, fmt.Errorf("no %q", k))
+		f.err = append(f.err, fmt.Errorf("%w: no %q", timesource.ErrFigure, k))
 		return 0
 	}
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		f.err = append(f.err, fmt.Errorf("%s=%q is not a finite number", k, v))
+		f.err = append(f.err, fmt.Errorf("%w: %s=%q is not a finite number", timesource.ErrFigure, k, v))
 		return 0
 	}
 	return x
@@ -318,7 +341,7 @@ func (f *figures) num(k string) float64 {
 func (f *figures) bound(k string) float64 {
 	x := f.num(k)
 	if x < 0 {
-		f.err = append(f.err, fmt.Errorf("%s=%s is below zero", k, f.m[k]))
+		f.err = append(f.err, fmt.Errorf("%w: %s=%s is below zero", timesource.ErrFigure, k, f.m[k]))
 		return 0
 	}
 	return x
@@ -345,12 +368,12 @@ func (f *figures) optBound(k string) float64 {
 func (f *figures) integer(k string) int {
 	v, ok := f.m[k]
 	if !ok {
-		f.err = append(f.err, fmt.Errorf("no %q", k))
+		f.err = append(f.err, fmt.Errorf("%w: no %q", timesource.ErrFigure, k))
 		return 0
 	}
 	i, err := strconv.ParseInt(v, 0, 32)
 	if err != nil {
-		f.err = append(f.err, fmt.Errorf("%s=%q is not an integer", k, v))
+		f.err = append(f.err, fmt.Errorf("%w: %s=%q is not an integer", timesource.ErrFigure, k, v))
 		return 0
 	}
 	return int(i)

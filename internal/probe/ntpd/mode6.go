@@ -31,6 +31,10 @@ const (
 
 const headerLen = 12
 
+// errNotMode6 is a datagram that is not a mode 6 response: another NTP
+// server on the port, not an ntpd that answered.
+var errNotMode6 = errors.New("packet is not a mode 6 response")
+
 // MaxReplyBytes caps the data of one reassembled mode 6 reply. ntpd's real
 // replies are a few kB: the system variables about 600 octets, a READSTAT 4
 // octets per association (300 associations: 1200), an association's
@@ -91,7 +95,7 @@ func (r *reassembler) add(p []byte) (done bool, skipped bool, err error) {
 		return false, false, fmt.Errorf("mode 6 reply of %d octets is shorter than its %d-octet header", len(p), headerLen)
 	}
 	if p[0]&7 != 6 || p[1]&flagResponse == 0 {
-		return false, false, fmt.Errorf("packet is not a mode 6 response (first octets %#x %#x)", p[0], p[1])
+		return false, false, fmt.Errorf("%w (first octets %#x %#x)", errNotMode6, p[0], p[1])
 	}
 	if binary.BigEndian.Uint16(p[2:4]) != r.seq || p[1]&opMask != r.op {
 		return false, true, nil

@@ -90,7 +90,9 @@ func (p *Poller) Poll(ctx context.Context) {
 	cancel()
 	end := time.Now()
 	p.mu.Lock()
-	if err != nil && !p.snap.Found {
+	// An answer that means nothing is an ntpd that answered: found, and
+	// failing (absent, it would raise nothing and the start say ok).
+	if err != nil && !p.snap.Found && !Answered(err) {
 		p.snap.Err = timesource.Absent(fmt.Errorf("ntpd is absent: no mode 6 answer on %s: %w", DefaultAddress, err))
 		p.mu.Unlock()
 		return

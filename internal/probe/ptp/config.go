@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
 // AddressAuto makes clockwatch look for ptp4l at its default socket,
@@ -16,7 +14,10 @@ const AddressAuto = "auto"
 // DefaultSocket is ptp4l's default management socket (its uds_address).
 const DefaultSocket = "/var/run/ptp4l"
 
-// Config is the `ptp:` section of clockwatch's configuration.
+// Config is the poller's part of the `ptp:` section of clockwatch's
+// configuration; the judges' part (ptp.triggers, ptp.health) is the
+// configuration's (package config), which converts it into the policy's and
+// health's own types: a source does not depend on its judges.
 type Config struct {
 	// Enabled turns the ptp4l poller on. With the address "auto" a node
 	// without ptp4l costs one stat a poll and reports nothing.
@@ -37,51 +38,11 @@ type Config struct {
 	PollInterval time.Duration `yaml:"poll_interval"`
 	// Timeout bounds each request.
 	Timeout time.Duration `yaml:"timeout"`
-	// Triggers judge ptp4l in place of stepdown.triggers' offset,
-	// error_bound and unsynchronized (whose 1 s and 60 s suit NTP): PTP
-	// holds the clock within nanoseconds (hardware timestamps) to tens of
-	// microseconds (software ones), so an offset over 100 µs means the
-	// servo has lost its lock. Unsynchronized is the port not SLAVE (nor
-	// MASTER as a synchronised grandmaster).
-	Triggers policy.SourceTriggers `yaml:"triggers"`
-	// Health holds the thresholds `clockwatch status` judges ptp4l by, in
-	// place of health's.
-	Health Health `yaml:"health"`
-}
-
-// Health is the `ptp.health:` section: health's thresholds for ptp4l.
-type Health struct {
-	OffsetWarning      time.Duration `yaml:"offset_warning"`
-	OffsetCritical     time.Duration `yaml:"offset_critical"`
-	ErrorBoundWarning  time.Duration `yaml:"error_bound_warning"`
-	ErrorBoundCritical time.Duration `yaml:"error_bound_critical"`
-}
-
-// DefaultTriggers are ptp4l's triggers unless configured: an offset over
-// 100 µs, an error bound (|offset| + mean path delay + the grandmaster's
-// accuracy) over 1 ms, the port not SLAVE for over 10 s (ptp4l takes a few
-// announce intervals to choose a master; longer is a lost master).
-func DefaultTriggers() policy.SourceTriggers {
-	return policy.SourceTriggers{
-		Offset:         policy.Threshold{Enabled: true, Threshold: 100 * time.Microsecond},
-		ErrorBound:     policy.Threshold{Enabled: true, Threshold: time.Millisecond},
-		Unsynchronized: policy.Grace{Enabled: true, Grace: 10 * time.Second},
-	}
-}
-
-// DefaultHealth are ptp4l's health thresholds unless configured: a warning
-// from 10 µs of offset (software timestamps hold a quiet host within a few
-// µs), critical from the offset trigger's 100 µs; the error bound warns from
-// 100 µs, critical from the trigger's 1 ms.
-func DefaultHealth() Health {
-	return Health{OffsetWarning: 10 * time.Microsecond, OffsetCritical: 100 * time.Microsecond,
-		ErrorBoundWarning: 100 * time.Microsecond, ErrorBoundCritical: time.Millisecond}
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Enabled: true, Address: AddressAuto, PollInterval: time.Second, Timeout: 500 * time.Millisecond,
-		Triggers: DefaultTriggers(), Health: DefaultHealth()}
+	return Config{Enabled: true, Address: AddressAuto, PollInterval: time.Second, Timeout: 500 * time.Millisecond}
 }
 
 // SocketPath is the socket polled: the pinned path, or DefaultSocket.
@@ -112,20 +73,6 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("ptp.timeout: must be at least 1ms, got %s", c.Timeout))
 	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
 		errs = append(errs, fmt.Errorf("ptp.timeout: must not exceed ptp.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
-	}
-	errs = append(errs, c.Triggers.Validate("ptp.triggers"))
-	h := c.Health
-	if h.OffsetWarning <= 0 {
-		errs = append(errs, fmt.Errorf("ptp.health.offset_warning: must be positive, got %s", h.OffsetWarning))
-	}
-	if h.OffsetCritical < h.OffsetWarning {
-		errs = append(errs, fmt.Errorf("ptp.health.offset_critical: must not be below ptp.health.offset_warning (%s), got %s", h.OffsetWarning, h.OffsetCritical))
-	}
-	if h.ErrorBoundWarning <= 0 {
-		errs = append(errs, fmt.Errorf("ptp.health.error_bound_warning: must be positive, got %s", h.ErrorBoundWarning))
-	}
-	if h.ErrorBoundCritical < h.ErrorBoundWarning {
-		errs = append(errs, fmt.Errorf("ptp.health.error_bound_critical: must not be below ptp.health.error_bound_warning (%s), got %s", h.ErrorBoundWarning, h.ErrorBoundCritical))
 	}
 	return errors.Join(errs...)
 }

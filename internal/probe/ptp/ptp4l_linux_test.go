@@ -212,14 +212,12 @@ func TestPtp4l(t *testing.T) {
 const testGrace = time.Second
 
 // testPolicyConfig is the stepdown policy's configuration for the
-// namespaced test: ptp4l's triggers with a short grace, and no offset or
-// error bound triggers (software timestamps on a busy host can exceed
-// 100 µs now and then: not what this test is about).
+// namespaced test: ptp4l's port-state trigger with a short grace, and no
+// offset or error bound triggers (software timestamps on a busy host can
+// exceed 100 µs now and then: not what this test is about).
 func testPolicyConfig() policy.Config {
 	cfg := policy.Config{HoldDown: time.Second, Triggers: policy.DefaultTriggers()}
-	tr := DefaultTriggers()
-	tr.Unsynchronized.Grace = testGrace
-	tr.Offset.Enabled, tr.ErrorBound.Enabled = false, false
+	tr := policy.SourceTriggers{Unsynchronized: policy.Grace{Enabled: true, Grace: testGrace}}
 	cfg.Triggers.Sources = map[string]policy.SourceTriggers{SourceName: tr}
 	return cfg
 }

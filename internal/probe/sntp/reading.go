@@ -3,6 +3,7 @@ package sntp
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -53,11 +54,14 @@ func (r Result) Reading(role timesource.Role) timesource.Reading {
 }
 
 // Readings returns the last reading of every probed server; it never waits
-// on the network.
+// on the network. A reading older than two intervals (a wait, then a round
+// that fits in one, as the configuration checks) and
+// timesource.StaleGrace is a failed one: the round is stuck.
 func (p *Prober) Readings() []timesource.Reading {
 	var out []timesource.Reading
+	now := time.Now()
 	for _, r := range p.Results() {
-		out = append(out, r.Reading(p.cfg.SourceRole()))
+		out = append(out, r.Reading(p.cfg.SourceRole()).Stale(now, 2*p.cfg.Interval+timesource.StaleGrace))
 	}
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"syscall"
 	"time"
 
@@ -58,9 +57,10 @@ type dbusBus struct {
 
 var _ Bus = (*dbusBus)(nil)
 
-// newDBusBus returns a Bus for the configured address, which must be valid.
+// newDBusBus returns a Bus for the configured address, which must be valid
+// (and resolved: Config.Resolve).
 func newDBusBus(address string) *dbusBus {
-	p, _ := socketPath(address, os.Getenv)
+	p, _ := socketPath(address, noEnv)
 	return &dbusBus{socket: p, appeared: make(chan struct{}, 1)}
 }
 

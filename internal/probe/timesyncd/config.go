@@ -99,3 +99,13 @@ func socketPath(address string, getenv func(string) string) (string, error) {
 // noEnv validates "system" without the environment: what it names is only
 // known where the daemon runs.
 func noEnv(string) string { return "" }
+
+// Resolve returns c with what it takes from the environment (getenv): the
+// system bus's address, $DBUS_SYSTEM_BUS_ADDRESS, in place of "system" when
+// set.
+func (c Config) Resolve(getenv func(string) string) Config {
+	if env := getenv("DBUS_SYSTEM_BUS_ADDRESS"); c.Address == AddressSystem && env != "" {
+		c.Address = env
+	}
+	return c
+}

@@ -146,6 +146,11 @@ func (p *Poller) Poll() {
 	s.Found, s.Up, s.Err, s.Page, s.LastSuccess = true, true, nil, page, now
 	p.snap = s
 	p.mu.Unlock()
+	// The stepdown first, the log after: the hook is what lease holders
+	// wait for.
+	if changed && p.opts.Changed != nil {
+		p.opts.Changed(s.Reading())
+	}
 	switch {
 	case first:
 		p.log.Info("VMClock device found", "path", p.cfg.Path, "disruption_marker", page.DisruptionMarker,
@@ -158,9 +163,6 @@ func (p *Poller) Poll() {
 	}
 	if page.ClockStatus != prev.ClockStatus && !first {
 		p.log.Info("VMClock clock status changed", "status", page.ClockStatus.String(), "was", prev.ClockStatus.String())
-	}
-	if changed && p.opts.Changed != nil {
-		p.opts.Changed(s.Reading())
 	}
 }
 

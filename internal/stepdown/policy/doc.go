@@ -19,4 +19,26 @@
 // has given its first reading. A drill is a stepdown that resumes after its
 // own hold time, unless a real trigger fires meanwhile. Persisted and
 // Restore carry the state across a restart in the same boot.
+//
+// # The trigger table
+//
+// Every reason is one row of the table in reasons.go (TriggerTable): its
+// kind (instant, level, graced), its key under stepdown.triggers, whether it
+// is judged per source, whether it disrupts the bounded-time segment, and
+// the text of its condition. Validation, reloads, grace periods, the events'
+// text and the segment's judge (Disrupts) read the row; the tests check the
+// table against the wire's list (stepdown.TriggerReasons) and the keys of
+// Triggers and SourceTriggers, so a reason left out of one fails them.
+//
+// A new reason needs: its constant and list entry in stepdown/wire.go (the
+// client module), its row here, its setting in Triggers (and SourceTriggers
+// when per source) with its default in DefaultTriggers, the input that
+// raises it (a method like Offset, called from Reading), and its line in
+// docs/stepdown-protocol.md, docs/configuration.md and the two /metrics
+// goldens that list every reason.
+//
+// Files: policy.go (the state machine and its inputs), triggers.go (the
+// configuration), reasons.go (the table), step.go (a step and how it was
+// seen), deadline.go (grace periods and the next deadline), persist.go (the
+// state across restarts).
 package policy

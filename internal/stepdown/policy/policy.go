@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -13,136 +12,6 @@ import (
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
-
-// Config holds the hold-down period and the triggers. The server's config
-// embeds the triggers under stepdown.triggers.
-type Config struct {
-	// HoldDown is how long the clock must stay healthy after the last
-	// trigger before the state returns to ok.
-	HoldDown time.Duration
-	// Triggers configures each trigger.
-	Triggers Triggers
-}
-
-// Triggers configures the conditions that cause a stepdown. A trigger whose
-// Enabled is false ignores its input.
-type Triggers struct {
-	Step           Threshold `yaml:"step"`
-	Offset         Threshold `yaml:"offset"`
-	Unsynchronized Grace     `yaml:"unsynchronized"`
-	ErrorBound     Threshold `yaml:"error_bound"`
-	ProbeLost      Grace     `yaml:"probe_lost"`
-	// Suspend fires on a resume from suspend longer than the threshold:
-	// CLOCK_MONOTONIC stood still meanwhile, so leases timed with it ran
-	// out without the holder noticing.
-	Suspend Threshold `yaml:"suspend"`
-	// GrandmasterChanged fires when a source's reading names a grandmaster
-	// other than the last one it named (timesource.Reading.Grandmaster).
-	GrandmasterChanged Switch `yaml:"grandmaster_changed"`
-	// VMDisruption fires when a source's disruption marker (VMClock's)
-	// changes, also across a restart in the same boot, and holds while a
-	// source says its clock is unreliable.
-	VMDisruption Switch `yaml:"vm_disruption"`
-	// Sources replaces Offset, ErrorBound and Unsynchronized for the named
-	// sources: a PTP clock runs at nanoseconds to microseconds, where the
-	// 1 s that suits NTP means nothing. It is not read from the stepdown
-	// section: each source's own section sets it (ptp.triggers), and the
-	// configuration copies it here.
-	Sources map[string]SourceTriggers `yaml:"-"`
-}
-
-// SourceTriggers are the triggers judged per source whose scale depends on
-// the source.
-type SourceTriggers struct {
-	Offset     Threshold `yaml:"offset"`
-	ErrorBound Threshold `yaml:"error_bound"`
-	// Unsynchronized is, for ptp4l, its port not SLAVE (nor MASTER as a
-	// synchronised grandmaster).
-	Unsynchronized Grace `yaml:"unsynchronized"`
-}
-
-// Validate checks the triggers; errors name the field under prefix (e.g.
-// "ptp.triggers").
-func (t SourceTriggers) Validate(prefix string) error {
-	var errs []error
-	check := positive(&errs, prefix)
-	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
-	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
-	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
-	return errors.Join(errs...)
-}
-
-// positive returns a check that appends to errs, for a trigger name under
-// prefix that is enabled, an error when its duration (its "threshold" or
-// "grace") is not positive.
-func positive(errs *[]error, prefix string) func(name string, enabled bool, d time.Duration, what string) {
-	return func(name string, enabled bool, d time.Duration, what string) {
-		if enabled && d <= 0 {
-			*errs = append(*errs, fmt.Errorf("%s.%s.%s: must be positive when enabled, got %s", prefix, name, what, d))
-		}
-	}
-}
-
-// For returns the per-source triggers that judge source: its own from
-// Sources, else the global ones.
-func (t Triggers) For(source string) SourceTriggers {
-	if st, ok := t.Sources[source]; ok {
-		return st
-	}
-	return SourceTriggers{Offset: t.Offset, ErrorBound: t.ErrorBound, Unsynchronized: t.Unsynchronized}
-}
-
-// Switch is a trigger without a magnitude.
-type Switch struct {
-	Enabled bool `yaml:"enabled"`
-}
-
-// Threshold is a trigger that fires when a magnitude is over Threshold.
-type Threshold struct {
-	Enabled   bool          `yaml:"enabled"`
-	Threshold time.Duration `yaml:"threshold"`
-}
-
-// Grace is a trigger that fires when a bad condition has lasted longer than
-// Grace.
-type Grace struct {
-	Enabled bool          `yaml:"enabled"`
-	Grace   time.Duration `yaml:"grace"`
-}
-
-// DefaultTriggers returns the triggers clockwatch uses unless configured
-// otherwise: all enabled, a step over 1 ms, an offset over 1 s, unsynchronised
-// for over 60 s, an error bound over 1 s, a probe failing for over 10 s, a
-// suspend over 1 ms, a grandmaster changed, a VM disruption.
-func DefaultTriggers() Triggers {
-	return Triggers{
-		Step:           Threshold{Enabled: true, Threshold: time.Millisecond},
-		Offset:         Threshold{Enabled: true, Threshold: time.Second},
-		Unsynchronized: Grace{Enabled: true, Grace: 60 * time.Second},
-		ErrorBound:     Threshold{Enabled: true, Threshold: time.Second},
-		ProbeLost:      Grace{Enabled: true, Grace: 10 * time.Second},
-		Suspend:        Threshold{Enabled: true, Threshold: time.Millisecond},
-
-		GrandmasterChanged: Switch{Enabled: true},
-		VMDisruption:       Switch{Enabled: true},
-	}
-}
-
-// Validate checks the triggers; errors name the field under prefix (the YAML
-// path of the triggers, e.g. "stepdown.triggers").
-func (t Triggers) Validate(prefix string) error {
-	var errs []error
-	check := positive(&errs, prefix)
-	check("step", t.Step.Enabled, t.Step.Threshold, "threshold")
-	check("offset", t.Offset.Enabled, t.Offset.Threshold, "threshold")
-	check("unsynchronized", t.Unsynchronized.Enabled, t.Unsynchronized.Grace, "grace")
-	check("error_bound", t.ErrorBound.Enabled, t.ErrorBound.Threshold, "threshold")
-	check("probe_lost", t.ProbeLost.Enabled, t.ProbeLost.Grace, "grace")
-	check("suspend", t.Suspend.Enabled, t.Suspend.Threshold, "threshold")
-	// Sources are checked by the sections that set them (ptp.triggers),
-	// under their own names.
-	return errors.Join(errs...)
-}
 
 // Event is a change the policy asks the server to announce: a stepdown (Type
 // stepdown.TypeStepdown) or a resume (stepdown.TypeResume). The server adds
@@ -280,21 +149,10 @@ func (p *Policy) Await(sources ...string) {
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
 	p.cfg = cfg
+	// Only conditions hold (instant triggers leave none).
 	off := func(c Condition) bool {
-		st := cfg.Triggers.For(c.Source)
-		switch c.Reason {
-		case stepdown.ReasonOffset:
-			return !st.Offset.Enabled
-		case stepdown.ReasonErrorBound:
-			return !st.ErrorBound.Enabled
-		case stepdown.ReasonUnsynchronized:
-			return !st.Unsynchronized.Enabled
-		case stepdown.ReasonProbeLost:
-			return !cfg.Triggers.ProbeLost.Enabled
-		case stepdown.ReasonVMDisruption:
-			return !cfg.Triggers.VMDisruption.Enabled
-		}
-		return false
+		row, ok := Lookup(c.Reason)
+		return ok && !row.Setting(cfg.Triggers, c.Source).Enabled
 	}
 	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
 		for c := range m {
@@ -319,21 +177,6 @@ func (p *Policy) Started() bool { return p.started }
 // Conditions returns the conditions holding now, sorted.
 func (p *Policy) Conditions() []Condition { return sortedConds(p.active) }
 
-// Step is a wall-clock step seen by the step detector.
-type Step struct {
-	// Seconds is the size of the step, positive forward.
-	Seconds float64
-	// Mono is CLOCK_MONOTONIC when it was seen.
-	Mono time.Duration
-	// WallBefore and WallAfter are the wall clock around the step.
-	WallBefore, WallAfter time.Time
-	// Epoch is the step detector's epoch after this step (0: unchanged).
-	Epoch uint64
-	// How says how the step was seen (e.g. "timerfd", "sample",
-	// "restart": while clockwatch was not running).
-	How string
-}
-
 // Step feeds a step. Steps at or below the threshold only update the epoch.
 // A step seen at restart is a trigger like any other: its hold-down counts
 // from when it was seen.
@@ -347,9 +190,9 @@ func (p *Policy) Step(s Step) []Event {
 	p.bad(s.Mono)
 	e := p.stepdownEvent(stepdown.ReasonStep, s.Mono)
 	e.StepSeconds = stepdown.Float(s.Seconds)
-	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How
+	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How.String()
 	e.Detail = fmt.Sprintf("wall clock stepped by %s", time.Duration(s.Seconds*float64(time.Second)))
-	if s.How == "restart" {
+	if s.How == SeenRestart {
 		e.Detail += " while clockwatch was not running"
 	}
 	return []Event{e}
@@ -565,8 +408,9 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 	return []Event{e}
 }
 
-// Suspend feeds a resume from suspend: the machine was suspended for d.
-func (p *Policy) Suspend(d, mono time.Duration) []Event {
+// Woke feeds a wake-up from suspend: the machine was suspended for d. (Not
+// the protocol's resume, which says trust is back: the trigger fires here.)
+func (p *Policy) Woke(d, mono time.Duration) []Event {
 	t := p.cfg.Triggers.Suspend
 	if !t.Enabled || d <= t.Threshold {
 		return p.Tick(mono)
@@ -797,154 +641,13 @@ func sortedConds(m map[Condition]time.Duration) []Condition {
 	return cs
 }
 
-// conditionText says what a grace condition means, for an event's detail.
+// conditionText says what a grace condition means, for an event's detail
+// (the trigger table's text).
 func (p *Policy) conditionText(c Condition, d time.Duration) string {
-	what := ""
-	switch c.Reason {
-	case stepdown.ReasonUnsynchronized:
-		what = fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
-		if d := p.detail[c.Source]; d != "" {
-			what += " (" + d + ")"
-		}
-	case stepdown.ReasonProbeLost:
-		what = fmt.Sprintf("probe %s fails", c.Source)
-	default:
-		what = fmt.Sprintf("%s from %s", c.Reason, c.Source)
-	}
+	row, _ := Lookup(c.Reason)
+	what := row.Text(c, p.detail[c.Source])
 	if d > 0 {
 		what += fmt.Sprintf(" for %s", d.Round(time.Millisecond))
 	}
 	return what
-}
-
-// graceOf is the grace trigger of a condition that waits out a grace period
-// (pending); NextDeadline and expireGrace both read it.
-func (p *Policy) graceOf(c Condition) Grace {
-	switch c.Reason {
-	case stepdown.ReasonUnsynchronized:
-		return p.cfg.Triggers.For(c.Source).Unsynchronized
-	case stepdown.ReasonProbeLost:
-		return p.cfg.Triggers.ProbeLost
-	}
-	return Grace{}
-}
-
-// NextDeadline is the CLOCK_MONOTONIC time at which Tick, given no input
-// meanwhile, would next change something: a grace period expires, a drill
-// ends, or the hold-down ends. ok is false when nothing is pending: only an
-// input can change the state then (every input ticks the policy itself). The
-// server ticks at this deadline rather than every second, so an idle daemon
-// does not wake to find nothing to do; it asks again after every input.
-func (p *Policy) NextDeadline() (deadline time.Duration, ok bool) {
-	at := func(t time.Duration) {
-		if !ok || t < deadline {
-			deadline, ok = t, true
-		}
-	}
-	if p.started {
-		for c, since := range p.pending {
-			// expireGrace fires once the condition has lasted longer
-			// than its grace: one nanosecond past it.
-			if g := p.graceOf(c); g.Enabled {
-				at(since + g.Grace + 1)
-			}
-		}
-	}
-	if p.state == stepdown.StateStepdown {
-		switch {
-		case p.reason == stepdown.ReasonDrill:
-			at(p.drillUntil)
-		case p.started && len(p.active) == 0 && p.freshSince(p.lastBad):
-			// Without fresh readings the resume waits for them, and
-			// each reading ticks the policy itself.
-			at(p.lastBad + p.cfg.HoldDown)
-		}
-	}
-	return deadline, ok
-}
-
-// expireGrace fires the grace conditions bad for longer than their grace:
-// each holds the state down, and its first such Tick announces a stepdown.
-func (p *Policy) expireGrace(out []Event, mono time.Duration) []Event {
-	for _, c := range sortedConds(p.pending) {
-		g := p.graceOf(c)
-		d := mono - p.pending[c]
-		if !g.Enabled || d <= g.Grace {
-			continue
-		}
-		delete(p.pending, c)
-		if e, fired := p.hold(c, mono); fired {
-			e.Detail = p.conditionText(c, d)
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// Persisted is what a restart in the same boot needs to carry on where the
-// stopped process left off: the state, the conditions holding, when the
-// hold-down ends, and the sources found. Times are CLOCK_MONOTONIC; the
-// server stores them in BOOTTIME with the boot id.
-type Persisted struct {
-	State      stepdown.State
-	Reason     stepdown.Reason
-	Conditions []Condition
-	// HoldUntil is the earliest monotonic time the state may return to ok,
-	// set when no condition holds any more; zero while one does (the
-	// hold-down starts when the last clears) and outside stepdown.
-	HoldUntil time.Duration
-	// Known are the sources found in this boot.
-	Known []string
-	// Markers are the last disruption marker of each source that has one:
-	// a marker that changed while clockwatch was not running steps down
-	// at the restart.
-	Markers map[string]uint64
-}
-
-// Persisted returns what to persist. A drill is not: a restart ends it.
-func (p *Policy) Persisted() Persisted {
-	var ps Persisted
-	for s := range p.known {
-		ps.Known = append(ps.Known, s)
-	}
-	sort.Strings(ps.Known)
-	if len(p.marker) > 0 {
-		ps.Markers = maps.Clone(p.marker)
-	}
-	if p.state != stepdown.StateStepdown || (p.reason == stepdown.ReasonDrill && len(p.active) == 0) {
-		return ps
-	}
-	ps.State, ps.Reason, ps.Conditions = p.state, p.reason, p.Conditions()
-	if ps.Reason == stepdown.ReasonDrill {
-		ps.Reason = ps.Conditions[0].Reason
-	}
-	if len(p.active) == 0 {
-		ps.HoldUntil = p.lastBad + p.cfg.HoldDown
-	}
-	return ps
-}
-
-// Restore carries on from what a process in the same boot persisted: a
-// stepdown stays a stepdown with its conditions until fresh readings clear
-// them and its hold-down ends; the sources it found count as found. Call it
-// before feeding anything.
-func (p *Policy) Restore(ps Persisted, mono time.Duration) {
-	for _, s := range ps.Known {
-		p.known[s] = true
-	}
-	for s, m := range ps.Markers {
-		p.marker[s], p.restored[s] = m, true
-	}
-	if ps.State != stepdown.StateStepdown {
-		return
-	}
-	p.state, p.reason = stepdown.StateStepdown, ps.Reason
-	for _, c := range ps.Conditions {
-		p.active[c] = mono
-	}
-	p.lastBad, p.haveBad = mono, true
-	if len(ps.Conditions) == 0 {
-		p.lastBad = ps.HoldUntil - p.cfg.HoldDown
-	}
-	p.updateReason()
 }

@@ -42,7 +42,7 @@ func errBoundFrom(at, secs float64, src string) in {
 	return func(p *Policy) []Event { return p.ErrorBound(secs, src, s(at)) }
 }
 func suspend(at, secs float64) in {
-	return func(p *Policy) []Event { return p.Suspend(s(secs), s(at)) }
+	return func(p *Policy) []Event { return p.Woke(s(secs), s(at)) }
 }
 func tick(at float64) in { return func(p *Policy) []Event { return p.Tick(s(at)) } }
 func drill(at, hold float64) in {
@@ -287,15 +287,20 @@ func TestStepEventDetails(t *testing.T) {
 	p := New(Config{HoldDown: time.Second, Triggers: DefaultTriggers()}, 3)
 	p.ProbeOK("c", 0)
 	wb := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
-	ev := p.Step(Step{Seconds: -12.4, Mono: 5 * time.Second, WallBefore: wb, WallAfter: wb.Add(-12400 * time.Millisecond), Epoch: 4, How: "timerfd"})
+	ev := p.Step(Step{Seconds: -12.4, Mono: 5 * time.Second, WallBefore: wb, WallAfter: wb.Add(-12400 * time.Millisecond), Epoch: 4, How: SeenClockSet})
 	if len(ev) != 1 {
 		t.Fatalf("got %d events", len(ev))
 	}
 	m := ev[0].Message(9)
 	want := stepdown.Message{Type: "stepdown", State: "stepdown", Reason: "step", Epoch: 4, Seq: 9,
 		StepSeconds: stepdown.Float(-12.4), WallBefore: wb, WallAfter: wb.Add(-12400 * time.Millisecond),
-		MonoNanos: int64(5 * time.Second), Source: "timerfd", Detail: "wall clock stepped by -12.4s"}
+		MonoNanos: int64(5 * time.Second), Source: "clock_set", Detail: "wall clock stepped by -12.4s"}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("message (-want +got):\n%s", diff)
+	}
+	// A step made while clockwatch was not running says so.
+	ev = p.Step(Step{Seconds: 3600, Mono: 6 * time.Second, Epoch: 5, How: SeenRestart})
+	if len(ev) != 1 || ev[0].Source != "restart" || ev[0].Detail != "wall clock stepped by 1h0m0s while clockwatch was not running" {
+		t.Errorf("step seen at restart: %+v", ev)
 	}
 }

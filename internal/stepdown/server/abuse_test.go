@@ -85,7 +85,7 @@ func TestAbuseManySubscribers(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	ann.Step(policy.Step{Seconds: -1, Mono: 123, Epoch: 1, How: "test"})
+	ann.Step(policy.Step{Seconds: -1, Mono: 123, Epoch: 1, How: policy.SeenSampling})
 	deadline := time.Now().Add(time.Minute)
 	for i, c := range conns {
 		for time.Now().Before(deadline) {

@@ -8,13 +8,12 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
-)
 
-// listenFDsStart is the first file descriptor systemd passes (SD_LISTEN_FDS_START).
-const listenFDsStart = 3
+	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/safefile"
+)
 
 // ActivationName is the FileDescriptorName= of the stepdown socket unit.
 // clockwatch only takes a socket from systemd under this name, so that it
@@ -27,33 +26,26 @@ const ActivationName = "stepdown"
 // parameters so tests need no environment. It leaves the environment and the
 // other descriptors alone.
 func Activated(getenv func(string) string, pid int) (l *net.UnixListener, ok bool, err error) {
-	if getenv("LISTEN_PID") != strconv.Itoa(pid) {
-		return nil, false, nil
-	}
-	n, err := strconv.Atoi(getenv("LISTEN_FDS"))
-	if err != nil || n < 1 {
-		return nil, false, nil
-	}
-	idx := -1
-	for i, name := range strings.Split(getenv("LISTEN_FDNAMES"), ":") {
-		if name == ActivationName && i < n {
-			idx = i
+	fd := -1
+	for _, s := range host.Activated(getenv, pid) {
+		if s.Name == ActivationName {
+			fd = s.FD
 			break
 		}
 	}
-	if idx < 0 {
+	if fd < 0 {
 		return nil, false, nil
 	}
-	f := os.NewFile(uintptr(listenFDsStart+idx), "systemd-"+ActivationName)
+	f := os.NewFile(uintptr(fd), "systemd-"+ActivationName)
 	defer f.Close()
 	fl, err := net.FileListener(f)
 	if err != nil {
-		return nil, false, fmt.Errorf("using socket fd %d passed by systemd: %w", listenFDsStart+idx, err)
+		return nil, false, fmt.Errorf("using socket fd %d passed by systemd: %w", fd, err)
 	}
 	ul, isUnix := fl.(*net.UnixListener)
 	if !isUnix {
 		fl.Close()
-		return nil, false, fmt.Errorf("socket fd %d passed by systemd is %s, want a unix stream socket", listenFDsStart+idx, fl.Addr().Network())
+		return nil, false, fmt.Errorf("socket fd %d passed by systemd is %s, want a unix stream socket", fd, fl.Addr().Network())
 	}
 	// systemd owns the file: never unlink it.
 	ul.SetUnlinkOnClose(false)
@@ -85,7 +77,8 @@ func (l *Listener) Close() error {
 // (by a clockwatch stopping) between the open and the lock.
 func lockFile(path, socket string) (*os.File, error) {
 	for try := 0; ; try++ {
-		lock, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+		// A dangling link here created its target: never followed.
+		lock, err := safefile.OpenFile("the stepdown socket's lock file", path, os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("opening the stepdown socket's lock file: %w", err)
 		}

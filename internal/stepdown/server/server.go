@@ -18,7 +18,6 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/pulse"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -49,8 +48,9 @@ type Options struct {
 	Listener net.Listener
 	// PeerCred reads a peer's credentials; nil reads SO_PEERCRED.
 	PeerCred func(*net.UnixConn) (Cred, error)
-	// Getenv and PID are consulted for systemd socket activation; nil and
-	// 0 mean os.Getenv and os.Getpid().
+	// Getenv and PID are consulted for systemd socket activation; nil is
+	// an empty environment (the server never reads the process's), 0
+	// os.Getpid().
 	Getenv func(string) string
 	PID    int
 	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
@@ -106,7 +106,7 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		opts.PeerCred = peerCred
 	}
 	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
+		opts.Getenv = func(string) string { return "" }
 	}
 	if opts.PID == 0 {
 		opts.PID = os.Getpid()
@@ -334,7 +334,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 	var c *client
 	var refuse func()
 	s.ann.Current(func(snap announce.Snapshot) {
-		st, seq := snap.Status, snap.Seq
+		seq := snap.Seq
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.closed {
@@ -354,7 +354,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 		c.raw, _ = conn.SyscallConn()
 		c.directWrite = c.writeDirect
 		c.helloSeq = seq
-		c.enqueue(s.helloLocked(st, seq).AppendLine(nil))
+		c.enqueue(s.helloLocked(snap).AppendLine(nil))
 		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
 		s.wg.Add(2)
 	})
@@ -367,11 +367,21 @@ func (s *Server) admit(conn *net.UnixConn) {
 	go c.readLoop()
 }
 
-func (s *Server) helloLocked(st policy.Status, seq uint64) stepdown.Message {
-	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: seq,
-		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: s.cfg.HoldDown.Seconds()}
+// helloLocked greets a client with the state now. Besides what a lock holder
+// needs, it says since when the state holds and how many clients are
+// connected (this one included), for `clockwatch status`; and, when the
+// state is not ok and the last announcement is of the reason holding now,
+// that announcement's source and detail.
+func (s *Server) helloLocked(snap announce.Snapshot) stepdown.Message {
+	st := snap.Status
+	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: snap.Seq,
+		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: s.cfg.HoldDown.Seconds(),
+		Since: time.Now().Add(-snap.For).UTC().Truncate(time.Millisecond), Subscribers: len(s.clients)}
 	if st.State != stepdown.StateOK {
 		m.Reason = st.Reason
+		if last := snap.Last.Message; last.Seq != 0 && last.Reason == st.Reason {
+			m.Source, m.Detail = last.Source, last.Detail
+		}
 	}
 	return m
 }

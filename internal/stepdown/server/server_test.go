@@ -90,11 +90,11 @@ func TestTriggersReachClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	mono := time.Duration(ts.Nano())
-	ann.Step(policy.Step{Seconds: 0.5, Mono: mono, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: "timerfd"})
+	ann.Step(policy.Step{Seconds: 0.5, Mono: mono, WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), Epoch: 2, How: policy.SeenClockSet})
 	m := next(t, c)
 	want := stepdown.Message{Type: "stepdown", State: "stepdown", Reason: "step", Epoch: 2, Seq: m.Seq,
 		StepSeconds: stepdown.Float(0.5), WallBefore: wb, WallAfter: wb.Add(500 * time.Millisecond), MonoNanos: int64(mono),
-		Source: "timerfd", Detail: "wall clock stepped by 500ms"}
+		Source: "clock_set", Detail: "wall clock stepped by 500ms"}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("stepdown (-want +got):\n%s", diff)
 	}
@@ -421,5 +421,36 @@ func TestKernelReadings(t *testing.T) {
 	ann.Reading(kernel(16 * time.Second)) // maxerror saturated
 	if m := next(t, c); m.Reason != stepdown.ReasonErrorBound || m.Source != "kernel" || *m.ErrorBoundSeconds != 16 {
 		t.Fatalf("error bound: %v", m)
+	}
+}
+
+// The hello says since when the state holds, how many clients are connected
+// (this one included) and, during a stepdown, the source and detail of the
+// announcement that caused it: what `clockwatch status` shows a user.
+func TestHelloSaysSinceAndSubscribers(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.HoldDown = time.Hour
+	before := time.Now().Truncate(time.Millisecond)
+	_, ann := start(t, cfg, server.Options{}, announce.Options{Epoch: 1})
+	_, first := dial(t, cfg.Socket)
+	if first.Subscribers != 1 || first.Since.Before(before.Add(-time.Second)) || first.Since.After(time.Now()) {
+		t.Errorf("first hello: subscribers %d, since %v; want 1 and since the start (%v)", first.Subscribers, first.Since, before)
+	}
+	ann.Reading(chronyReading(-2, 0.5, true))
+	stepped := time.Now()
+	_, second := dial(t, cfg.Socket)
+	if second.State != stepdown.StateStepdown || second.Reason != stepdown.ReasonOffset || second.Source != "chrony" ||
+		!strings.Contains(second.Detail, "offset") || second.Subscribers != 2 {
+		t.Errorf("hello during the stepdown: %+v; want reason offset, source chrony, its detail, 2 subscribers", second)
+	}
+	if d := second.Since.Sub(stepped); d > 50*time.Millisecond || d < -time.Second {
+		t.Errorf("hello during the stepdown: since %v, want when it stepped down (%v)", second.Since, stepped)
+	}
+	// A second stepdown while in stepdown does not move since.
+	ann.Reading(chronyReading(0.001, 3, true))
+	time.Sleep(20 * time.Millisecond)
+	if _, third := dial(t, cfg.Socket); !third.Since.Equal(second.Since) || third.Subscribers != 3 {
+		t.Errorf("hello after a second trigger: since %v, subscribers %d; want %v and 3", third.Since, third.Subscribers, second.Since)
 	}
 }

@@ -38,6 +38,11 @@ type WatchOptions struct {
 	NoAck bool
 	// Now stamps human output; nil means time.Now.
 	Now func() time.Time
+	// Explain turns why the daemon cannot be reached into what to do
+	// (start it, join the socket's group); nil prints the error. Human
+	// output prints it once while the same explanation holds, not at every
+	// retry; JSON output prints every disconnected event as it is.
+	Explain func(error) string
 }
 
 // Watch prints what the stepdown socket says until ctx is done or, if asked,
@@ -50,7 +55,23 @@ func Watch(ctx context.Context, w io.Writer, o WatchOptions) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sub := stepdown.Subscribe(ctx, stepdown.Options{Path: o.Path, Heartbeats: o.Heartbeats, EventBuffer: 1024})
+	said := "" // the explanation printed for the outage going on
 	for e := range sub.Events() {
+		if !o.JSON && e.Type == stepdown.TypeDisconnected {
+			why := e.Error
+			if o.Explain != nil && e.Err != nil {
+				why = o.Explain(e.Err)
+			}
+			if why != said {
+				fmt.Fprintf(w, "%s unknown: %s\n", o.Now().UTC().Format(time.RFC3339Nano), why)
+				said = why
+			}
+			if o.ExitOnUnknown {
+				return ExitUnknown
+			}
+			continue
+		}
+		said = ""
 		if o.JSON {
 			w.Write(e.Message.AppendLine(nil))
 		} else {

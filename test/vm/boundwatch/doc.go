@@ -1,6 +1,6 @@
 // Command boundwatch reads clockwatch's bounded-time segment inside the test
 // VM, with the client library (stepdown/boundedtime), every millisecond. For
-// every change of status it reads CLOCK_MONOTONIC, appends a JSON line to a
+// every change of status (or of the segment's VMClock marker) it reads CLOCK_MONOTONIC, appends a JSON line to a
 // file the guest script can wait on, and prints a result line (kind
 // "bound_status", see package guest).
 //

@@ -51,18 +51,20 @@ func watch(path, out string, stdout io.Writer) error {
 	}
 	defer file.Close()
 	last := ""
+	var lastMarker uint64
 	for ; ; time.Sleep(time.Millisecond) {
 		e, l, st, err := r.Now()
 		mono := guest.Mono()
 		if err != nil {
 			return err
 		}
-		if st.String() == last {
+		snap, _ := r.Snapshot()
+		if st.String() == last && snap.DisruptionMarker == lastMarker {
 			continue
 		}
-		last = st.String()
-		snap, _ := r.Snapshot()
-		s := guest.BoundStatus{Status: last, MonoNS: mono, BoundNS: int64(l.Sub(e) / 2), Generation: snap.Generation}
+		last, lastMarker = st.String(), snap.DisruptionMarker
+		s := guest.BoundStatus{Status: last, MonoNS: mono, BoundNS: int64(l.Sub(e) / 2), Generation: snap.Generation,
+			Marker: snap.DisruptionMarker, VMClock: snap.DisruptionSupport}
 		if err := guest.Emit(stdout, guest.KindBoundStatus, s); err != nil {
 			return err
 		}

@@ -80,8 +80,8 @@ type StepdownMsg struct {
 // segment.
 const KindBoundStatus = "bound_status"
 
-// BoundStatus is what boundwatch prints when the segment's status changes
-// (kind "bound_status").
+// BoundStatus is what boundwatch prints when the segment's status (as a
+// reader computes it) or its VMClock marker changes (kind "bound_status").
 type BoundStatus struct {
 	// Status is the status a reader computes ("unknown", "synchronized",
 	// "free_running", "disrupted").
@@ -92,4 +92,7 @@ type BoundStatus struct {
 	// generation read.
 	BoundNS    int64  `json:"bound_ns"`
 	Generation uint16 `json:"generation"`
+	// Marker is the segment's VMClock disruption marker, with its flag.
+	Marker  uint64 `json:"marker,omitempty"`
+	VMClock bool   `json:"vmclock,omitempty"`
 }

@@ -1,0 +1,377 @@
+package kubernetes
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// In a pod, the service account's credentials and the API server's address
+// (Kubernetes' "in-cluster config").
+const (
+	serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+	requestTimeout    = 10 * time.Second
+)
+
+// Client is a REST client for the few requests the transport makes. The
+// bearer token is re-read from its file for each request: a projected
+// service account token is rotated by the kubelet.
+type Client struct {
+	base      *url.URL
+	http      *http.Client
+	token     string
+	tokenFile string
+	userAgent string
+}
+
+// APIError is an API server's refusal: the HTTP status and its Status
+// object's message.
+type APIError struct {
+	Code    int
+	Reason  string
+	Message string
+	Request string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("%s: the API server answered %d %s: %s", e.Request, e.Code, e.Reason, e.Message)
+}
+
+// InClusterConfig reads the pod's service account and the API server's
+// address from the environment (KUBERNETES_SERVICE_HOST and _PORT).
+func InClusterConfig(getenv func(string) string, dir string) (*Client, error) {
+	host, port := getenv("KUBERNETES_SERVICE_HOST"), getenv("KUBERNETES_SERVICE_PORT")
+	if host == "" || port == "" {
+		return nil, errors.New("not in a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set): give --kubernetes.kubeconfig")
+	}
+	if dir == "" {
+		dir = serviceAccountDir
+	}
+	ca, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		return nil, fmt.Errorf("the service account's CA: %w (is automountServiceAccountToken off?)", err)
+	}
+	tokenFile := filepath.Join(dir, "token")
+	if _, err := os.Stat(tokenFile); err != nil {
+		return nil, fmt.Errorf("the service account's token: %w", err)
+	}
+	return newClient("https://"+net.JoinHostPort(host, port), ca, nil, "", tokenFile, false)
+}
+
+// kubeconfig is the part of a kubeconfig file the client reads.
+type kubeconfig struct {
+	CurrentContext string `yaml:"current-context"`
+	Clusters       []struct {
+		Name    string `yaml:"name"`
+		Cluster struct {
+			Server                   string `yaml:"server"`
+			CertificateAuthority     string `yaml:"certificate-authority"`
+			CertificateAuthorityData string `yaml:"certificate-authority-data"`
+			InsecureSkipTLSVerify    bool   `yaml:"insecure-skip-tls-verify"`
+		} `yaml:"cluster"`
+	} `yaml:"clusters"`
+	Contexts []struct {
+		Name    string `yaml:"name"`
+		Context struct {
+			Cluster string `yaml:"cluster"`
+			User    string `yaml:"user"`
+		} `yaml:"context"`
+	} `yaml:"contexts"`
+	Users []struct {
+		Name string `yaml:"name"`
+		User struct {
+			Token                 string `yaml:"token"`
+			TokenFile             string `yaml:"tokenFile"`
+			ClientCertificate     string `yaml:"client-certificate"`
+			ClientCertificateData string `yaml:"client-certificate-data"`
+			ClientKey             string `yaml:"client-key"`
+			ClientKeyData         string `yaml:"client-key-data"`
+		} `yaml:"user"`
+	} `yaml:"users"`
+}
+
+// KubeconfigClient reads a kubeconfig file's current context: its
+// cluster's server and CA, its user's token, token file or client
+// certificate. Exec plugins and auth providers are not supported: give a
+// token.
+func KubeconfigClient(path string) (*Client, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--kubernetes.kubeconfig: %w", err)
+	}
+	var kc kubeconfig
+	if err := yaml.Unmarshal(b, &kc); err != nil {
+		return nil, fmt.Errorf("--kubernetes.kubeconfig %s: %w", path, err)
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("--kubernetes.kubeconfig %s: "+format, append([]any{path}, a...)...)
+	}
+	if kc.CurrentContext == "" {
+		return nil, fail("no current-context")
+	}
+	var clusterName, userName string
+	found := false
+	for _, c := range kc.Contexts {
+		if c.Name == kc.CurrentContext {
+			clusterName, userName, found = c.Context.Cluster, c.Context.User, true
+		}
+	}
+	if !found {
+		return nil, fail("current-context %q is not among its contexts", kc.CurrentContext)
+	}
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(filepath.Dir(path), p)
+	}
+	data := func(inline, file, what string) ([]byte, error) {
+		if inline != "" {
+			d, err := base64.StdEncoding.DecodeString(inline)
+			if err != nil {
+				return nil, fail("%s: %v", what, err)
+			}
+			return d, nil
+		}
+		if file == "" {
+			return nil, nil
+		}
+		d, err := os.ReadFile(rel(file))
+		if err != nil {
+			return nil, fail("%s: %v", what, err)
+		}
+		return d, nil
+	}
+	var server string
+	var ca []byte
+	insecure := false
+	found = false
+	for _, c := range kc.Clusters {
+		if c.Name != clusterName {
+			continue
+		}
+		found = true
+		server, insecure = c.Cluster.Server, c.Cluster.InsecureSkipTLSVerify
+		if ca, err = data(c.Cluster.CertificateAuthorityData, c.Cluster.CertificateAuthority, "certificate-authority"); err != nil {
+			return nil, err
+		}
+	}
+	if !found || server == "" {
+		return nil, fail("no server for cluster %q of context %q", clusterName, kc.CurrentContext)
+	}
+	var cert *tls.Certificate
+	var token, tokenFile string
+	for _, u := range kc.Users {
+		if u.Name != userName {
+			continue
+		}
+		token, tokenFile = u.User.Token, rel(u.User.TokenFile)
+		crt, err := data(u.User.ClientCertificateData, u.User.ClientCertificate, "client-certificate")
+		if err != nil {
+			return nil, err
+		}
+		key, err := data(u.User.ClientKeyData, u.User.ClientKey, "client-key")
+		if err != nil {
+			return nil, err
+		}
+		if crt != nil {
+			c, err := tls.X509KeyPair(crt, key)
+			if err != nil {
+				return nil, fail("user %q's client certificate: %v", userName, err)
+			}
+			cert = &c
+		}
+	}
+	return newClient(server, ca, cert, token, tokenFile, insecure)
+}
+
+func newClient(server string, ca []byte, cert *tls.Certificate, token, tokenFile string, insecure bool) (*Client, error) {
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("API server %q: want an https:// URL", server)
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // only when the kubeconfig says so
+	if len(ca) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(ca) {
+			return nil, fmt.Errorf("API server %s: the CA holds no PEM certificate", server)
+		}
+		tc.RootCAs = pool
+	}
+	if cert != nil {
+		tc.Certificates = []tls.Certificate{*cert}
+	}
+	tr := &http.Transport{TLSClientConfig: tc, Proxy: nil, MaxIdleConns: 2, IdleConnTimeout: 90 * time.Second,
+		TLSHandshakeTimeout: 5 * time.Second, ResponseHeaderTimeout: requestTimeout,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext}
+	return &Client{base: u, http: &http.Client{Transport: tr, Timeout: requestTimeout}, token: token, tokenFile: tokenFile,
+		userAgent: "clockwatch"}, nil
+}
+
+// SetUserAgent sets the User-Agent (the API server's audit log shows it).
+func (c *Client) SetUserAgent(ua string) { c.userAgent = ua }
+
+// do sends one request and decodes a 2xx answer into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte, out any) error {
+	what := method + " " + path
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	tok := c.token
+	if c.tokenFile != "" {
+		b, err := os.ReadFile(c.tokenFile)
+		if err != nil {
+			return fmt.Errorf("%s: reading the token: %w", what, err)
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return fmt.Errorf("%s: reading the answer: %w", what, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var st struct {
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(b, &st)
+		if st.Message == "" {
+			st.Message = strings.TrimSpace(string(b))
+		}
+		return &APIError{Code: resp.StatusCode, Reason: st.Reason, Message: st.Message, Request: what}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%s: decoding the answer: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// Node is the part of a Node the transport reads.
+type Node struct {
+	Metadata struct {
+		Name string `json:"name"`
+		UID  string `json:"uid"`
+	} `json:"metadata"`
+	Status struct {
+		Conditions []Condition `json:"conditions"`
+	} `json:"status"`
+}
+
+// Condition is a NodeCondition (k8s.io/api/core/v1).
+type Condition struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	LastHeartbeatTime  time.Time `json:"lastHeartbeatTime"`
+	LastTransitionTime time.Time `json:"lastTransitionTime"`
+	Reason             string    `json:"reason"`
+	Message            string    `json:"message"`
+}
+
+// GetNode reads the Node.
+func (c *Client) GetNode(ctx context.Context, name string) (*Node, error) {
+	var n Node
+	if err := c.do(ctx, http.MethodGet, "/api/v1/nodes/"+url.PathEscape(name), "", nil, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// PatchNodeCondition sets one condition of the Node's status with a
+// strategic merge patch (conditions merge by type: the others are kept).
+func (c *Client) PatchNodeCondition(ctx context.Context, name string, cond Condition) error {
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []Condition{cond}}})
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPatch, "/api/v1/nodes/"+url.PathEscape(name)+"/status", "application/strategic-merge-patch+json", patch, nil)
+}
+
+// Event is a core/v1 Event (the fields the transport sets).
+type Event struct {
+	APIVersion     string          `json:"apiVersion"`
+	Kind           string          `json:"kind"`
+	Metadata       EventMeta       `json:"metadata"`
+	InvolvedObject ObjectReference `json:"involvedObject"`
+	Reason         string          `json:"reason"`
+	Message        string          `json:"message"`
+	Source         EventSource     `json:"source"`
+	FirstTimestamp time.Time       `json:"firstTimestamp"`
+	LastTimestamp  time.Time       `json:"lastTimestamp"`
+	Count          int32           `json:"count"`
+	Type           string          `json:"type"`
+	// ReportingController and ReportingInstance name who reports.
+	ReportingController string `json:"reportingComponent"`
+	ReportingInstance   string `json:"reportingInstance"`
+}
+
+// EventMeta is an Event's metadata.
+type EventMeta struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// ObjectReference names the Node an Event is about.
+type ObjectReference struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	UID        string `json:"uid,omitempty"`
+}
+
+// EventSource is an Event's source.
+type EventSource struct {
+	Component string `json:"component"`
+	Host      string `json:"host"`
+}
+
+// CreateEvent posts a new Event.
+func (c *Client) CreateEvent(ctx context.Context, ev Event) error {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, "/api/v1/namespaces/"+url.PathEscape(ev.Metadata.Namespace)+"/events", "application/json", body, nil)
+}
+
+// PatchEventCount raises an Event's count and its last time (a repeat).
+func (c *Client) PatchEventCount(ctx context.Context, namespace, name string, count int32, last time.Time) error {
+	patch, err := json.Marshal(map[string]any{"count": count, "lastTimestamp": last})
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPatch, "/api/v1/namespaces/"+url.PathEscape(namespace)+"/events/"+url.PathEscape(name),
+		"application/strategic-merge-patch+json", patch, nil)
+}

@@ -1,0 +1,156 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+// Kind is how a trigger fires.
+type Kind uint8
+
+// The kinds of trigger.
+const (
+	// Instant triggers fire on one event (a step, a wake-up from suspend,
+	// a grandmaster change): the hold-down counts from it.
+	Instant Kind = iota + 1
+	// Level triggers hold while a reading is over their threshold (an
+	// offset, an error bound).
+	Level
+	// Graced triggers hold once their condition has lasted longer than
+	// their grace (unsynchronised, a lost probe).
+	Graced
+)
+
+// Setting is one trigger's configuration, whatever its kind: whether it is
+// on and its magnitude (a threshold or a grace; none for a switch).
+type Setting struct {
+	Enabled bool
+	// Limit is the threshold or the grace; Unit says which ("threshold",
+	// "grace", or "" for a switch), as the YAML key below the trigger's.
+	Limit time.Duration
+	Unit  string
+}
+
+func (t Threshold) setting() Setting { return Setting{t.Enabled, t.Threshold, "threshold"} }
+func (g Grace) setting() Setting     { return Setting{g.Enabled, g.Grace, "grace"} }
+func (s Switch) setting() Setting    { return Setting{Enabled: s.Enabled} }
+
+// Trigger is one row of the trigger table: everything clockwatch knows about
+// one stepdown reason. Validation, reloads, grace periods, the events' text,
+// the bounded-time segment's status and the wire's list of reasons all read
+// it; Triggers holds each row's setting under the row's Key.
+type Trigger struct {
+	// Reason is the reason on the wire (stepdown.TriggerReasons lists the
+	// same, in the same order; a test checks).
+	Reason stepdown.Reason
+	Kind   Kind
+	// Key is the trigger's key under stepdown.triggers (and under a
+	// source's own triggers, when PerSource).
+	Key string
+	// PerSource triggers are judged for each source on its own, and a
+	// source may replace their settings with its own (ptp.triggers):
+	// SourceTriggers holds those.
+	PerSource bool
+	// Disrupts says that the clock itself moved: the bounded-time segment
+	// says "disrupted" (ClockBound's meaning), not "unknown", while the
+	// stepdown holds for this reason.
+	Disrupts bool
+	// global reads the setting from stepdown.triggers; source, for a
+	// PerSource row, from a source's own triggers.
+	global func(Triggers) Setting
+	source func(SourceTriggers) Setting
+	// text says what a condition of this reason means, for an event's
+	// detail (detail is the source's last Detail, its port state).
+	text func(c Condition, detail string) string
+}
+
+// triggerTable is the table, in the protocol's order (a function, not a
+// variable: no package state to mutate). A new reason is one
+// row here, its constant and list entry in stepdown/wire.go, and its field
+// in Triggers (and SourceTriggers when PerSource); the tests fail until all
+// agree. Then the input that raises it: a method like Offset, called from
+// Reading, or a daemon input for an instant one.
+func triggerTable() [8]Trigger {
+	return [...]Trigger{
+		{Reason: stepdown.ReasonStep, Kind: Instant, Key: "step", Disrupts: true,
+			global: func(t Triggers) Setting { return t.Step.setting() }},
+		{Reason: stepdown.ReasonOffset, Kind: Level, Key: "offset", PerSource: true,
+			global: func(t Triggers) Setting { return t.Offset.setting() },
+			source: func(t SourceTriggers) Setting { return t.Offset.setting() }},
+		{Reason: stepdown.ReasonUnsynchronized, Kind: Graced, Key: "unsynchronized", PerSource: true,
+			global: func(t Triggers) Setting { return t.Unsynchronized.setting() },
+			source: func(t SourceTriggers) Setting { return t.Unsynchronized.setting() },
+			text: func(c Condition, detail string) string {
+				what := fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
+				if detail != "" {
+					what += " (" + detail + ")"
+				}
+				return what
+			}},
+		{Reason: stepdown.ReasonErrorBound, Kind: Level, Key: "error_bound", PerSource: true,
+			global: func(t Triggers) Setting { return t.ErrorBound.setting() },
+			source: func(t SourceTriggers) Setting { return t.ErrorBound.setting() }},
+		{Reason: stepdown.ReasonProbeLost, Kind: Graced, Key: "probe_lost",
+			global: func(t Triggers) Setting { return t.ProbeLost.setting() },
+			text:   func(c Condition, _ string) string { return fmt.Sprintf("probe %s fails", c.Source) }},
+		{Reason: stepdown.ReasonSuspend, Kind: Instant, Key: "suspend", Disrupts: true,
+			global: func(t Triggers) Setting { return t.Suspend.setting() }},
+		{Reason: stepdown.ReasonGrandmasterChanged, Kind: Instant, Key: "grandmaster_changed",
+			global: func(t Triggers) Setting { return t.GrandmasterChanged.setting() }},
+		// A changed disruption marker fires at once; a clock the
+		// hypervisor calls unreliable holds while it says so.
+		{Reason: stepdown.ReasonVMDisruption, Kind: Instant, Key: "vm_disruption", Disrupts: true,
+			global: func(t Triggers) Setting { return t.VMDisruption.setting() }},
+	}
+}
+
+// TriggerTable returns the table's rows, in the protocol's order.
+func TriggerTable() []Trigger {
+	t := triggerTable()
+	return t[:]
+}
+
+// Lookup returns the row of reason r; ok is false for a reason that is no
+// trigger's (drill, starting, or one this build does not know).
+func Lookup(r stepdown.Reason) (t Trigger, ok bool) {
+	for _, t := range triggerTable() {
+		if t.Reason == r {
+			return t, true
+		}
+	}
+	return Trigger{}, false
+}
+
+// Disrupts reports whether a stepdown for r means that the clock itself
+// moved, or a drill rehearses that: the bounded-time segment's
+// "disrupted". The others (an offset, an error bound, unsynchronised, a
+// lost probe, starting) say clockwatch cannot vouch for the clock:
+// "unknown".
+func Disrupts(r stepdown.Reason) bool {
+	if r == stepdown.ReasonDrill {
+		return true
+	}
+	t, ok := Lookup(r)
+	return ok && t.Disrupts
+}
+
+// Setting returns the trigger's setting that judges source: a source's own
+// (Triggers.Sources) for a PerSource row, else stepdown.triggers'.
+func (t Trigger) Setting(ts Triggers, source string) Setting {
+	if t.PerSource {
+		if st, ok := ts.Sources[source]; ok {
+			return t.source(st)
+		}
+	}
+	return t.global(ts)
+}
+
+// Text says what condition c of this reason means, for an event's detail.
+func (t Trigger) Text(c Condition, detail string) string {
+	if t.text != nil {
+		return t.text(c, detail)
+	}
+	return fmt.Sprintf("%s from %s", c.Reason, c.Source)
+}

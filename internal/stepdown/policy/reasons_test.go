@@ -1,0 +1,190 @@
+package policy
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+// TestTableIsTheWiresList: the table has one row per reason the protocol
+// lists (stepdown.TriggerReasons, the client module's), in its order: a
+// reason added to one and not the other fails here.
+func TestTableIsTheWiresList(t *testing.T) {
+	t.Parallel()
+	var got []stepdown.Reason
+	for _, row := range TriggerTable() {
+		got = append(got, row.Reason)
+		if row.Kind == 0 {
+			t.Errorf("%s: no kind", row.Reason)
+		}
+		if row.global == nil || row.PerSource != (row.source != nil) {
+			t.Errorf("%s: a global setting, and a per-source one exactly when PerSource", row.Reason)
+		}
+		if row.Kind == Graced && row.text == nil {
+			t.Errorf("%s: a graced trigger says what its condition means (text)", row.Reason)
+		}
+	}
+	if diff := cmp.Diff(stepdown.TriggerReasons(), got); diff != "" {
+		t.Errorf("trigger table against the wire's list (-wire +table):\n%s", diff)
+	}
+	for _, r := range []stepdown.Reason{stepdown.ReasonDrill, stepdown.ReasonStarting, "no_such_reason"} {
+		if _, ok := Lookup(r); ok {
+			t.Errorf("Lookup(%q) found a trigger", r)
+		}
+	}
+}
+
+// yamlKeys returns the YAML keys of a struct type's fields (those with a
+// key), in order.
+func yamlKeys(typ reflect.Type) []string {
+	var keys []string
+	for i := range typ.NumField() {
+		if k, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// TestTableIsTheConfiguration: every row's Key is a key of Triggers (and of
+// SourceTriggers when PerSource), every key of theirs is a row's, and each
+// row reads the field its key names: a trigger configured but not in the
+// table, or in the table and not configurable, fails here.
+func TestTableIsTheConfiguration(t *testing.T) {
+	t.Parallel()
+	var global, perSource []string
+	for _, row := range TriggerTable() {
+		global = append(global, row.Key)
+		if row.PerSource {
+			perSource = append(perSource, row.Key)
+		}
+	}
+	if diff := cmp.Diff(yamlKeys(reflect.TypeFor[Triggers]()), global); diff != "" {
+		t.Errorf("stepdown.triggers keys against the table (-Triggers +table):\n%s", diff)
+	}
+	if diff := cmp.Diff(yamlKeys(reflect.TypeFor[SourceTriggers]()), perSource, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("a source's own triggers against the table's per-source rows (-SourceTriggers +table):\n%s", diff)
+	}
+	// Each row reads its own field: set that one field alone (through its
+	// YAML key) and the row, only the row, sees it.
+	for i, row := range TriggerTable() {
+		var ts Triggers
+		var st SourceTriggers
+		set := func(v reflect.Value) {
+			for j := range v.NumField() {
+				if k, _, _ := strings.Cut(v.Type().Field(j).Tag.Get("yaml"), ","); k == row.Key {
+					f := v.Field(j)
+					f.FieldByName("Enabled").SetBool(true)
+					for _, name := range []string{"Threshold", "Grace"} {
+						if d := f.FieldByName(name); d.IsValid() {
+							d.Set(reflect.ValueOf(time.Duration(i + 1)))
+						}
+					}
+				}
+			}
+		}
+		set(reflect.ValueOf(&ts).Elem())
+		set(reflect.ValueOf(&st).Elem())
+		for _, other := range TriggerTable() {
+			got := other.global(ts)
+			if want := other.Reason == row.Reason; got.Enabled != want {
+				t.Errorf("with only %s set, the %s row reads enabled=%v", row.Key, other.Key, got.Enabled)
+			}
+			if other.Reason == row.Reason && got.Unit != "" && got.Limit != time.Duration(i+1) {
+				t.Errorf("%s row reads %s %s, want %s", row.Key, got.Unit, got.Limit, time.Duration(i+1))
+			}
+			if other.PerSource && other.Reason == row.Reason {
+				if got := other.source(st); !got.Enabled || got.Limit != time.Duration(i+1) {
+					t.Errorf("%s row reads a source's own setting %+v", row.Key, got)
+				}
+				// For (what Offset, ErrorBound and Synchronized judge by)
+				// agrees with the row.
+				ts.Sources = map[string]SourceTriggers{"ptp4l": st}
+				if fromFor := other.source(ts.For("ntpd")); fromFor != other.Setting(ts, "ntpd") {
+					t.Errorf("%s: Triggers.For and the row disagree for a source without its own", row.Key)
+				}
+				if fromFor := other.source(ts.For("ptp4l")); fromFor != other.Setting(ts, "ptp4l") {
+					t.Errorf("%s: Triggers.For and the row disagree for a source with its own", row.Key)
+				}
+			}
+		}
+	}
+}
+
+// TestEveryTriggerOnByDefault: DefaultTriggers turns every row on, with a
+// positive magnitude, and validates.
+func TestEveryTriggerOnByDefault(t *testing.T) {
+	t.Parallel()
+	d := DefaultTriggers()
+	for _, row := range TriggerTable() {
+		if s := row.global(d); !s.Enabled || (s.Unit != "" && s.Limit <= 0) {
+			t.Errorf("default %s: %+v", row.Key, s)
+		}
+	}
+	if err := d.Validate("stepdown.triggers"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestValidateNamesEveryTrigger: a zero magnitude on any enabled trigger is
+// an error naming its YAML path, from the table.
+func TestValidateNamesEveryTrigger(t *testing.T) {
+	t.Parallel()
+	var ts Triggers
+	var st SourceTriggers
+	enable := func(v reflect.Value) {
+		for j := range v.NumField() {
+			if f := v.Field(j); f.Kind() == reflect.Struct {
+				f.FieldByName("Enabled").SetBool(true)
+			}
+		}
+	}
+	enable(reflect.ValueOf(&ts).Elem())
+	enable(reflect.ValueOf(&st).Elem())
+	want := []string{
+		"x.step.threshold: must be positive when enabled, got 0s",
+		"x.offset.threshold: must be positive when enabled, got 0s",
+		"x.unsynchronized.grace: must be positive when enabled, got 0s",
+		"x.error_bound.threshold: must be positive when enabled, got 0s",
+		"x.probe_lost.grace: must be positive when enabled, got 0s",
+		"x.suspend.threshold: must be positive when enabled, got 0s",
+	}
+	if diff := cmp.Diff(want, strings.Split(ts.Validate("x").Error(), "\n")); diff != "" {
+		t.Errorf("Triggers.Validate (-want +got):\n%s", diff)
+	}
+	want = []string{
+		"ptp.triggers.offset.threshold: must be positive when enabled, got 0s",
+		"ptp.triggers.unsynchronized.grace: must be positive when enabled, got 0s",
+		"ptp.triggers.error_bound.threshold: must be positive when enabled, got 0s",
+	}
+	if diff := cmp.Diff(want, strings.Split(st.Validate("ptp.triggers").Error(), "\n")); diff != "" {
+		t.Errorf("SourceTriggers.Validate (-want +got):\n%s", diff)
+	}
+}
+
+// TestDisrupts: the segment's judge reads the table: a step and a suspend
+// moved the clock, and a VM disruption (a migration, a snapshot restored)
+// did (a drill rehearses it); nothing else did.
+func TestDisrupts(t *testing.T) {
+	t.Parallel()
+	got := map[stepdown.Reason]bool{}
+	for _, r := range append(stepdown.DrillReasons(), stepdown.ReasonStarting, "no_such_reason") {
+		got[r] = Disrupts(r)
+	}
+	want := map[stepdown.Reason]bool{
+		stepdown.ReasonDrill: true, stepdown.ReasonStep: true, stepdown.ReasonSuspend: true,
+		stepdown.ReasonOffset: false, stepdown.ReasonUnsynchronized: false, stepdown.ReasonErrorBound: false,
+		stepdown.ReasonProbeLost: false, stepdown.ReasonGrandmasterChanged: false, stepdown.ReasonStarting: false,
+		stepdown.ReasonVMDisruption: true,
+		"no_such_reason":            false,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Disrupts (-want +got):\n%s", diff)
+	}
+}
