@@ -108,7 +108,7 @@ func explainSocket(path string, err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Sprintf("permission denied on %s: %s", path, joinHint(path))
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("is clockwatch running? No stepdown socket at %s (start it: sudo systemctl start clockwatch; or give the daemon's --socket, stepdown.socket or RUNTIME_DIRECTORY)", path)
+		return fmt.Sprintf("is clockwatch running? No stepdown socket at %s (start it: sudo systemctl start clockwatch; if it runs with another socket, set stepdown.socket or RUNTIME_DIRECTORY as it has them, or watch --socket)", path)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("is clockwatch running? Nobody answers on %s (a socket left by a daemon that stopped; start it: sudo systemctl start clockwatch)", path)
 	}
