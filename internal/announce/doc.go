@@ -21,7 +21,7 @@
 //     announcement triggers a rewrite, and the segment's status is judged
 //     from Latest (a stepdown for a step, a suspend or a drill is
 //     "disrupted");
-//   - the next one (a Kubernetes node condition and events, issue 21), by
+//   - the Kubernetes Node condition and events (internal/kubernetes), by
 //     Subscription.
 //
 // # Adding a transport
@@ -65,6 +65,6 @@
 // The daemon's feed (internal/daemon/feed.go) hands the announcer each step
 // event once the journal has made it durable (nothing is announced before
 // the epoch is fsync'd), each wake-up from suspend, and each poll of the
-// kernel and the time sources. A new trigger reason is the policy's business
-// (internal/stepdown/policy), not a change here.
+// kernel and the time sources. A new trigger reason is a row of the policy's
+// trigger table (internal/stepdown/policy/reasons.go), not a change here.
 package announce

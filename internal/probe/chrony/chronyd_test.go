@@ -14,6 +14,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // waitFor polls the poller until cond returns "" or the timeout passes; cond
@@ -71,8 +72,8 @@ func TestChronydIntegration(t *testing.T) {
 	if got := s.Data.Tracking.Leap; got != LeapUnsynchronised {
 		t.Errorf("leap status before the first sample = %v, want %v", got, LeapUnsynchronised)
 	}
-	if s.Status().Synchronised {
-		t.Errorf("Status().Synchronised = true before the first sample")
+	if s.Reading().Synchronized {
+		t.Errorf("Reading().Synchronized = true before the first sample")
 	}
 
 	for _, step := range []struct {
@@ -105,12 +106,13 @@ func TestChronydIntegration(t *testing.T) {
 			}
 			return ""
 		})
-		st := s.Status()
-		if !st.Valid || !st.Up || !st.Synchronised || st.Leap != LeapNormal {
-			t.Errorf("Status() = %+v, want valid, up, synchronised, leap normal", st)
+		r := s.Reading()
+		if !r.HasData || !r.Up || !r.Synchronized || r.Leap != timesource.LeapNone {
+			t.Errorf("Reading() = %+v, want data, up, synchronised, leap none", r)
 		}
-		if want := math.Abs(st.SystemOffset) + s.Data.Tracking.RootDispersion + s.Data.Tracking.RootDelay/2; st.ErrorBound != want {
-			t.Errorf("ErrorBound = %v, want %v", st.ErrorBound, want)
+		tr := s.Data.Tracking
+		if want := tr.ErrorBound(); math.Abs(r.ErrorBound.Seconds()-want) > 5e-9 || want != math.Abs(tr.SystemOffset)+tr.RootDispersion+tr.RootDelay/2 {
+			t.Errorf("ErrorBound = %v, want %v s", r.ErrorBound, want)
 		}
 	}
 
@@ -136,8 +138,8 @@ func TestChronydIntegration(t *testing.T) {
 		t.Errorf("error %q does not name the socket %s", s.Err, c.Socket)
 	}
 	t.Logf("error while chronyd is down: %v", s.Err)
-	if st := s.Status(); st.Up || !st.Valid {
-		t.Errorf("Status() while down = %+v, want valid and not up", st)
+	if r := s.Reading(); r.Up || !r.HasData {
+		t.Errorf("Reading() while down = %+v, want its data and not up", r)
 	}
 	c.Restart()
 	waitFor(t, p, 5*time.Second, "up after restart", func(s Snapshot) string {

@@ -60,50 +60,6 @@ func (s Snapshot) Age(now time.Time) time.Duration {
 	return now.Sub(s.LastSuccess)
 }
 
-// Status is what the stepdown triggers need from chronyd, taken from the
-// last successful poll.
-type Status struct {
-	// Valid is false until a poll has succeeded; the other fields are then
-	// zero.
-	Valid bool
-	// Up reports whether the last poll succeeded (Valid with Up false: the
-	// figures are from LastSuccess and growing stale).
-	Up bool
-	// Err is why the last poll failed, nil when it succeeded.
-	Err error
-	// SystemOffset is the local clock minus true time in seconds, as
-	// chronyd estimates it (positive: the clock is ahead).
-	SystemOffset float64
-	// Leap is chronyd's leap status.
-	Leap Leap
-	// Synchronised reports whether chronyd is synchronised.
-	Synchronised bool
-	// ErrorBound is |SystemOffset| + root dispersion + root delay / 2, in
-	// seconds.
-	ErrorBound float64
-	// LastSuccess is when these figures were read (monotonic reading
-	// included).
-	LastSuccess time.Time
-}
-
-// Status returns the stepdown view of the snapshot.
-func (s Snapshot) Status() Status {
-	if !s.HaveData {
-		return Status{Err: s.Err}
-	}
-	t := s.Data.Tracking
-	return Status{
-		Valid:        true,
-		Up:           s.Up,
-		Err:          s.Err,
-		SystemOffset: t.SystemOffset,
-		Leap:         t.Leap,
-		Synchronised: t.Synchronised(),
-		ErrorBound:   t.ErrorBound(),
-		LastSuccess:  s.LastSuccess,
-	}
-}
-
 // auditInterval is how often chrony.conf is audited again.
 const auditInterval = time.Minute
 
@@ -161,15 +117,12 @@ func (p *Poller) Snapshot() Snapshot {
 	return p.snap
 }
 
-// Status returns what the stepdown triggers need, from the last result.
-func (p *Poller) Status() Status { return p.Snapshot().Status() }
-
 // SourceDetails reports whether chrony.source_details asks for every
 // per-source figure (the exporter reads it).
 func (p *Poller) SourceDetails() bool { return p.cfg.SourceDetails }
 
 // Polled receives a value after each poll has published its snapshot (at
-// most one is kept waiting): a consumer that reads Status when it fires,
+// most one is kept waiting): a consumer that reads Reading when it fires,
 // rather than on a ticker of its own, sees every new figure at once and
 // wakes only as often as chronyd's data changes.
 func (p *Poller) Polled() <-chan struct{} { return p.polled }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // untimedLogger logs text to w without the time, for comparing.
@@ -36,8 +38,8 @@ func TestPollerStates(t *testing.T) {
 	cfg := DefaultConfig()
 	p := newPoller(cfg, newClient(d, time.Second, nil), logger)
 
-	if st := p.Status(); st.Valid {
-		t.Errorf("Status() before any poll = %+v, want not valid", st)
+	if r := p.Reading(); r.HasData || !r.Pending() {
+		t.Errorf("Reading() before any poll = %+v, want pending, no data", r)
 	}
 	if age := p.Snapshot().Age(time.Now()); age != -1 {
 		t.Errorf("Age() before any poll = %v, want -1", age)
@@ -48,11 +50,13 @@ func TestPollerStates(t *testing.T) {
 	if !s.Up || s.Err != nil || !s.HaveData || s.Polls != 1 || s.Failures != 0 || s.Transport != TransportUnix {
 		t.Fatalf("after a good poll: %+v", s)
 	}
-	st := p.Status()
-	want := Status{Valid: true, Up: true, SystemOffset: s.Data.Tracking.SystemOffset, Leap: LeapNormal, Synchronised: true,
-		ErrorBound: -s.Data.Tracking.SystemOffset + s.Data.Tracking.RootDispersion + s.Data.Tracking.RootDelay/2, LastSuccess: s.LastSuccess}
-	if diff := cmp.Diff(want, st); diff != "" {
-		t.Errorf("Status() (-want +got):\n%s", diff)
+	r := p.Reading()
+	tr := s.Data.Tracking
+	want := timesource.Reading{Source: SourceName, Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
+		Synchronized: true, LastSuccess: s.LastSuccess, Leap: timesource.LeapNone, Detail: r.Detail}
+	want.SetFigures(timesource.NTPFigures(SourceName, tr.SystemOffset, tr.RootDispersion, tr.RootDelay))
+	if diff := cmp.Diff(want, r); diff != "" {
+		t.Errorf("Reading() (-want +got):\n%s", diff)
 	}
 
 	// chronyd goes away for three polls: one log line, data kept.
@@ -65,8 +69,8 @@ func TestPollerStates(t *testing.T) {
 	if s.Up || s.Err == nil || !s.HaveData || s.Failures != 3 || s.Polls != 4 {
 		t.Errorf("while chronyd is away: up=%v err=%v haveData=%v failures=%d polls=%d", s.Up, s.Err, s.HaveData, s.Failures, s.Polls)
 	}
-	if st := p.Status(); !st.Valid || st.Up {
-		t.Errorf("Status() while away = %+v, want valid, not up", st)
+	if r := p.Reading(); !r.HasData || r.Up {
+		t.Errorf("Reading() while away = %+v, want its data, not up", r)
 	}
 	d.dialErr = nil
 	p.Poll(context.Background())
