@@ -13,6 +13,8 @@
 // stops. Only here does a real timesyncd run: it sets the clock.
 //
 // It downloads packages from the Debian archive once (the root is cached under
-// /var/cache/clockwatch-test) and boots a VM without KVM, so it is opt-in:
+// /var/cache/clockwatch-test, named after mkroot.sh's hash) and boots a VM
+// without KVM for about 6 minutes, so a plain go test skips it: make test runs
+// it on its own after the other tests (make test-systemd-vm), with
 // CLOCKWATCH_SYSTEMD_VM_TEST=1, as root.
 package systemdvm

@@ -61,7 +61,7 @@ func unitScheduling(t *testing.T) (nice, weight int) {
 const loadHogs = 4
 
 // loadSteps is how many steps each phase makes.
-const loadSteps = 10
+const loadSteps = 6
 
 // TestPushUnderLoadInVM is issue 25's push under load: the guest's one vCPU
 // is filled by CPU-bound shell loops at nice 0, a subscriber reads the
