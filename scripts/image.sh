@@ -9,7 +9,7 @@
 # same commit gives the same digests (docs/kubernetes.md, "The image").
 #
 # Environment (all optional):
-#   VERSION            default from `git describe`, as scripts/package.sh
+#   VERSION            default: scripts/version.sh (VERSION, and the commits since)
 #   ARCHS              default "amd64 arm64"
 #   DIST               default dist
 #   SOURCE_DATE_EPOCH  default: the commit's time (git log -1 --format=%ct)
@@ -19,10 +19,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 ARCHS=${ARCHS:-amd64 arm64}
 DIST=${DIST:-dist}
-if [ -z "${VERSION:-}" ]; then
-	VERSION=$(git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo dev)
-	VERSION=${VERSION#v}
-fi
+VERSION=${VERSION:-$(./scripts/version.sh)}
 REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 export SOURCE_DATE_EPOCH
@@ -33,8 +30,8 @@ LDFLAGS="-s -w -buildid= \
  -X github.com/prometheus/common/version.Branch=main \
  -X github.com/prometheus/common/version.BuildUser=clockwatch \
  -X github.com/prometheus/common/version.BuildDate=$BUILD_DATE"
-# A tag may not hold "+" (a dirty or untagged build): use "-".
-TAG=$(printf '%s' "$VERSION" | tr '+' '-')
+# A tag may not hold "+" or "~" (a build past the release): use "-".
+TAG=$(printf '%s' "$VERSION" | tr '+~' '--')
 
 mkdir -p "$DIST"
 work=$(mktemp -d)

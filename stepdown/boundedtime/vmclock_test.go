@@ -72,6 +72,7 @@ func TestNowComparesTheVMClockMarker(t *testing.T) {
 				t.Errorf("Now() status %v, %v; want %v", st, err, tc.want)
 			}
 			e, l, st2, err := r.NowNanos()
+			//clockwatch:wallclock-ok l-e is the width of one bounded reading [earliest, latest], not an elapsed time
 			if err != nil || st2 != tc.want || l-e < 20_000 || l-e > 21_000 {
 				t.Errorf("NowNanos() = [%d, %d] %v, %v; want %v and a 20 µs interval", e, l, st2, err, tc.want)
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ cmdport 0
 CONF
 cat >/tmp/clockwatch.yml <<'CONF'
 stepdown:
-  hold_down: 3s
+  hold_down: 5s
 clockbound:
   interval: 100ms
 CONF
@@ -59,13 +60,23 @@ boundwatch -out /tmp/bound.jsonl &
 count() { grep "\"type\":\"$2\"" "$1" 2>/dev/null | grep -c '"reason":"vm_disruption"' || true; }
 # wait_vmd FILE TYPE N: until there are N.
 wait_vmd() {
-	cw_deadline 60
+	cw_deadline 120
 	until [ "$(count "$1" "$2")" -ge "$3" ]; do
 		! cw_expired || { echo "CW-TIMEOUT waiting for $3 $2 vm_disruption in $1"; return 1; }
 		usleep 1000
 	done
 }
-cw_wait_count /tmp/bound.jsonl '"status":"synchronized"' 1 120
+# synced_with M: the reader has seen the segment synchronized with marker M
+# (a loaded host makes chronyd's polls late: synchronized and free running
+# may alternate, so lines are not counted).
+synced_with() {
+	cw_deadline 120
+	until grep -q "\"status\":\"synchronized\",.*\"marker\":$1," /tmp/bound.jsonl; do
+		! cw_expired || { echo "CW-TIMEOUT waiting for the reader to see synchronized with marker $1"; return 1; }
+		usleep 1000
+	done
+}
+synced_with $(marker)
 cw_wait_metric %[2]s '^clockwatch_vmclock_up 1' 30
 # Minutes without a move: nothing.
 # The start's own verdicts (chronyd's first error bound, say) are in: what
@@ -74,20 +85,23 @@ sleep 5
 messages() { wc -l </tmp/stepdown.jsonl; }
 m0=$(messages) b0=$(wc -l </tmp/bound.jsonl)
 sleep %[3]d
-echo "CW-RESULT {\"kind\":\"quiet_end\",\"seconds\":%[3]d,\"messages\":$(( $(messages) - m0 )),\"bound_changes\":$(( $(wc -l </tmp/bound.jsonl) - b0 )),\"marker\":$(marker)}"
+m=$(marker)
+# What the reader saw meanwhile other than a trusted status with the same
+# marker (chronyd's late polls on a loaded host may move it between
+# synchronized and free running: both trusted, both fine).
+other=$(sed -n "$((b0 + 1)),\$p" /tmp/bound.jsonl | grep -E -v -c "\"status\":\"(synchronized|free_running)\",.*\"marker\":$m," || true)
+echo "CW-RESULT {\"kind\":\"quiet_end\",\"seconds\":%[3]d,\"messages\":$(( $(messages) - m0 )),\"bound_changes\":$(( $(wc -l </tmp/bound.jsonl) - b0 )),\"untrusted\":$other,\"marker\":$m}"
 
 # 1: a live migration.
 echo CW-READY 1
 wait_vmd /tmp/stepdown.jsonl stepdown 1
-wait_vmd /tmp/stepdown.jsonl resume 1
-cw_wait_count /tmp/bound.jsonl '"status":"synchronized"' 2 60
+synced_with $(marker)
 echo "CW-RESULT {\"kind\":\"device_marker\",\"marker\":$(marker)}"
 
 # 2: saved to a file, restored into a new qemu.
 echo CW-READY 2
 wait_vmd /tmp/stepdown.jsonl stepdown 2
-wait_vmd /tmp/stepdown.jsonl resume 2
-cw_wait_count /tmp/bound.jsonl '"status":"synchronized"' 3 60
+synced_with $(marker)
 echo "CW-RESULT {\"kind\":\"device_marker\",\"marker\":$(marker)}"
 cw_metrics moved %[2]s
 
@@ -110,7 +124,7 @@ until grep -q vm_disruption /tmp/stepdown-restart.jsonl 2>/dev/null; do
 	! cw_expired || { echo "CW-TIMEOUT waiting for the restarted clockwatch's vm_disruption"; exit 1; }
 	usleep 1000
 done
-wait_vmd /tmp/stepdown-restart.jsonl resume 1
+synced_with $(marker)
 kill $daemon && wait $daemon || true
 grep -E 'VMClock|stepdown event' /tmp/clockwatch.log | sed 's/^/CW-LOG /'
 `
@@ -158,6 +172,17 @@ func TestVMClockMigrationInVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	machines := []*vm.Machine{src}
+	t.Cleanup(func() {
+		if t.Failed() { // the error carries the end of one console only
+			for _, m := range machines {
+				var b strings.Builder
+				for _, l := range m.Lines() {
+					b.WriteString(l.Text + "\n")
+				}
+				t.Logf("console of %s:\n%s", m.Name(), b.String())
+			}
+		}
+	})
 	var moves []move
 	ready := func(m *vm.Machine, n int) {
 		t.Helper()
@@ -297,6 +322,7 @@ func checkVMClockRun(t *testing.T, lines []hostLine, moves []move, quiet int, mo
 	var quietEnd struct {
 		Messages     int    `json:"messages"`
 		BoundChanges int    `json:"bound_changes"`
+		Untrusted    int    `json:"untrusted"`
 		Marker       uint64 `json:"marker"`
 	}
 	type msg struct {
@@ -342,12 +368,13 @@ func checkVMClockRun(t *testing.T, lines []hostLine, moves []move, quiet int, mo
 		t.Errorf("device markers %v: want 4 readings, each move a new marker", markers)
 	}
 	// The quiet minutes: any message (heartbeats are not kept) or any
-	// change the reader saw would be one too many.
-	if quietEnd.Messages != 0 || quietEnd.Marker != markers[0] || quietEnd.BoundChanges != 0 {
-		t.Errorf("%d s unmoved: %d messages to the subscriber, %d changes the reader saw, marker %d (was %d); want none, none, the same",
-			quiet, quietEnd.Messages, quietEnd.BoundChanges, quietEnd.Marker, markers[0])
+	// untrusted read would be one too many.
+	if quietEnd.Messages != 0 || quietEnd.Marker != markers[0] || quietEnd.Untrusted != 0 {
+		t.Errorf("%d s unmoved: %d messages to the subscriber, %d reads other than trusted with marker %d, marker now %d; want none, none, the same",
+			quiet, quietEnd.Messages, quietEnd.Untrusted, markers[0], quietEnd.Marker)
 	}
-	t.Logf("%d s without a move: %d messages to the subscriber, %d changes seen by the reader, marker %d throughout", quiet, quietEnd.Messages, quietEnd.BoundChanges, quietEnd.Marker)
+	t.Logf("%d s without a move: %d messages to the subscriber, %d changes seen by the reader (%d of them untrusted or with another marker), marker %d throughout",
+		quiet, quietEnd.Messages, quietEnd.BoundChanges, quietEnd.Untrusted, quietEnd.Marker)
 
 	for _, m := range msgs {
 		t.Logf("subscriber%s on %s at %s: %s", tagged(m.tag), m.machine, m.at.UTC().Format("15:04:05.000"), m.m)
@@ -407,11 +434,12 @@ func checkVMClockRun(t *testing.T, lines []hostLine, moves []move, quiet int, mo
 			t.Errorf("the restarted clockwatch said ok before the vm_disruption: %s", m.m)
 		}
 	}
-	// The reader, around the two moves clockwatch watched: unknown with the
-	// old marker first (the device has moved, the segment not yet), then
-	// disrupted with the new marker, then only the new marker, trusted
-	// again (synchronized; free running for a moment while chrony's next
-	// reading comes is trusted too), ending synchronized.
+	// The reader, around the two moves clockwatch watched: with the old
+	// marker nothing but unknown (the device has moved, the segment not
+	// yet: caught when the reader ran in that window), then disrupted with
+	// the new marker before anything trusted, then only the new marker,
+	// trusted again (synchronized; free running for a moment while
+	// chronyd's next answer is late is trusted too), ending synchronized.
 	for i := range 2 {
 		var seq []string
 		for _, b := range bounds {
@@ -420,15 +448,22 @@ func checkVMClockRun(t *testing.T, lines []hostLine, moves []move, quiet int, mo
 			}
 		}
 		old, cur := markers[i], markers[i+1]
-		ok := len(seq) >= 3 && seq[0] == fmt.Sprintf("unknown/%d", old) && seq[1] == fmt.Sprintf("disrupted/%d", cur) &&
-			seq[len(seq)-1] == fmt.Sprintf("synchronized/%d", cur)
-		for _, e := range seq[min(2, len(seq)):] {
+		rest := seq
+		caught := len(rest) > 0 && rest[0] == fmt.Sprintf("unknown/%d", old)
+		if caught {
+			rest = rest[1:]
+		}
+		// (The segment ages into free running once the script stops
+		// clockwatch before the next move.)
+		ok := len(rest) >= 2 && rest[0] == fmt.Sprintf("disrupted/%d", cur) && slices.Contains(rest, fmt.Sprintf("synchronized/%d", cur))
+		for _, e := range rest {
 			ok = ok && strings.HasSuffix(e, fmt.Sprintf("/%d", cur))
 		}
 		if !ok {
-			t.Errorf("%s: the reader saw %v, want unknown/%d, disrupted/%d, then only marker %d, ending synchronized/%d (unknown until the segment has the new marker)",
+			t.Errorf("%s: the reader saw %v, want [unknown/%d], disrupted/%d, then only marker %d, synchronized/%d among them (nothing trusted until the segment has the new marker)",
 				moves[i].what, seq, old, cur, cur, cur)
 		}
+		t.Logf("%s: the reader saw %v (the window with the old marker %s)", moves[i].what, seq, map[bool]string{true: "caught: unknown", false: "missed: the reader did not run in it"}[caught])
 	}
 	mfs, err := moved.Metrics("moved")
 	if err != nil {

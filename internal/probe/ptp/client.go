@@ -399,12 +399,28 @@ func decodeTimeProperties(b []byte) (TimeProperties, error) {
 func (c *Client) explain(what string, err error) error {
 	var ne interface{ Timeout() bool }
 	switch {
+	case errors.As(err, &ne) && ne.Timeout() && c.abstract():
+		// The other silent failure: ptp4l in another network namespace (a
+		// pod without hostNetwork, a container) cannot reach an abstract
+		// reply socket, and its answers are lost without an error.
+		return fmt.Errorf("ptp4l did not answer %s within %s on %s: is ptp.domain (%d) ptp4l's domainNumber? ptp4l ignores other domains silently. "+
+			"Or ptp4l runs in another network namespace (a container or a pod without hostNetwork): clockwatch's reply socket is abstract "+
+			"(ptp.reply_socket_dir is empty) and abstract sockets do not cross network namespaces, so ptp4l's answers never arrive; "+
+			"set ptp.reply_socket_dir to a directory ptp4l can write to, at the same path in both mount namespaces (in Kubernetes, /run/clockwatch): %w",
+			what, c.timeout, c.path, c.domain, err)
 	case errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("ptp4l did not answer %s within %s on %s: is ptp.domain (%d) ptp4l's domainNumber? ptp4l ignores other domains silently: %w", what, c.timeout, c.path, c.domain, err)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("nothing listens on %s: ptp4l is not running (the socket is left from an earlier run): %w", c.path, err)
 	}
 	return fmt.Errorf("reading %s from ptp4l at %s: %w", what, c.path, err)
+}
+
+// abstract reports whether the reply socket is abstract (the real dialer
+// without a directory).
+func (c *Client) abstract() bool {
+	u, ok := c.dial.(*unixDialer)
+	return ok && u.dir == ""
 }
 
 // unixDialer is the real Dialer: a unix datagram socket bound to an

@@ -173,6 +173,16 @@ func TestPtp4l(t *testing.T) {
 	}
 	other.Close()
 
+	// The slave's ptp4l runs in a network namespace of its own: an abstract
+	// reply socket (the default) never gets its answers, and the error says
+	// so and what to set (a pod without hostNetwork, issue 21).
+	cross := NewClient(slaveSock, 0, "", 200*time.Millisecond)
+	if _, err := cross.Poll(context.Background()); err == nil || !strings.Contains(err.Error(), "abstract sockets do not cross network namespaces") ||
+		!strings.Contains(err.Error(), "set ptp.reply_socket_dir") {
+		t.Errorf("polling ptp4l in another network namespace with an abstract reply socket: %v, want the namespaces named", err)
+	}
+	cross.Close()
+
 	// Lose the master.
 	master.stop(t)
 	// A slave-only ptp4l 3.1 keeps the lost master's parent data set (and

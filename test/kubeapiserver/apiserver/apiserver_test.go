@@ -237,6 +237,12 @@ users:
 		}
 	}
 	a.t = t
+	if os.Getenv("CLOCKWATCH_K8S_BENCH") == "1" {
+		t.Run("cost", func(t *testing.T) {
+			env.t = t
+			costOffOn(ctx, t, env, report)
+		})
+	}
 	t.Logf("what the Node and the subscriber received:\n%s", report.String())
 	if p := os.Getenv("CLOCKWATCH_K8S_REPORT"); p != "" {
 		writeFile(t, p, report.String())
@@ -287,6 +293,13 @@ type daemon struct {
 }
 
 func (e *transportEnv) daemon(ctx context.Context, node string) *daemon {
+	return e.start(ctx, node)
+}
+
+// daemonOff is a clockwatch with the transport off, for the cost table.
+func (e *transportEnv) daemonOff(ctx context.Context) *daemon { return e.start(ctx, "") }
+
+func (e *transportEnv) start(ctx context.Context, node string) *daemon {
 	t := e.t
 	t.Helper()
 	dir := t.TempDir()
@@ -311,8 +324,11 @@ clockbound:
 `, e.chrony.Socket, filepath.Join(dir, "stepdown.sock"), filepath.Join(dir, "state")))
 	d := &daemon{t: t, bin: e.bin, node: node, socket: filepath.Join(dir, "stepdown.sock"), cs: e.cs,
 		metricsURL: "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics"}
-	d.proc = start(t, e.bin, []string{"--config.file=" + conf, "--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
-		"--kubernetes.node-name=" + node, "--kubernetes.kubeconfig=" + e.kubeconfig})
+	args := []string{"--config.file=" + conf, "--web.listen-address=127.0.0.1:" + strconv.Itoa(port)}
+	if node != "" {
+		args = append(args, "--kubernetes.node-name="+node, "--kubernetes.kubeconfig="+e.kubeconfig)
+	}
+	d.proc = start(t, e.bin, args)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("clockwatch's log:\n%s", tail(d.proc.out.String()))

@@ -40,6 +40,8 @@ func Decode(doc []byte) (Object, error) {
 		v = &corev1.Namespace{}
 	case "v1/ServiceAccount":
 		v = &corev1.ServiceAccount{}
+	case "v1/Pod":
+		v = &corev1.Pod{}
 	case "v1/ConfigMap":
 		v = &corev1.ConfigMap{}
 	case "apps/v1/DaemonSet":

@@ -125,6 +125,36 @@ func TestRenderDecodeStrictly(t *testing.T) {
 	}
 }
 
+// examples/kubernetes' application pod decodes strictly, mounts the node's
+// /run/clockwatch read-only, is in the socket's group and not root.
+func TestExamplePod(t *testing.T) {
+	b, err := os.ReadFile(Root + "/examples/kubernetes/app-pod.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := Documents(b)
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("%d documents, %v", len(docs), err)
+	}
+	o, err := Decode(docs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := o.Value.(*corev1.Pod)
+	if !ok {
+		t.Fatalf("a %s, want a Pod", o.Kind)
+	}
+	sc := p.Spec.SecurityContext
+	if sc == nil || !slices.Contains(sc.SupplementalGroups, 65532) || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Errorf("securityContext %+v: want a non-root user in the socket's group 65532", sc)
+	}
+	m := p.Spec.Containers[0].VolumeMounts
+	if len(m) != 1 || m[0].MountPath != "/run/clockwatch" || !m[0].ReadOnly || p.Spec.Volumes[0].HostPath == nil ||
+		p.Spec.Volumes[0].HostPath.Path != "/run/clockwatch" {
+		t.Errorf("mounts %+v, volumes %+v: want the node's /run/clockwatch read-only", m, p.Spec.Volumes)
+	}
+}
+
 func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet, k8s bool) {
 	t.Helper()
 	p := ds.Spec.Template.Spec

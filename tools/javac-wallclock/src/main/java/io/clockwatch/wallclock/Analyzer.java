@@ -75,6 +75,10 @@ final class Analyzer {
                     "peekLast", "getFirst", "getLast", "take", "element", "orElse", "orElseThrow",
                     "join", "getNow");
 
+    /** Methods that implement a value's ordering; see Checker.visitMethod. */
+    private static final Set<String> COMPARATORS =
+            Set.of("compareTo", "compare", "equals", "hashCode", "before", "after", "isBefore", "isAfter");
+
     private final Trees trees;
     private final CompilationUnitTree cu;
     private final ClassTree root;
@@ -84,6 +88,8 @@ final class Analyzer {
     private final Map<Tree, Element> elements = new IdentityHashMap<>();
     private final Map<Element, Kind> kinds = new HashMap<>();
     private final List<Runnable> flows = new ArrayList<>();
+    /** Variables incremented with ++ or --: counters and sequence numbers, even when seeded from the clock. */
+    private final Set<Element> counters = new java.util.HashSet<>();
     private boolean changed;
 
     Analyzer(Trees trees, CompilationUnitTree cu, ClassTree root, Facts facts, Diagnostic.Kind level) {
@@ -107,15 +113,32 @@ final class Analyzer {
                 break;
             }
         }
-        // Pass fields and method results on to the classes analysed after this one.
+        // Pass fields and method results on to the classes analysed after this one, except
+        // from the JDK's own time types: their meaning is modelled above, and what their
+        // source says (new Date() reads the clock, so Date.getTime() "returns a reading") would
+        // make every Date a local reading (a false alarm in docs/audit.md).
+        String self = rootName();
+        if (MODELLED.contains(self) || self.startsWith("java.time.")) {
+            new Checker(lines()).scan(rootPath, null);
+            return;
+        }
         kinds.forEach(
                 (e, k) -> {
-                    if (e.getKind() == ElementKind.FIELD || e.getKind() == ElementKind.METHOD) {
+                    if ((e.getKind() == ElementKind.FIELD || e.getKind() == ElementKind.METHOD) && !counters.contains(e)) {
                         facts.put(e, k);
                     }
                 });
         new Checker(lines()).scan(rootPath, null);
     }
+
+    private String rootName() {
+        Element e = trees.getElement(trees.getPath(cu, root));
+        return e instanceof TypeElement ? ((TypeElement) e).getQualifiedName().toString() : "";
+    }
+
+    private static final Set<String> MODELLED =
+            Set.of("java.util.Date", "java.sql.Timestamp", "java.util.Calendar", "java.util.GregorianCalendar",
+                    "java.lang.System");
 
     private String[] lines() {
         try {
@@ -128,7 +151,7 @@ final class Analyzer {
     // ---- kinds of elements
 
     private Kind kindOf(Element e) {
-        if (e == null) {
+        if (e == null || counters.contains(e)) {
             return Kind.NONE;
         }
         Kind k = kinds.get(e);
@@ -332,6 +355,50 @@ final class Analyzer {
         return kindOf(el);
     }
 
+    /**
+     * Whether e is a reading taken for the computation at hand: a call, or a local variable or
+     * parameter, rather than a value stored in a field or an array. A deadline check compares such
+     * a reading ("now") with a stored one; comparing two stored ones only orders them.
+     */
+    private boolean current(ExpressionTree e) {
+        e = unparen(e);
+        switch (e.getKind()) {
+            case IDENTIFIER:
+                {
+                    Element el = elements.get(e);
+                    return el != null && el.getKind() != ElementKind.FIELD;
+                }
+            case MEMBER_SELECT:
+                {
+                    Element el = elements.get(e);
+                    return el != null && el.getKind() != ElementKind.FIELD;
+                }
+            case ARRAY_ACCESS:
+                return false;
+            case METHOD_INVOCATION:
+                {
+                    MethodInvocationTree mit = (MethodInvocationTree) e;
+                    Element el = elements.get(mit);
+                    ExpressionTree recv = receiver(mit);
+                    if (el != null && LOADS.contains(el.getSimpleName().toString()) && recv != null) {
+                        return current(recv); // lastHeartbeat.get() is stored
+                    }
+                    return true;
+                }
+            case CONDITIONAL_EXPRESSION:
+                {
+                    ConditionalExpressionTree c = (ConditionalExpressionTree) e;
+                    return current(c.getTrueExpression()) || current(c.getFalseExpression());
+                }
+            default:
+                if (e instanceof BinaryTree) {
+                    BinaryTree b = (BinaryTree) e;
+                    return current(b.getLeftOperand()) || current(b.getRightOperand());
+                }
+                return true;
+        }
+    }
+
     // ---- pass 1: where readings flow
 
     private final class Collector extends TreePathScanner<Void, Void> {
@@ -396,6 +463,25 @@ final class Analyzer {
         public Void visitEnhancedForLoop(EnhancedForLoopTree ft, Void p) {
             flows.add(() -> set(elements.get(ft.getVariable()), classify(ft.getExpression())));
             return super.visitEnhancedForLoop(ft, p);
+        }
+
+        @Override
+        public Void visitUnary(com.sun.source.tree.UnaryTree ut, Void p) {
+            super.visitUnary(ut, p); // first, so that the operand's element is known
+            switch (ut.getKind()) {
+                case PREFIX_INCREMENT:
+                case POSTFIX_INCREMENT:
+                case PREFIX_DECREMENT:
+                case POSTFIX_DECREMENT:
+                    Element t = target(ut.getExpression());
+                    if (t != null) {
+                        counters.add(t);
+                    }
+                    break;
+                default:
+                    break;
+            }
+            return null;
         }
 
         @Override
@@ -485,7 +571,20 @@ final class Analyzer {
 
         @Override
         public Void visitMethod(MethodTree mt, Void p) {
-            return declaration(mt, () -> super.visitMethod(mt, p));
+            // A value type's own comparison methods compare the values their callers hand
+            // them (java.util.Date.before compares two Dates): the caller is where a reading
+            // would meet "now", and that call is checked there.
+            boolean comparator = COMPARATORS.contains(mt.getName().toString());
+            if (comparator) {
+                suppressed++;
+            }
+            try {
+                return declaration(mt, () -> super.visitMethod(mt, p));
+            } finally {
+                if (comparator) {
+                    suppressed--;
+                }
+            }
         }
 
         @Override
@@ -507,6 +606,9 @@ final class Analyzer {
                     case LESS_THAN_EQUAL:
                     case GREATER_THAN:
                     case GREATER_THAN_EQUAL:
+                        if (!current(b.getLeftOperand()) && !current(b.getRightOperand()) || keepsMinOrMax(b)) {
+                            break; // ordering two deadlines (a timer's heap, a min or max), not a check
+                        }
                         report(b, render(b) + " compares wall-clock readings for a deadline or an expiry: a"
                                 + " clock step back postpones it by the step, a step forward brings it early; keep"
                                 + " the deadline as System.nanoTime() + timeout and test"
@@ -533,13 +635,70 @@ final class Analyzer {
                 boolean compare =
                         Set.of("isBefore", "isAfter", "compareTo", "before", "after", "until").contains(name);
                 if (between && arg(mit, 0) == Kind.INSTANT && arg(mit, 1) == Kind.INSTANT
-                        || compare && classify(receiver(mit)) == Kind.INSTANT && arg(mit, 0) == Kind.INSTANT) {
+                        || compare && classify(receiver(mit)) == Kind.INSTANT && arg(mit, 0) == Kind.INSTANT
+                                && (current(receiver(mit)) || current(mit.getArguments().get(0)))) {
                     report(mit, render(mit) + " measures between two wall-clock instants: a clock step changes"
                             + " the result by the step; time it with System.nanoTime(), or keep a"
                             + " System.nanoTime() deadline");
                 }
             }
             return super.visitMethodInvocation(mit, p);
+        }
+
+        /**
+         * Whether the comparison b only picks the new value of one of its operands: {@code if (a
+         * < next) next = a;} or {@code last = (now < last) ? last + 1 : now;}. That is a min, a
+         * max or a clamp of two deadlines (java.rmi.server.UID survives a step back this way).
+         */
+        private boolean keepsMinOrMax(BinaryTree b) {
+            Element l = operand(b.getLeftOperand());
+            Element r = operand(b.getRightOperand());
+            if (l == null && r == null) {
+                return false;
+            }
+            TreePath path = getCurrentPath().getParentPath();
+            while (path != null && path.getLeaf() instanceof ParenthesizedTree) {
+                path = path.getParentPath();
+            }
+            if (path == null) {
+                return false;
+            }
+            Tree parent = path.getLeaf();
+            List<Element> assigned = new ArrayList<>();
+            if (parent instanceof com.sun.source.tree.IfTree) {
+                com.sun.source.tree.StatementTree then = ((com.sun.source.tree.IfTree) parent).getThenStatement();
+                List<? extends com.sun.source.tree.StatementTree> stmts =
+                        then instanceof com.sun.source.tree.BlockTree
+                                ? ((com.sun.source.tree.BlockTree) then).getStatements()
+                                : List.of(then);
+                for (com.sun.source.tree.StatementTree st : stmts) {
+                    if (st instanceof com.sun.source.tree.ExpressionStatementTree
+                            && ((com.sun.source.tree.ExpressionStatementTree) st).getExpression() instanceof AssignmentTree) {
+                        assigned.add(target(((AssignmentTree) ((com.sun.source.tree.ExpressionStatementTree) st).getExpression()).getVariable()));
+                    }
+                }
+            } else if (parent instanceof ConditionalExpressionTree) {
+                TreePath up = path.getParentPath();
+                while (up != null && up.getLeaf() instanceof ParenthesizedTree) {
+                    up = up.getParentPath();
+                }
+                if (up != null && up.getLeaf() instanceof AssignmentTree) {
+                    assigned.add(target(((AssignmentTree) up.getLeaf()).getVariable()));
+                } else if (up != null && up.getLeaf() instanceof VariableTree) {
+                    assigned.add(elements.get(up.getLeaf()));
+                }
+            }
+            for (Element a : assigned) {
+                if (a != null && (a.equals(l) || a.equals(r))) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private Element operand(ExpressionTree e) {
+            e = unparen(e);
+            return e instanceof IdentifierTree || e instanceof MemberSelectTree ? target(e) : null;
         }
 
         private void report(Tree t, String msg) {

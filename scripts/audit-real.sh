@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Runs clockwatch-vet and the WallClock javac plugin on the real code bases of
+# docs/audit.md and prints every finding, one per line, as
+#   project<TAB>path:line<TAB>message (cut to 100 characters)
+# then the count per project and the run times. The code comes from the Go
+# module proxy (pinned versions) and from Debian (openjdk-17-source, compiled
+# with the javac of the same Debian version, fetched with apt-get download into
+# the work directory: nothing is installed). docs/audit.md judges each line.
+#   scripts/audit-real.sh [go|java]     (both by default; ~4 min on 2 cores)
+# AUDIT_DIR keeps the downloads between runs (default: a temporary directory).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+what=${1:-all}
+work=${AUDIT_DIR:-$(mktemp -d)}
+mkdir -p "$work"
+out=$work/findings.tsv
+: >"$out"
+export GOWORK=off GOFLAGS=-mod=mod
+
+go_project() { # name module@version packages...
+	local name=$1 modver=$2
+	shift 2
+	local dir=$work/go-$name
+	mkdir -p "$dir"
+	(
+		cd "$dir"
+		[ -f go.mod ] || printf 'module audit%s\n\ngo 1.26.0\n' "$name" >go.mod
+		{
+			echo '//go:build tools'
+			echo
+			echo "package audit$name"
+			echo
+			echo 'import ('
+			for p in "$@"; do echo "	_ \"${p%/...}\""; done
+			echo ')'
+		} >tools.go
+		go get "$modver" >/dev/null 2>&1
+		go mod tidy >/dev/null 2>&1
+		local t0=$(date +%s.%N)
+		# -test=false: the code that runs, not its tests. Exit 3 means findings.
+		"$work/clockwatch-vet" -test=false "$@" 2>"$dir/vet.txt" || [ $? -eq 3 ]
+		local t1=$(date +%s.%N)
+		printf 'time\t%s\t%.1f s\n' "$name" "$(echo "$t1 - $t0" | bc)" >&2
+		local cache
+		cache=$(go env GOMODCACHE)
+		{ grep -E '^/' "$dir/vet.txt" || true; } | sed "s#^$cache/##" |
+			awk -v n="$name" '{ i=index($0, ": "); printf "%s\t%s\t%s\n", n, substr($0, 1, i-1), substr($0, i+2, 100) }' >>"$out"
+	)
+}
+
+if [ "$what" = all ] || [ "$what" = go ]; then
+	(cd cmd/clockwatch-vet && go build -o "$work/clockwatch-vet" .)
+	go_project etcd go.etcd.io/etcd/client/v3@v3.7.3 go.etcd.io/etcd/client/v3/...
+	go_project clientgo k8s.io/client-go@v0.37.2 k8s.io/client-go/tools/leaderelection/...
+	go_project raft github.com/hashicorp/raft@v1.8.0 github.com/hashicorp/raft
+	go_project redsync github.com/go-redsync/redsync/v4@v4.18.1 github.com/go-redsync/redsync/v4 github.com/go-redsync/redsync/v4/redis/goredis/v9
+	# redsync's go-redis pool: the Redis client its locks run on.
+	go_project goredis github.com/redis/go-redis/v9@v9.23.0 github.com/redis/go-redis/v9/...
+	go_project consul github.com/hashicorp/consul/api@v1.34.5 github.com/hashicorp/consul/api
+fi
+
+if [ "$what" = all ] || [ "$what" = java ]; then
+	DIST=$work ./tools/javac-wallclock/build.sh >/dev/null
+	jdk=$work/jdk
+	mkdir -p "$jdk"
+	(
+		cd "$jdk"
+		if [ ! -x x/usr/lib/jvm/java-17-openjdk-amd64/bin/javac ]; then
+			apt-get download openjdk-17-source >/dev/null 2>&1
+			v=$(dpkg-deb -f openjdk-17-source_*.deb Version)
+			# The sources must match the class library they are compiled against.
+			apt-get download "openjdk-17-jre-headless=$v" "openjdk-17-jdk-headless=$v" >/dev/null 2>&1
+			for d in *.deb; do dpkg-deb -x "$d" x; done
+		fi
+		javac=$jdk/x/usr/lib/jvm/java-17-openjdk-amd64/bin/javac
+		rm -rf src stage out
+		mkdir src
+		mods='java.base java.logging java.management java.naming java.net.http java.rmi jdk.httpserver'
+		(cd src && unzip -q ../x/usr/lib/jvm/openjdk-17/lib/src.zip $(for m in $mods; do echo "$m/*"; done))
+		# The corpus: every file that reads the wall clock.
+		(cd src && grep -rlE 'currentTimeMillis|Instant\.now|new Date\(\)|Calendar\.getInstance|\.millis\(\)' --include=*.java . |
+			grep -v module-info.java | sort) >files.txt
+		while read -r f; do mkdir -p "stage/$(dirname "$f")" && cp "src/$f" "stage/$f"; done <files.txt
+		printf 'time\tjdk\t%s files, %s lines\n' "$(wc -l <files.txt)" "$(cd stage && cat $(cat ../files.txt) | wc -l)" >&2
+		for mode in without with; do
+			local_t=0
+			for m in $mods; do
+				rm -rf "out/$m" && mkdir -p "out/$m"
+				plugin=()
+				[ $mode = with ] && plugin=(-processorpath "$work/clockwatch-wallclock.jar" -Xplugin:WallClock)
+				t0=$(date +%s.%N)
+				# No -Xlint:none or -nowarn: they hide the plugin's warnings too.
+				"$javac" -XDsuppressNotes -Xmaxwarns 100000 "${plugin[@]}" --patch-module "$m=stage/$m" -d "out/$m" \
+					$(find "stage/$m" -name '*.java') >"log-$mode-$m.txt" 2>&1
+				t1=$(date +%s.%N)
+				local_t=$(echo "$local_t + $t1 - $t0" | bc)
+			done
+			printf 'time\tjdk-javac-%s-plugin\t%.1f s\n' "$mode" "$local_t" >&2
+		done
+		cat log-with-*.txt | { grep '^stage/.*: warning: \[WallClock\]' || true; } | sed 's#^stage/##' |
+			awk '{ i=index($0, ": warning: [WallClock] "); printf "jdk\t%s\t%s\n", substr($0, 1, i-1), substr($0, i+23, 100) }' >>"$out"
+	)
+fi
+
+sort -t"$(printf '\t')" -k1,1 -k2,2V "$out"
+echo
+cut -f1 "$out" | sort | uniq -c | awk '{ printf "count\t%s\t%d\n", $2, $1 }'
+echo "total	$(wc -l <"$out")"

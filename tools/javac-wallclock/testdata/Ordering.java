@@ -1,0 +1,45 @@
+package wallclock.testdata;
+
+/**
+ * False alarms found in the JDK's sources (docs/audit.md), kept as cases: a timer's heap ordered
+ * by stored execution times (java.util.Timer's TaskQueue), and a value type's own comparison
+ * (java.util.Date.before).
+ */
+class Ordering {
+    static final class Task {
+        long nextExecutionTime;
+    }
+
+    private final Task[] queue = new Task[16];
+
+    void schedule(Task t, long delayMillis) {
+        t.nextExecutionTime = System.currentTimeMillis() + delayMillis;
+        queue[1] = t;
+    }
+
+    void fixUp(int k) {
+        while (k > 1) {
+            int j = k >> 1;
+            if (queue[j].nextExecutionTime <= queue[k].nextExecutionTime) {
+                break;
+            }
+            Task tmp = queue[j];
+            queue[j] = queue[k];
+            queue[k] = tmp;
+            k = j;
+        }
+    }
+
+    boolean due() {
+        long currentTime = System.currentTimeMillis();
+        return queue[1].nextExecutionTime <= currentTime; // want "compares wall-clock readings"
+    }
+
+    static final class Stamp {
+        private final long millis = System.currentTimeMillis();
+
+        boolean before(Stamp when) {
+            return millis < when.millis;
+        }
+    }
+}
