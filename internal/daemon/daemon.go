@@ -382,32 +382,59 @@ func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http
 		return nil
 	}
 	limit := newConnLimiter(d.maxHTTPConns())
-	srv := newHTTPServer(h, limit)
-	for i, l := range listeners {
-		listeners[i] = limit.wrap(l)
+	if listeners == nil {
+		srv := newHTTPServer(h, limit)
+		errc := make(chan error, 1)
+		go func() { errc <- web.ListenAndServe(srv, d.opts.Web, d.logger) }()
+		return waitHTTP(ctx, errc, []*http.Server{srv})
 	}
-	errc := make(chan error, 1)
-	go func() {
-		if listeners == nil {
-			errc <- web.ListenAndServe(srv, d.opts.Web, d.logger)
-			return
+	// One server per listener: exporter-toolkit's ServeMultiple shares one
+	// and each of its goroutines rewrites the server's Handler. With a web
+	// config (basic auth), each server's auth handler is put behind the
+	// shared authGate, so that wrong passwords cannot take the CPU.
+	var gate *authGate
+	if f := d.opts.Web.WebConfigFile; f != nil && *f != "" {
+		gate = newAuthGate(authSlots, authSlotWait, authHoldFactor)
+	}
+	errc := make(chan error, len(listeners))
+	servers := make([]*http.Server, len(listeners))
+	for i, l := range listeners {
+		srv := newHTTPServer(h, limit)
+		servers[i] = srv
+		l = limit.wrap(l)
+		if gate != nil {
+			l = &gatedListener{Listener: l, install: func() { srv.Handler = gate.in(srv.Handler) }}
 		}
-		errc <- web.ServeMultiple(listeners, srv, d.opts.Web, d.logger)
-	}()
+		go func() { errc <- web.Serve(l, srv, d.opts.Web, d.logger) }()
+	}
+	return waitHTTP(ctx, errc, servers)
+}
+
+// waitHTTP waits for a server to fail or ctx to end, then shuts every server
+// down.
+func waitHTTP(ctx context.Context, errc <-chan error, servers []*http.Server) error {
 	select {
 	case err := <-errc:
+		for _, srv := range servers {
+			srv.Close()
+		}
 		return fmt.Errorf("serving HTTP: %w", err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("stopping HTTP server: %w", err)
+	var errs []error
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping HTTP server: %w", err))
+		}
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving HTTP: %w", err)
+	for range servers {
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("serving HTTP: %w", err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // reloadOnHUP reloads the configuration on SIGHUP. A file that does not
