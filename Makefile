@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: release all build test test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-audit javac-plugin audit-real
+.PHONY: release all build test test-load test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-audit javac-plugin audit-real
 
 all: build
 
@@ -19,7 +19,8 @@ build:
 test: test-deps
 	$(GO) vet ./... ./stepdown/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	$(GO) test -race -count=1 -timeout 25m ./... ./stepdown/...
+	# TestPushUnderLoadInVM measures latency: it runs alone below, not beside the other packages' tests.
+	$(GO) test -race -count=1 -timeout 25m -skip '^TestPushUnderLoadInVM$$' ./... ./stepdown/...
 	# The Go client module on its own, as an application gets it (no workspace).
 	cd stepdown && GOWORK=off $(GO) test -count=1 ./...
 	$(MAKE) test-faults
@@ -27,6 +28,7 @@ test: test-deps
 	# for the Debian root the first time on a machine: cached in /var/cache/clockwatch-test by mkroot.sh's
 	# hash), after the other VM tests so that no two boots share the two cores.
 	$(MAKE) test-systemd-vm
+	$(MAKE) test-load
 	# The Kubernetes manifests and chart rendered and decoded strictly into k8s.io/api's types, in
 	# their own module (k8s.io/* never enters the daemon's build list; test/kubeapiserver).
 	cd test/kubeapiserver && GOWORK=off $(GO) test -count=1 ./manifests
@@ -51,6 +53,11 @@ test-faults:
 
 test-deps:
 	./scripts/test-deps.sh
+
+## test-load: the stepdown's push with the qemu VM's vCPU saturated (issue 25; docs/performance.md), alone on
+## the machine so that nothing else deschedules the VM.
+test-load:
+	$(GO) test -count=1 -timeout 10m -run '^TestPushUnderLoadInVM$$' -v ./test/vm
 
 ## test-audit: the wall-clock audit tools (docs/audit.md): clockwatch-vet is its own module so that
 ## golang.org/x/tools stays out of the daemon's and the client's go.mod; it must find nothing in clockwatch.
