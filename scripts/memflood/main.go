@@ -37,8 +37,9 @@ func main() {
 	n := flag.Int("n", 5000, "subscribers")
 	limit := flag.String("memlimit", "64MiB", "GOMEMLIMIT for the daemon (the DaemonSet's limits.memory)")
 	port := flag.Int("port", 19862, "loopback HTTP port")
+	maxClients := flag.Int("max-clients", 0, "stepdown.max_clients (0: the default)")
 	flag.Parse()
-	if err := run(*bin, *n, *limit, *port); err != nil {
+	if err := run(*bin, *n, *limit, *port, *maxClients); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -57,7 +58,7 @@ func status(pid int) string {
 	return strings.Join(out, ", ")
 }
 
-func run(bin string, n int, limit string, port int) error {
+func run(bin string, n int, limit string, port, maxClients int) error {
 	dir, err := os.MkdirTemp("", "memflood")
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ stepdown:
   triggers:
     error_bound: {enabled: false}
     unsynchronized: {enabled: false}
-`), 0o600); err != nil {
+`+maxClientsLine(maxClients)), 0o600); err != nil {
 		return err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
@@ -203,4 +204,11 @@ stepdown:
 		c.Close()
 	}
 	return nil
+}
+
+func maxClientsLine(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  max_clients: %d\n", n)
 }
