@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -136,7 +137,7 @@ type Client struct {
 // replyDir is where the reply socket is bound; empty means an abstract
 // socket.
 func NewClient(path string, domain int, replyDir string, timeout time.Duration) *Client {
-	return &Client{path: path, domain: uint8(domain), timeout: timeout, dial: &unixDialer{dir: replyDir},
+	return &Client{path: path, domain: uint8(domain), timeout: timeout, dial: newUnixDialer(replyDir),
 		pid: uint16(os.Getpid()), seq: uint16(time.Now().UnixNano())}
 }
 
@@ -431,6 +432,15 @@ type unixDialer struct {
 }
 
 var _ Dialer = (*unixDialer)(nil)
+
+// newUnixDialer starts the dialer's counter at a random point: two clients
+// in one process (a reload, a test) would otherwise bind the same abstract
+// name, PID.1, and the second would fail with "address already in use".
+func newUnixDialer(dir string) *unixDialer {
+	u := &unixDialer{dir: dir}
+	u.counter.Store(uint64(rand.Uint32()) << 16)
+	return u
+}
 
 // Dial implements Dialer.
 func (u *unixDialer) Dial(_ context.Context, path string) (Conn, error) {

@@ -24,7 +24,7 @@ var (
 // writes the replies to testdata/name (the namespaced test's working
 // directory is the package directory too).
 func captureReplies(path, replyDir, name string) error {
-	rec := &recordingDialer{Dialer: &unixDialer{dir: replyDir}}
+	rec := &recordingDialer{Dialer: newUnixDialer(replyDir)}
 	c := NewClient(path, 0, replyDir, 200*time.Millisecond)
 	c.dial = rec
 	defer c.Close()
