@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -47,9 +47,9 @@ type Verdict struct {
 
 // Facts are what the probes read. A nil field was not read; its error says why.
 type Facts struct {
-	Kernel    *probe.Timex
+	Kernel    *kernel.Timex
 	KernelErr error
-	Clocks    *probe.Sample
+	Clocks    *kernel.Sample
 	ClocksErr error
 	// Sources are the time daemons' and probes' readings, keyed by source
 	// (the kernel is Kernel, above): each is judged on its own, and each
@@ -93,7 +93,7 @@ func Judge(f Facts, h Thresholds) Verdict {
 		// has it.
 		switch daemon := daemonAnswers(f.Sources); {
 		case daemon:
-		case k.MaxError >= probe.MaxErrorSaturated:
+		case k.MaxError >= kernel.MaxErrorSaturated:
 			add(Critical, "the kernel's maximum error is saturated at %v: no time daemon has disciplined the clock %s; is chronyd or ntpd running?",
 				k.MaxError, undisciplinedSince(f.Clocks))
 		case k.MaxError >= h.ErrorBoundCritical:
@@ -165,8 +165,8 @@ const maxErrorGrowth = 500e-6
 // disciplined the clock: the kernel starts at 16 s at boot and when the
 // clock is set, so on a host up for less than the growth time it means
 // "since boot", not "for hours".
-func undisciplinedSince(s *probe.Sample) string {
-	growth := time.Duration(probe.MaxErrorSaturated.Seconds() / maxErrorGrowth * float64(time.Second))
+func undisciplinedSince(s *kernel.Sample) string {
+	growth := time.Duration(kernel.MaxErrorSaturated.Seconds() / maxErrorGrowth * float64(time.Second))
 	if s != nil && time.Duration(s.Boot) < growth {
 		up := time.Duration(s.Boot)
 		return fmt.Sprintf("since boot (up %v) or since the clock was last set", roundUp(up))
@@ -190,10 +190,22 @@ func (v Verdict) Summary() string {
 	return s
 }
 
+// ClockReader takes one sample of the kernel's clocks (internal/probe's
+// SysClocks on a host).
+type ClockReader interface {
+	ReadClocks(*kernel.Sample) error
+}
+
+// TimexReader reads the kernel's discipline state (internal/probe's
+// SysTimex on a host).
+type TimexReader interface {
+	ReadTimex() (kernel.RawTimex, error)
+}
+
 // Gather reads the local clocks and the kernel state once.
-func Gather(clocks probe.ClockReader, timex probe.TimexReader) Facts {
+func Gather(clocks ClockReader, timex TimexReader) Facts {
 	var f Facts
-	var s probe.Sample
+	var s kernel.Sample
 	if err := clocks.ReadClocks(&s); err != nil {
 		f.ClocksErr = err
 	} else {
@@ -202,7 +214,7 @@ func Gather(clocks probe.ClockReader, timex probe.TimexReader) Facts {
 	if raw, err := timex.ReadTimex(); err != nil {
 		f.KernelErr = err
 	} else {
-		tx := probe.Decode(raw)
+		tx := kernel.Decode(raw)
 		f.Kernel = &tx
 	}
 	return f

@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
 // Write prints the facts and the verdict for a person, in the spirit of
@@ -39,7 +39,7 @@ func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 			sync = "no (maxerror saturated)"
 		}
 		unsync := "clear"
-		if k.Status&probe.StatusUnsync != 0 {
+		if k.Status&kernel.StatusUnsync != 0 {
 			unsync = "set"
 		}
 		ew.printf("Kernel synced  : %s (%s, status 0x%04x, STA_UNSYNC %s)\n", sync, k.State, k.Status, unsync)
@@ -64,15 +64,15 @@ func write(w io.Writer, f Facts, v Verdict, verbose bool) error {
 // taiDiffers notes the kernel's TAI offset when it is not what CLOCK_TAI −
 // CLOCK_REALTIME measured (a TAI offset set between the two reads): one line
 // for the one figure otherwise.
-func taiDiffers(s *probe.Sample, k *probe.Timex) string {
+func taiDiffers(s *kernel.Sample, k *kernel.Timex) string {
 	if k == nil || s.TAIOffset().Round(time.Second) == k.TAI {
 		return ""
 	}
 	return fmt.Sprintf(" (CLOCK_TAI − CLOCK_REALTIME; the kernel's TAI offset says %v)", k.TAI)
 }
 
-func saturated(k *probe.Timex) string {
-	if k.MaxError >= probe.MaxErrorSaturated {
+func saturated(k *kernel.Timex) string {
+	if k.MaxError >= kernel.MaxErrorSaturated {
 		return " (saturated)"
 	}
 	return ""

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
@@ -12,7 +12,7 @@ import (
 // answered (daemonAnswered false: chronyd and ntpd absent, failed or turned
 // off) and the kernel does not call the clock synchronised. A VM or
 // container without a time daemon is such a host.
-func NobodyDisciplines(daemonAnswered bool, k *probe.Timex) bool {
+func NobodyDisciplines(daemonAnswered bool, k *kernel.Timex) bool {
 	return !daemonAnswered && k != nil && !kernelSynchronised(k)
 }
 
@@ -21,8 +21,8 @@ func NobodyDisciplines(daemonAnswered bool, k *probe.Timex) bool {
 // nothing disciplines the clock and stops at 16 s, and not by STA_UNSYNC
 // alone (chronyd clears that flag only with rtcsync). It follows the rule
 // the unsynchronized trigger applies to the kernel source.
-func kernelSynchronised(k *probe.Timex) bool {
-	return k.MaxError < probe.MaxErrorSaturated
+func kernelSynchronised(k *kernel.Timex) bool {
+	return k.MaxError < kernel.MaxErrorSaturated
 }
 
 // UndisciplinedWarning is the one line the daemon logs at start, and

@@ -9,15 +9,6 @@ import (
 // KernelSource is the name the kernel's readings are filed under.
 const KernelSource = "kernel"
 
-// Disciplined reports whether a time daemon has disciplined the clock
-// recently: maxerror below its 16 s saturation. This, not STA_UNSYNC, says
-// whether the kernel's clock is synchronised: chronyd on Linux clears
-// STA_UNSYNC only with rtcsync, while it keeps maxerror small whenever it
-// disciplines the clock (node_exporter's mixin and systemd judge the same
-// way). adjtimex also returns TIME_ERROR whenever STA_UNSYNC is set, so the state
-// says nothing more.
-func (t Timex) Disciplined() bool { return t.MaxError < MaxErrorSaturated }
-
 // KernelReading is the kernel's discipline state as a normalised reading, a
 // fallback: synchronised when disciplined (maxerror under 16 s), its error
 // bound maxerror, no offset estimate of its own. err is the adjtimex error.

@@ -1,4 +1,4 @@
-package probe
+package kernel
 
 import (
 	"fmt"
@@ -158,8 +158,11 @@ func (t Timex) LeapPending() int {
 	return 0
 }
 
-// TimexReader reads the kernel's clock discipline state. Implementations
-// never change it.
-type TimexReader interface {
-	ReadTimex() (RawTimex, error)
-}
+// Disciplined reports whether a time daemon has disciplined the clock
+// recently: maxerror below its 16 s saturation. This, not STA_UNSYNC, says
+// whether the kernel's clock is synchronised: chronyd on Linux clears
+// STA_UNSYNC only with rtcsync, while it keeps maxerror small whenever it
+// disciplines the clock (node_exporter's mixin and systemd judge the same
+// way). adjtimex also returns TIME_ERROR whenever STA_UNSYNC is set, so the state
+// says nothing more.
+func (t Timex) Disciplined() bool { return t.MaxError < MaxErrorSaturated }

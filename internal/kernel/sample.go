@@ -1,4 +1,4 @@
-package probe
+package kernel
 
 import "time"
 
@@ -54,9 +54,4 @@ func FrequencyCorrection(prev, cur Sample) (ratio float64, ok bool) {
 		return 0, false
 	}
 	return float64(cur.Mono-prev.Mono)/float64(dRaw) - 1, true
-}
-
-// ClockReader takes one Sample.
-type ClockReader interface {
-	ReadClocks(*Sample) error
 }
