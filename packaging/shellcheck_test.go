@@ -28,6 +28,7 @@ func TestShellcheck(t *testing.T) {
 			"../scripts/deps.d/80-pkg.sh",
 			"../test/systemdvm/mkroot.sh",
 			"../test/systemdvm/testdata/clockwatch-vmtest",
+			"../test/systemdvm/testdata/clockwatch-vmtest-restarts",
 		}},
 	} {
 		out, err := exec.Command(shellcheck, append([]string{"--shell=" + c.shell}, c.files...)...).CombinedOutput()

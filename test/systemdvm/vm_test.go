@@ -101,6 +101,9 @@ func initrd(t *testing.T) string {
 	overlay := t.TempDir()
 	copyFile(t, debs[0], filepath.Join(overlay, "root/clockwatch.deb"), 0o644)
 	copyFile(t, "testdata/clockwatch-vmtest", filepath.Join(overlay, "usr/local/sbin/clockwatch-vmtest"), 0o755)
+	copyFile(t, "testdata/clockwatch-vmtest-restarts", filepath.Join(overlay, "usr/local/sbin/clockwatch-vmtest-restarts"), 0o644)
+	// The subscribers of the restart and memory checks.
+	runLogged(t, "go", []string{"build", "-trimpath", "-o", filepath.Join(overlay, "usr/local/sbin/cw-subscribers"), "./subscribers"}, "CGO_ENABLED=0")
 	// The NTP server timesyncd synchronises to in the guest.
 	runLogged(t, "go", []string{"build", "-trimpath", "-o", filepath.Join(overlay, "usr/local/sbin/cw-ntpserver"), "./ntpserver"}, "CGO_ENABLED=0")
 	copyFile(t, "testdata/clockwatch-vmtest.service", filepath.Join(overlay, "etc/systemd/system/clockwatch-vmtest.service"), 0o644)
@@ -180,7 +183,7 @@ func boot(t *testing.T, kernel, initrd string) map[string]string {
 	}
 	for _, l := range console {
 		if strings.HasPrefix(l, "journal: ") || strings.HasPrefix(l, "dpkg: ") || strings.HasPrefix(l, "socket: ") ||
-			strings.HasPrefix(l, "tsd") || strings.HasPrefix(l, "ntpserver: ") {
+			strings.HasPrefix(l, "tsd") || strings.HasPrefix(l, "ntpserver: ") || strings.HasPrefix(l, "restarts: ") {
 			t.Log(l)
 		}
 	}
@@ -328,6 +331,65 @@ func TestPackageUnderSystemd(t *testing.T) {
 			// up to one poll (16 s) after it.
 			return within("tsd_lost_sample_age", 47, 60)
 		}},
+		// Restarts with 500 subscribers under clockwatch.socket (issue 25, item 4).
+		{"before the step the state is ok (the hold-down is what will hold the stepdown)", eq("rs_state_before", "ok")},
+		{"the soft limit on open files is raised past max_clients", func() error { return within("rs_nofile", 4096+64, math.Inf(1)) }},
+		{"the load program ran its steps", eq("rs_load_rc", "0")},
+		{"every step of the load completed in time", eq("rs_steps_failed", "0")},
+		{"500 subscribers connect", eq("rs_hello_clients", "500")},
+		{"all 500 hear ok first", eq("rs_hello_states", "ok/:500")},
+		{"the step in the guest is made", eq("rs_step_rc", "0")},
+		{"all 500 hear the step's stepdown", eq("rs_step_stepdown_clients", "500")},
+		{"the stepdown's reason is step", eq("rs_step_stepdown_reasons", "step:500")},
+		{"systemctl restart succeeds during the hold-down", eq("rs_restart_rc", "0")},
+		{"the restart is within the hold-down", func() error {
+			// Step to stepdown heard, then the restart, all inside 30 s.
+			return within("rs_step_stepdown_max_ms", 0, 10000)
+		}},
+		{"the restart disconnects all 500", eq("rs_restart_disconnected", "500")},
+		{"all 500 reconnect after the restart", eq("rs_restart_reconnected", "500")},
+		{"no connection is refused across the restart", eq("rs_restart_refused", "0")},
+		{"no connect fails at all across the restart (systemd holds the socket)", eq("rs_restart_connect_errors", "0")},
+		{"every first hello after the restart says stepdown, reason step", eq("rs_restart_first_hello", "stepdown/step:500")},
+		{"all 500 hear the resume once the hold-down is over", eq("rs_step_resume_clients", "500")},
+		{"the resume ends the step", eq("rs_step_resume_reasons", "step:500")},
+		{"nobody hears ok between the step and the resume (hellos and heartbeats)", eq("rs_step_resume_ok_before", "0")},
+		{"the restart did not shorten the hold-down (30 s from the step)", func() error { return within("rs_step_resume_min_ms", 30000, 45000) }},
+		{"the last resume comes soon after the hold-down", func() error { return within("rs_step_resume_max_ms", 30000, 45000) }},
+		{"reconnecting all 500 after the restart took a measured time", func() error { return within("rs_restart_all_ms", 1, 60000) }},
+		// The watchdog: SIGSTOP, WatchdogSec=30s, Restart=on-failure.
+		{"the daemon is stopped with SIGSTOP", eq("rs_stop_rc", "0")},
+		{"systemd's watchdog fails it", eq("rs_watchdog_results", "1")},
+		{"and restarts it, once", eq("rs_nrestarts", "1")},
+		{"a new process runs after the watchdog", eq("rs_pid_changed", "yes")},
+		{"the restarted service is active", eq("rs_active_after", "active")},
+		{"the watchdog's kill disconnects all 500", eq("rs_stop_disconnected", "500")},
+		{"all 500 reconnect after the watchdog restart", eq("rs_stop_reconnected", "500")},
+		{"no connection is refused while the daemon is stopped or restarted", eq("rs_stop_refused", "0")},
+		{"SIGSTOP to all reconnected within WatchdogSec + RestartSec and the start", func() error { return within("rs_stop_all_ms", 10000, 90000) }},
+		{"the first hellos after the watchdog restart are truthful (the hold-down is over: starting or ok)", func() error {
+			for _, kv := range strings.Split(facts["rs_stop_first_hello"], ",") {
+				if k, _, _ := strings.Cut(kv, ":"); k != "unknown/starting" && k != "ok/" {
+					return fmt.Errorf("rs_stop_first_hello = %q", facts["rs_stop_first_hello"])
+				}
+			}
+			return nil
+		}},
+		{"no connection refused in the whole run", eq("rs_refused_total", "0")},
+		// memory.max at the DaemonSet's limit with 5,000 subscribers (item 6).
+		{"memory.max is the DaemonSet's 128 Mi", eq("mem_max", "134217728")},
+		{"GOMEMLIMIT is the DaemonSet's", eq("mem_gomemlimit", "100MiB")},
+		{"the state is ok before the load (drills need it)", eq("mem_state_before", "ok")},
+		{"max_clients subscribers connected", eq("mem_subscribers", "4096")},
+		{"nothing is OOM-killed (memory.events)", eq("mem_oom_kill", "0")},
+		{"the kernel logs no OOM", eq("mem_kernel_oom", "0")},
+		{"the daemon is the same process after the load", eq("mem_same_pid", "yes")},
+		{"no restarts under the load", eq("mem_nrestarts", "0")},
+		{"the daemon is active after the load", eq("mem_active", "active")},
+		{"the scrape flood is served", func() error { return within("mem_scrape_scrapes", 1, math.Inf(1)) }},
+		{"no scrape fails", eq("mem_scrape_errors", "")},
+		{"root asks for the drill", eq("mem_root_drill_sent", "true")},
+		{"the memory peak is measured", func() error { return within("mem_peak", 1, 128<<20) }},
 		{"systemctl stop succeeds", eq("stop_rc", "0")},
 		{"a clean stop", eq("stopped_result", "success")},
 		{"dpkg --purge succeeds", eq("purge_rc", "0")},
@@ -343,4 +405,46 @@ func TestPackageUnderSystemd(t *testing.T) {
 			t.Errorf("%s: %v", c.what, err)
 		}
 	}
+	checkAdmission(t, facts)
+}
+
+// checkAdmission judges the memory load's admission (clockwatch-vmtest-restarts):
+// five uids in the clockwatch group one after another, then root, against
+// max_clients 4096, its reserve of 64 for root and 1024 per uid.
+func checkAdmission(t *testing.T, facts map[string]string) {
+	t.Helper()
+	admittedTotal, drilled := 0, 0
+	for _, h := range []struct {
+		prefix                                string
+		admitted, perUID, reserve, maxClients int
+	}{
+		{"mem_u1", 1024, 176, 0, 0}, // tries 1200: the per-uid cap
+		{"mem_u2", 1000, 0, 0, 0},
+		{"mem_u3", 1000, 0, 0, 0},
+		{"mem_u4", 1000, 0, 0, 0},
+		{"mem_u5", 8, 0, 792, 0},  // 4032 taken: the rest is root's reserve
+		{"mem_root", 64, 0, 0, 1}, // the reserve, then max_clients
+	} {
+		for key, want := range map[string]int{
+			"admitted": h.admitted, "refused_per_uid": h.perUID, "refused_reserve": h.reserve,
+			"refused_max_clients": h.maxClients, "refused_other": 0,
+			// Every admitted subscriber hears the drill's stepdown and resume,
+			// under the flood, and none is lost.
+			"drill_stepdowns": h.admitted, "drill_resumes": h.admitted, "lost": 0,
+		} {
+			if got := facts[h.prefix+"_"+key]; got != strconv.Itoa(want) {
+				t.Errorf("admission: %s_%s = %q, want %d", h.prefix, key, got, want)
+			}
+		}
+		for _, key := range []string{"refused_unexplained", "connect_errors"} {
+			if got := facts[h.prefix+"_"+key]; got != "" {
+				t.Errorf("admission: %s_%s = %q, want none", h.prefix, key, got)
+			}
+		}
+		n, _ := strconv.Atoi(facts[h.prefix+"_admitted"])
+		d, _ := strconv.Atoi(facts[h.prefix+"_drill_stepdowns"])
+		admittedTotal += n
+		drilled += d
+	}
+	t.Logf("admission: %d admitted, %d heard the drill", admittedTotal, drilled)
 }

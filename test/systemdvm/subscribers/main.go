@@ -1,0 +1,609 @@
+// Command subscribers is the stepdown load of the systemd VM test (issue 25,
+// items 4 and 6). It runs in the guest and prints what it saw as
+// "CWTEST key=value" facts on standard output, for vm_test.go to judge.
+//
+//	subscribers follow -n 500 -prefix rs STEP...
+//
+// follow connects n subscribers with the Go client (stepdown.Subscribe, the
+// reconnection with jittered backoff and the heartbeat timeout a real lock
+// holder has), then runs the steps in order:
+//
+//	hello:TIMEOUT              every client has its first hello
+//	run:NAME:COMMAND           mark NAME now, then run COMMAND with sh -c
+//	reconnected:NAME:TIMEOUT   every client lost its connection after mark
+//	                           NAME and has a hello on a new one
+//	got:NAME:TYPE:TIMEOUT      every client received a TYPE message (stepdown,
+//	                           resume) after mark NAME
+//
+// and records every connection error (a refused connection is ECONNREFUSED),
+// the state and reason of each hello and the time every client took to
+// reconnect.
+//
+//	subscribers hold -n 1200 -prefix mem_u1 -ready FILE [-drill]
+//
+// hold opens n raw connections one after another (as many at once as
+// -concurrency), keeps those admitted (a hello) and counts those refused by
+// the cause the server gives (per-uid cap, reserve, max_clients). It then
+// keeps them until SIGTERM, counting the drill stepdowns they receive and how
+// late (the receipt's CLOCK_MONOTONIC against the message's mono_ns); with
+// -drill, SIGUSR1 asks for a drill on one of its connections.
+//
+//	subscribers scrape -url http://127.0.0.1:9847/metrics -loops 16 -for 10s -prefix mem_scrape
+//
+// scrape floods an HTTP URL from several loops and reports the latencies.
+//
+// It touches no clock: the steps it runs (date -s) are the guest script's.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: subscribers follow|hold|scrape [flags]")
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "follow":
+		err = follow(args[1:])
+	case "hold":
+		err = hold(args[1:])
+	case "scrape":
+		err = scrape(args[1:])
+	default:
+		err = fmt.Errorf("unknown mode %q", args[0])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "subscribers:", err)
+		return 1
+	}
+	return 0
+}
+
+// facts prints CWTEST lines under a prefix.
+type facts struct {
+	prefix string
+	mu     sync.Mutex
+}
+
+func (f *facts) put(key string, value any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fmt.Printf("CWTEST %s_%s=%v\n", f.prefix, key, value)
+}
+
+// histogram formats counts as "k1:n1,k2:n2" in key order.
+func histogram(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s:%d", k, m[k])
+	}
+	return b.String()
+}
+
+// quantile of sorted durations, in milliseconds with one decimal.
+func quantile(d []time.Duration, q float64) string {
+	if len(d) == 0 {
+		return ""
+	}
+	return ms(d[min(len(d)-1, int(q*float64(len(d))))])
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
+
+// errKind names an error the way the facts count it: dial_* for a failed
+// connect (dial_ECONNREFUSED is a refused connection), else what ended a
+// connection.
+func errKind(err error) string {
+	var op *net.OpError
+	dial := errors.As(err, &op) && op.Op == "dial"
+	var errno syscall.Errno
+	name := "other"
+	switch {
+	case errors.As(err, &errno):
+		name = unix.ErrnoName(errno)
+	case errors.Is(err, io.EOF):
+		name = "EOF"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		name = "timeout"
+	}
+	if dial {
+		return "dial_" + name
+	}
+	return name
+}
+
+// monoNow is CLOCK_MONOTONIC, the clock of the server's mono_ns.
+func monoNow() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err)
+	}
+	return time.Duration(ts.Nano())
+}
+
+// record is one thing a follower saw, at a time since the start.
+type record struct {
+	at     time.Duration
+	typ    string // a message type, or stepdown.TypeDisconnected
+	state  stepdown.State
+	reason stepdown.Reason
+	drill  bool
+	code   string // an error message's code
+	kind   string // why a connection ended (errKind)
+}
+
+type follower struct {
+	mu   sync.Mutex
+	recs []record
+}
+
+func (f *follower) snapshot() []record {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.recs)
+}
+
+func follow(args []string) error {
+	fs := flag.NewFlagSet("follow", flag.ContinueOnError)
+	sock := fs.String("socket", stepdown.DefaultSocket, "stepdown socket")
+	n := fs.Int("n", 500, "subscribers")
+	prefix := fs.String("prefix", "subs", "fact prefix")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	out := &facts{prefix: *prefix}
+	start := time.Now()
+	since := func() time.Duration { return time.Since(start) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fl := make([]*follower, *n)
+	var wg sync.WaitGroup
+	for i := range fl {
+		f := &follower{}
+		fl[i] = f
+		sub := stepdown.Subscribe(ctx, stepdown.Options{Path: *sock, Heartbeats: true, EventBuffer: 1024})
+		wg.Go(func() {
+			for e := range sub.Events() {
+				r := record{at: since(), typ: e.Type, state: e.State, reason: e.Reason, drill: e.Drill, code: e.Code}
+				if e.Type == stepdown.TypeDisconnected {
+					r.kind = errKind(e.Err)
+				}
+				f.mu.Lock()
+				f.recs = append(f.recs, r)
+				f.mu.Unlock()
+			}
+		})
+	}
+	marks := map[string]time.Duration{}
+	// wait polls cond over every follower until all meet it or the
+	// timeout passes; it returns how many did.
+	wait := func(timeout time.Duration, cond func([]record) bool) int {
+		deadline := since() + timeout
+		for {
+			done := 0
+			for _, f := range fl {
+				if cond(f.snapshot()) {
+					done++
+				}
+			}
+			if done == len(fl) || since() > deadline {
+				return done
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	failed := 0
+	for _, step := range fs.Args() {
+		what, rest, _ := strings.Cut(step, ":")
+		switch what {
+		case "hello":
+			timeout, err := time.ParseDuration(rest)
+			if err != nil {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			firstHello := func(rs []record) (record, bool) {
+				for _, r := range rs {
+					if r.typ == stepdown.TypeHello {
+						return r, true
+					}
+				}
+				return record{}, false
+			}
+			got := wait(timeout, func(rs []record) bool { _, ok := firstHello(rs); return ok })
+			states := map[string]int{}
+			var last time.Duration
+			for _, f := range fl {
+				if r, ok := firstHello(f.snapshot()); ok {
+					states[string(r.state)+"/"+string(r.reason)]++
+					last = max(last, r.at)
+				}
+			}
+			out.put("hello_clients", got)
+			out.put("hello_ms", ms(last))
+			out.put("hello_states", histogram(states))
+			if got != len(fl) {
+				failed++
+			}
+		case "run":
+			name, cmdline, ok := strings.Cut(rest, ":")
+			if !ok {
+				return fmt.Errorf("%s: want run:NAME:COMMAND", step)
+			}
+			marks[name] = since()
+			t0 := time.Now()
+			cmd := exec.Command("sh", "-c", cmdline)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			rc := 0
+			if err := cmd.Run(); err != nil {
+				rc = -1
+				if ee, ok := err.(*exec.ExitError); ok {
+					rc = ee.ExitCode()
+				}
+			}
+			out.put(name+"_rc", rc)
+			out.put(name+"_run_ms", ms(time.Since(t0)))
+		case "reconnected":
+			name, t, _ := strings.Cut(rest, ":")
+			mark, ok := marks[name]
+			timeout, err := time.ParseDuration(t)
+			if !ok || err != nil {
+				return fmt.Errorf("%s: want reconnected:NAME:TIMEOUT after run:NAME (%v)", step, err)
+			}
+			// after finds, past the mark, the first disconnection and
+			// the first hello after it.
+			after := func(rs []record) (disc, hello *record, kinds []string) {
+				for i := range rs {
+					r := &rs[i]
+					if r.at < mark {
+						continue
+					}
+					if r.typ == stepdown.TypeDisconnected {
+						kinds = append(kinds, r.kind)
+						if disc == nil {
+							disc = r
+						}
+					}
+					if r.typ == stepdown.TypeHello && disc != nil {
+						return disc, r, kinds
+					}
+				}
+				return disc, nil, kinds
+			}
+			got := wait(timeout, func(rs []record) bool { _, h, _ := after(rs); return h != nil })
+			var all time.Duration
+			var gaps []time.Duration
+			disconnected, refused, dialErrs, attempts := 0, 0, 0, 0
+			kinds, hellos := map[string]int{}, map[string]int{}
+			for _, f := range fl {
+				d, h, ks := after(f.snapshot())
+				if d != nil {
+					disconnected++
+				}
+				for _, k := range ks {
+					kinds[k]++
+					attempts++
+					if strings.HasPrefix(k, "dial_") {
+						dialErrs++
+					}
+					if k == "dial_ECONNREFUSED" {
+						refused++
+					}
+				}
+				if h != nil {
+					all = max(all, h.at-mark)
+					gaps = append(gaps, h.at-d.at)
+					hellos[string(h.state)+"/"+string(h.reason)]++
+				}
+			}
+			slices.Sort(gaps)
+			out.put(name+"_disconnected", disconnected)
+			out.put(name+"_reconnected", got)
+			out.put(name+"_all_ms", ms(all))
+			out.put(name+"_gap_p50_ms", quantile(gaps, 0.5))
+			out.put(name+"_gap_p99_ms", quantile(gaps, 0.99))
+			out.put(name+"_gap_max_ms", quantile(gaps, 1))
+			out.put(name+"_first_hello", histogram(hellos))
+			out.put(name+"_failed_sessions", attempts)
+			out.put(name+"_ends", histogram(kinds))
+			out.put(name+"_connect_errors", dialErrs)
+			out.put(name+"_refused", refused)
+			if got != len(fl) {
+				failed++
+			}
+		case "got":
+			parts := strings.SplitN(rest, ":", 3)
+			if len(parts) != 3 {
+				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT", step)
+			}
+			name, typ := parts[0], parts[1]
+			mark, ok := marks[name]
+			timeout, err := time.ParseDuration(parts[2])
+			if !ok || err != nil {
+				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT after run:NAME (%v)", step, err)
+			}
+			// first finds the first TYPE message past the mark, and
+			// whether any message before it said ok.
+			first := func(rs []record) (*record, bool) {
+				okBefore := false
+				for i := range rs {
+					r := &rs[i]
+					if r.at < mark || r.drill {
+						continue
+					}
+					if r.typ == typ {
+						return r, okBefore
+					}
+					okBefore = okBefore || r.state == stepdown.StateOK
+				}
+				return nil, okBefore
+			}
+			got := wait(timeout, func(rs []record) bool { r, _ := first(rs); return r != nil })
+			var at []time.Duration
+			reasons := map[string]int{}
+			okBefore := 0
+			for _, f := range fl {
+				r, ob := first(f.snapshot())
+				if ob {
+					okBefore++
+				}
+				if r != nil {
+					at = append(at, r.at-mark)
+					reasons[string(r.reason)]++
+				}
+			}
+			slices.Sort(at)
+			key := name + "_" + typ
+			out.put(key+"_clients", got)
+			out.put(key+"_min_ms", quantile(at, 0))
+			out.put(key+"_max_ms", quantile(at, 1))
+			out.put(key+"_reasons", histogram(reasons))
+			out.put(key+"_ok_before", okBefore)
+			if got != len(fl) {
+				failed++
+			}
+		default:
+			return fmt.Errorf("unknown step %q", step)
+		}
+	}
+	// Over the whole run: every connection error of every client.
+	refused, dialErrs := 0, 0
+	for _, f := range fl {
+		for _, r := range f.snapshot() {
+			if r.typ == stepdown.TypeDisconnected && strings.HasPrefix(r.kind, "dial_") {
+				dialErrs++
+				if r.kind == "dial_ECONNREFUSED" {
+					refused++
+				}
+			}
+		}
+	}
+	out.put("connect_errors_total", dialErrs)
+	out.put("refused_total", refused)
+	out.put("steps_failed", failed)
+	cancel()
+	wg.Wait()
+	return nil
+}
+
+// hold's refusal causes, from the text of the server's busy error
+// (internal/stepdown/server/admission.go).
+func refusal(m stepdown.Message) string {
+	switch {
+	case m.Code != stepdown.CodeBusy:
+		return "other"
+	case strings.Contains(m.Error, "max_clients_per_uid"):
+		return "per_uid"
+	case strings.Contains(m.Error, "kept for root"):
+		return "reserve"
+	case strings.Contains(m.Error, "stepdown.max_clients"):
+		return "max_clients"
+	}
+	return "other"
+}
+
+func hold(args []string) error {
+	fs := flag.NewFlagSet("hold", flag.ContinueOnError)
+	sock := fs.String("socket", stepdown.DefaultSocket, "stepdown socket")
+	n := fs.Int("n", 1000, "connections to try")
+	conc := fs.Int("concurrency", 16, "connections opened at once")
+	prefix := fs.String("prefix", "hold", "fact prefix")
+	ready := fs.String("ready", "", "file created once every connection is admitted or refused")
+	drill := fs.Bool("drill", false, "on SIGUSR1, ask for a drill on one of the connections")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	out := &facts{prefix: *prefix}
+	// Signals first: the script may signal as soon as the ready file exists.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGTERM)
+
+	var (
+		mu       sync.Mutex
+		admitted []*stepdown.Conn
+		refused  = map[string]int{}
+		dialErrs = map[string]int{}
+		lat      []time.Duration // drill stepdown delivery, CLOCK_MONOTONIC
+	)
+	var drills, resumes, lost atomic.Int64
+	readLoop := func(c *stepdown.Conn) {
+		for {
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			m, err := c.Read()
+			if err != nil {
+				lost.Add(1)
+				return
+			}
+			switch {
+			case m.Type == stepdown.TypeStepdown && m.Drill:
+				d := monoNow() - time.Duration(m.MonoNanos)
+				drills.Add(1)
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			case m.Type == stepdown.TypeResume && m.Drill:
+				resumes.Add(1)
+			}
+		}
+	}
+	start := time.Now()
+	jobs := make(chan struct{})
+	var wg sync.WaitGroup
+	for range *conc {
+		wg.Go(func() {
+			for range jobs {
+				nc, err := net.DialTimeout("unix", *sock, 10*time.Second)
+				if err != nil {
+					mu.Lock()
+					dialErrs[errKind(err)]++
+					mu.Unlock()
+					continue
+				}
+				c := stepdown.NewConn(nc)
+				c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				m, err := c.Read()
+				mu.Lock()
+				switch {
+				case err != nil:
+					refused["no_answer_"+errKind(err)]++
+				case m.Type == stepdown.TypeHello:
+					admitted = append(admitted, c)
+				default:
+					refused[refusal(m)]++
+				}
+				mu.Unlock()
+				if err == nil && m.Type == stepdown.TypeHello {
+					go readLoop(c)
+				} else {
+					c.Close()
+				}
+			}
+		})
+	}
+	for range *n {
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	wg.Wait()
+	mu.Lock()
+	out.put("admitted", len(admitted))
+	for _, k := range []string{"per_uid", "reserve", "max_clients", "other"} {
+		out.put("refused_"+k, refused[k])
+		delete(refused, k)
+	}
+	out.put("refused_unexplained", histogram(refused))
+	out.put("connect_errors", histogram(dialErrs))
+	out.put("connect_ms", ms(time.Since(start)))
+	conns := slices.Clone(admitted)
+	mu.Unlock()
+	if *ready != "" {
+		if err := os.WriteFile(*ready, nil, 0o644); err != nil {
+			return err
+		}
+	}
+	for s := range sig {
+		if s == syscall.SIGTERM {
+			break
+		}
+		if *drill && len(conns) > 0 {
+			err := conns[0].Send(stepdown.Message{Type: stepdown.TypeDrill, Reason: stepdown.ReasonDrill, HoldSeconds: 2})
+			out.put("drill_sent", err == nil)
+		}
+	}
+	mu.Lock()
+	slices.Sort(lat)
+	out.put("drill_stepdowns", drills.Load())
+	out.put("drill_resumes", resumes.Load())
+	out.put("drill_p50_ms", quantile(lat, 0.5))
+	out.put("drill_max_ms", quantile(lat, 1))
+	mu.Unlock()
+	out.put("lost", lost.Load())
+	return nil
+}
+
+func scrape(args []string) error {
+	fs := flag.NewFlagSet("scrape", flag.ContinueOnError)
+	url := fs.String("url", "http://127.0.0.1:9847/metrics", "URL to flood")
+	loops := fs.Int("loops", 16, "concurrent loops")
+	dur := fs.Duration("for", 10*time.Second, "how long")
+	prefix := fs.String("prefix", "scrape", "fact prefix")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	out := &facts{prefix: *prefix}
+	var (
+		mu    sync.Mutex
+		lat   []time.Duration
+		errs  = map[string]int{}
+		bytes int64
+	)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range *loops {
+		wg.Go(func() {
+			c := &http.Client{Timeout: 10 * time.Second}
+			for time.Since(start) < *dur {
+				t0 := time.Now()
+				resp, err := c.Get(*url)
+				var nb int64
+				if err == nil {
+					nb, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				d := time.Since(t0)
+				mu.Lock()
+				if err != nil {
+					errs[errKind(err)]++
+				} else {
+					lat = append(lat, d)
+					bytes = nb
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	out.put("scrapes", len(lat))
+	out.put("errors", histogram(errs))
+	out.put("per_second", fmt.Sprintf("%.1f", float64(len(lat))/time.Since(start).Seconds()))
+	out.put("p50_ms", quantile(lat, 0.5))
+	out.put("p99_ms", quantile(lat, 0.99))
+	out.put("max_ms", quantile(lat, 1))
+	out.put("bytes", bytes)
+	return nil
+}
