@@ -67,7 +67,11 @@ func (p *Policy) Restore(ps Persisted, mono time.Duration) {
 	}
 	p.state, p.reason = stepdown.StateStepdown, ps.Reason
 	for _, c := range ps.Conditions {
-		p.active[c] = mono
+		// A trigger turned off before this start (the configuration
+		// changed with the restart) would hold its condition for ever.
+		if !disabled(p.cfg.Triggers, c) {
+			p.active[c] = mono
+		}
 	}
 	p.lastBad, p.haveBad = mono, true
 	if len(ps.Conditions) == 0 {

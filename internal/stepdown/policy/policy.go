@@ -149,19 +149,22 @@ func (p *Policy) Await(sources ...string) {
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
 	p.cfg = cfg
-	// Only conditions hold (instant triggers leave none).
-	off := func(c Condition) bool {
-		row, ok := Lookup(c.Reason)
-		return ok && !row.Setting(cfg.Triggers, c.Source).Enabled
-	}
 	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
 		for c := range m {
-			if off(c) {
+			if disabled(cfg.Triggers, c) {
 				delete(m, c)
 			}
 		}
 	}
 	p.updateReason()
+}
+
+// disabled says whether c's trigger is off in t: such a condition holds
+// nothing, since a disabled trigger's input is ignored and so never clears
+// it. Only conditions hold (instant triggers leave none).
+func disabled(t Triggers, c Condition) bool {
+	row, ok := Lookup(c.Reason)
+	return ok && !row.Setting(t, c.Source).Enabled
 }
 
 // Status returns the current state. Its reason is the condition holding now

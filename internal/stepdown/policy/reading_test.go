@@ -255,6 +255,26 @@ func TestPersistedRestore(t *testing.T) {
 		t.Errorf("events with a restored condition of a source turned off (-want +got):\n%s", diff)
 	}
 
+	// A trigger turned off with the restart (the configuration changed):
+	// its condition no longer holds; the stepdown stays for the hold-down
+	// from the start, as a reload that turns it off does.
+	offCfg := cfg
+	offCfg.Triggers.ErrorBound.Enabled = false
+	w := New(offCfg, 0)
+	w.Restore(Persisted{State: stepdown.StateStepdown, Reason: stepdown.ReasonErrorBound,
+		Conditions: []Condition{{stepdown.ReasonErrorBound, "chrony"}}}, s(10))
+	w.Await("clocks", "chrony")
+	if st := w.Status(); st.State != stepdown.StateStepdown {
+		t.Fatalf("restored with the trigger off: %+v, want stepdown until the hold-down ends", st)
+	}
+	got = nil
+	for _, f := range []in{probeOK(10, "clocks"), chrony(10.5, true, 0, 0.01), tick(39.9), chrony(40.5, true, 0, 0.01), tick(40.5)} {
+		got = append(got, f(w)...)
+	}
+	if diff := cmp.Diff([]string{"resume/error_bound@40.5s"}, brief(got)); diff != "" {
+		t.Errorf("events with a restored condition of a trigger turned off (-want +got):\n%s", diff)
+	}
+
 	// A source found before the restart that no longer answers is lost,
 	// not absent.
 	u := New(cfg, 0)
