@@ -173,12 +173,13 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 	lintian, rpmlint := testtool.Require(t, "lintian"), testtool.Require(t, "rpmlint")
 	type lint struct{ name, problems, log string }
 	lints := make(chan lint, 2)
+	rpmlintDir := t.TempDir()
 	go func() {
 		p, l := lintDeb(lintian, newPkgs["deb"])
 		lints <- lint{"lintian", p, l}
 	}()
 	go func() {
-		p, l := lintRPM(rpmlint, newPkgs["rpm"])
+		p, l := lintRPM(rpmlint, newPkgs["rpm"], rpmlintDir)
 		lints <- lint{"rpmlint", p, l}
 	}()
 	defer func() {

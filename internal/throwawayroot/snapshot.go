@@ -29,12 +29,18 @@ type fileState struct {
 }
 
 // TakeHost records what a package test must not change on the host: dpkg's
-// database, the user and group databases, and the directories clockwatch's
-// package creates and its purge deletes.
+// database, the user and group databases, every path the packages install
+// (a linter that unpacks a package where its paths say, as rpmlint's cpio
+// did, shows here), the directories the daemon creates, and the rpm database
+// a root's rpm tools create in its home.
 func TakeHost() (Snapshot, error) {
 	return Take(
-		[]string{"/var/lib/dpkg/status", "/etc/passwd", "/etc/group", "/etc/shadow", "/etc/gshadow"},
-		[]string{"/etc/clockwatch", "/var/lib/clockwatch", "/run/clockwatch"},
+		[]string{"/var/lib/dpkg/status", "/etc/passwd", "/etc/group", "/etc/shadow", "/etc/gshadow",
+			"/usr/bin/clockwatch", "/usr/lib/systemd/system/clockwatch.service", "/usr/lib/systemd/system/clockwatch.socket",
+			"/lib/systemd/system/clockwatch.service", "/lib/systemd/system/clockwatch.socket",
+			"/usr/share/man/man1/clockwatch.1.gz"},
+		[]string{"/etc/clockwatch", "/var/lib/clockwatch", "/run/clockwatch", "/usr/share/clockwatch",
+			"/usr/share/doc/clockwatch", "/usr/share/licenses/clockwatch", "/root/.rpmdb"},
 	)
 }
 
