@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -25,7 +26,7 @@ func TestNtpdProbe(t *testing.T) {
 			Peers: []ntpd.Peer{{AssociationID: 1, Address: "192.0.2.1", RefID: "GPS", Selection: "sys.peer", Stratum: 1,
 				Reach: 0x7f, Poll: 64 * time.Second, Offset: -0.0021, Delay: 3e-4, Jitter: 1e-4, Dispersion: 0.0012}},
 		},
-		Found: true, HaveData: true, Up: true, LastSuccess: at, Polls: 3, Failures: 1,
+		Found: true, HaveData: true, Tally: loop.Tally{Up: true, LastSuccess: at, Polls: 3, Failures: 1},
 	}
 	down := up
 	down.Up, down.Err, down.Polls, down.Failures = false, errors.New("nothing listens on 127.0.0.1:123"), 4, 2
@@ -70,7 +71,7 @@ clockwatch_ntpd_polls_total 4
 clockwatch_ntpd_up 0
 `},
 		// "auto" without ntpd: not even clockwatch_ntpd_up 0.
-		{name: "absent", snap: ntpd.Snapshot{Err: errors.New("ntpd is absent")}, names: []string{MetricNtpdOffset, MetricNtpdPolls, "clockwatch_ntpd_up", MetricCollectorSuccess}, want: ""},
+		{name: "absent", snap: ntpd.Snapshot{Tally: loop.Tally{Err: errors.New("ntpd is absent")}}, names: []string{MetricNtpdOffset, MetricNtpdPolls, "clockwatch_ntpd_up", MetricCollectorSuccess}, want: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

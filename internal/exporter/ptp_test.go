@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/metricsdoc"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/facebook/time/ptp/protocol"
@@ -19,8 +20,8 @@ func (f fixedPtp4l) Snapshot() ptp.Snapshot { return ptp.Snapshot(f) }
 
 func ptp4lSlave(at time.Time) ptp.Snapshot {
 	return ptp.Snapshot{
-		Address: ptp.DefaultSocket, Found: true, Up: true, HaveData: true, LastSuccess: at, PollDuration: 400 * time.Microsecond,
-		Polls: 10, Failures: 1, State: protocol.PortStateSlave, StateSince: at.Add(-time.Minute),
+		Address: ptp.DefaultSocket, Found: true, Tally: loop.Tally{Up: true, LastSuccess: at, PollDuration: 400 * time.Microsecond, Polls: 10, Failures: 1}, HaveData: true,
+		State: protocol.PortStateSlave, StateSince: at.Add(-time.Minute),
 		Grandmaster: "aaaaaa.fffe.000001", GrandmasterChanges: 2,
 		Data: ptp.Data{ClockIdentity: "bbbbbb.fffe.000002", ClockClass: 255, ClockAccuracy: 0xfe, SlaveOnly: true, Domain: 0,
 			Ports:        []ptp.Port{{Number: 1, Interface: "eth0", State: protocol.PortStateSlave, Timestamping: "HARDWARE"}},
@@ -42,7 +43,7 @@ func TestPtp4lCollector(t *testing.T) {
 	gm.Data.GrandmasterClockAccuracy = 0xfe
 	down := slave
 	down.Up, down.Err, down.Polls, down.Failures = false, errors.New("ptp4l did not answer"), 11, 2
-	pinned := ptp.Snapshot{Address: "/run/ptp4l-eth0", Found: true, Err: errors.New("no socket"), Polls: 3, Failures: 3, PollDuration: time.Millisecond}
+	pinned := ptp.Snapshot{Address: "/run/ptp4l-eth0", Found: true, Tally: loop.Tally{Err: errors.New("no socket"), Polls: 3, Failures: 3, PollDuration: time.Millisecond}}
 	all := []string{MetricPtp4lUp, MetricPtp4lPolls, MetricPtp4lPollFailures, MetricPtp4lPollAge, MetricPtp4lPollDuration,
 		MetricPtp4lInfo, MetricPtp4lPortInfo, MetricPtp4lStateAge, MetricPtp4lSynchronized, MetricPtp4lIsGrandmaster,
 		MetricPtp4lClockClass, MetricPtp4lOffset, MetricPtp4lMeanPathDelay, MetricPtp4lErrorBound, MetricPtp4lStepsRemoved,

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -28,15 +29,14 @@ func syncedTimesyncd(at time.Time) timesyncd.Snapshot {
 				Origin: t1, Receive: t1 + 2000 + 4000, Transmit: t1 + 2000 + 6000, Destination: t1 + 10000,
 				PacketCount: 12, Jitter: 150 * time.Microsecond},
 		},
-		HaveData: true, Found: true, Up: true, SampleSeen: at.Add(-10 * time.Second), LastSuccess: at.Add(-time.Second),
-		Polls: 7, Failures: 1,
+		HaveData: true, Found: true, Tally: loop.Tally{Up: true, LastSuccess: at.Add(-time.Second), Polls: 7, Failures: 1}, SampleSeen: at.Add(-10 * time.Second),
 	}
 }
 
 func TestTimesyncdCollector(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
-	absent := timesyncd.Snapshot{Polls: 3, Err: timesyncd.ErrAbsent}
+	absent := timesyncd.Snapshot{Tally: loop.Tally{Polls: 3, Err: timesyncd.ErrAbsent}}
 	for _, tc := range []struct {
 		name string
 		snap timesyncd.Snapshot
@@ -161,7 +161,7 @@ func BenchmarkTimesyncdGather(b *testing.B) {
 		snap timesyncd.Snapshot
 	}{
 		{"synchronised", syncedTimesyncd(time.Now())},
-		{"absent", timesyncd.Snapshot{Polls: 3, Err: timesyncd.ErrAbsent}},
+		{"absent", timesyncd.Snapshot{Tally: loop.Tally{Polls: 3, Err: timesyncd.ErrAbsent}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			reg := prometheus.NewPedanticRegistry()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
@@ -31,7 +32,7 @@ func FuzzPTPVerdict(f *testing.F) {
 		d := ptp.Data{Ports: []ptp.Port{{Number: 1, State: protocol.PortStateSlave, Timestamping: "SOFTWARE"}},
 			GrandmasterPresent: true, GrandmasterIdentity: "000000.fffe.000001", ClockIdentity: "000000.fffe.000002",
 			OffsetFromMaster: time.Duration(offset), MeanPathDelay: time.Duration(delay), GrandmasterClockAccuracy: accuracy}
-		r := ptp.Snapshot{Found: true, Up: true, HaveData: true, Data: d, LastSuccess: now}.Reading()
+		r := ptp.Snapshot{Found: true, Tally: loop.Tally{Up: true, LastSuccess: now}, HaveData: true, Data: d}.Reading()
 		raw := verdicttest.Raw{Bound: (math.Abs(float64(offset)) + math.Abs(float64(delay))) / 1e9}
 		if a := ptp.Accuracy(accuracy); a > 0 {
 			raw.Bound += a.Seconds()
@@ -58,7 +59,7 @@ func FuzzTimesyncdVerdict(f *testing.F) {
 			Spike: spike, PacketCount: 1}
 		now := time.Now()
 		s := timesyncd.Snapshot{Props: timesyncd.Properties{Message: m, PollInterval: 32 * time.Second}, HaveData: true,
-			Found: true, Up: true, SampleSeen: now, LastSuccess: now}
+			Found: true, Tally: loop.Tally{Up: true, LastSuccess: now}, SampleSeen: now}
 		r := s.Reading(now)
 		theta := -((float64(rx) - float64(o)) + (float64(tx) - float64(dst))) / 2 // µs
 		if !spike && math.Abs(theta) >= 4e5 {

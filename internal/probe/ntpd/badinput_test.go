@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -90,7 +91,7 @@ func TestHugeFiguresSaturate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := Snapshot{Found: true, HaveData: true, Up: true, Polls: 1, Data: d, LastSuccess: time.Now()}.Reading()
+			r := Snapshot{Found: true, HaveData: true, Tally: loop.Tally{Up: true, Polls: 1, LastSuccess: time.Now()}, Data: d}.Reading()
 			if r.ErrorBound != timesource.Saturated || r.Offset != tc.off {
 				t.Errorf("offset %v bound %v, want %v and saturated", r.Offset, r.ErrorBound, tc.off)
 			}
@@ -193,7 +194,7 @@ func TestSlowNtpdPollDeadline(t *testing.T) {
 		t.Errorf("after the slow poll: %+v, want down, past its deadline", r)
 	}
 	// Staleness alone: a reading whose poll never ends stops counting.
-	s := Snapshot{Found: true, HaveData: true, Up: true, Polls: 1, LastSuccess: time.Now().Add(-p.maxAge() - time.Second),
+	s := Snapshot{Found: true, HaveData: true, Tally: loop.Tally{Up: true, Polls: 1, LastSuccess: time.Now().Add(-p.maxAge() - time.Second)},
 		Data: Data{System: System{Stratum: 2}}}
 	if r := s.Reading().Stale(time.Now(), p.maxAge()); r.Up {
 		t.Errorf("a reading %v old is still up", p.maxAge()+time.Second)

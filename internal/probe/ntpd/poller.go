@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/loop"
@@ -20,15 +19,8 @@ type Snapshot struct {
 	// was one.
 	Data     Data
 	HaveData bool
-	// Up reports whether the last poll succeeded; Err is why it failed.
-	Up  bool
-	Err error
-	// LastSuccess is when the data was read (monotonic reading included).
-	LastSuccess time.Time
-	// PollDuration is how long the last poll took.
-	PollDuration time.Duration
-	// Polls and Failures count polls since the start.
-	Polls, Failures uint64
+	// Tally counts the polls; its LastSuccess is when Data was read.
+	loop.Tally
 }
 
 // Poller reads ntpd on its own interval and keeps the last result. It is a
@@ -37,9 +29,7 @@ type Poller struct {
 	cfg    Config
 	client *Client
 	logger *slog.Logger
-
-	mu   sync.RWMutex
-	snap Snapshot
+	snap   loop.Latest[Snapshot]
 }
 
 // NewPoller returns a poller for the configured ntpd.
@@ -48,16 +38,12 @@ func NewPoller(cfg Config, logger *slog.Logger) *Poller {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Poller{cfg: cfg, client: NewClient(cfg.HostPort(), cfg.Timeout), logger: logger}
-	p.snap.Found = cfg.Address != AddressAuto
+	p.snap.Update(func(s *Snapshot) { s.Found = cfg.Address != AddressAuto })
 	return p
 }
 
 // Snapshot returns the last result; it never waits on ntpd.
-func (p *Poller) Snapshot() Snapshot {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.snap
-}
+func (p *Poller) Snapshot() Snapshot { return p.snap.Load() }
 
 // Close closes the connection of a poller polled without Run (`clockwatch
 // status`); Run closes its own.
@@ -81,35 +67,27 @@ func (p *Poller) maxAge() time.Duration { return 2*p.cfg.PollInterval + timesour
 // down is logged once. Under "auto", until ntpd first answers, a failure is
 // absence: not a poll, not logged, its error wrapping timesource.ErrAbsent.
 func (p *Poller) Poll(ctx context.Context) {
-	start := time.Now()
 	// The whole poll ends within one poll interval, whatever the number
 	// of associations: each request's timeout alone let a slow ntpd with
 	// 300 associations keep one poll going for minutes.
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.PollInterval)
-	d, err := p.client.Poll(ctx)
-	cancel()
-	end := time.Now()
-	p.mu.Lock()
-	// An answer that means nothing is an ntpd that answered: found, and
-	// failing (absent, it would raise nothing and the start say ok).
-	if err != nil && !p.snap.Found && !Answered(err) {
-		p.snap.Err = timesource.Absent(fmt.Errorf("ntpd is absent: no mode 6 answer on %s: %w", DefaultAddress, err))
-		p.mu.Unlock()
+	d, start, end, err := loop.Timed(ctx, p.cfg.PollInterval, time.Now, p.client.Poll)
+	var wasUp bool
+	s := p.snap.Update(func(snap *Snapshot) {
+		// An answer that means nothing is an ntpd that answered: found, and
+		// failing (absent, it would raise nothing and the start say ok).
+		if err != nil && !snap.Found && !Answered(err) {
+			snap.Err = timesource.Absent(fmt.Errorf("ntpd is absent: no mode 6 answer on %s: %w", DefaultAddress, err))
+			return
+		}
+		snap.Found = true
+		wasUp = snap.Count(start, end, err)
+		if err == nil {
+			snap.Data, snap.HaveData = d, true
+		}
+	})
+	if !s.Found {
 		return
 	}
-	s := p.snap
-	s.Found = true
-	wasUp := s.Up || s.Polls == 0
-	s.Polls++
-	s.PollDuration = end.Sub(start)
-	s.Up, s.Err = err == nil, err
-	if err != nil {
-		s.Failures++
-	} else {
-		s.Data, s.HaveData, s.LastSuccess = d, true, end
-	}
-	p.snap = s
-	p.mu.Unlock()
 	switch {
 	case err != nil && wasUp:
 		p.logger.Error("cannot read ntpd", "err", err)

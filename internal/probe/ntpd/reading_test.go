@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -19,12 +20,12 @@ func TestReading(t *testing.T) {
 		want timesource.Reading
 	}{
 		{"not polled yet", Snapshot{}, timesource.Reading{Source: "ntpd"}},
-		{"never answered: absent", Snapshot{Polls: 1, Err: errors.New("refused")},
+		{"never answered: absent", Snapshot{Tally: loop.Tally{Polls: 1, Err: errors.New("refused")}},
 			timesource.Reading{Source: "ntpd", Err: errors.New("refused")}},
-		{"synchronised", Snapshot{Polls: 1, Up: true, HaveData: true, Data: Data{System: sys}},
+		{"synchronised", Snapshot{Tally: loop.Tally{Polls: 1, Up: true}, HaveData: true, Data: Data{System: sys}},
 			timesource.Reading{Source: "ntpd", Found: true, Up: true, HasData: true, Synchronized: true,
 				Offset: 3 * time.Millisecond, ErrorBound: 10 * time.Millisecond, Detail: "stratum 2"}},
-		{"unsynchronised: stratum 16, leap 3", Snapshot{Polls: 1, Up: true, HaveData: true, Data: Data{System: System{Leap: 3, Stratum: 16}}},
+		{"unsynchronised: stratum 16, leap 3", Snapshot{Tally: loop.Tally{Polls: 1, Up: true}, HaveData: true, Data: Data{System: System{Leap: 3, Stratum: 16}}},
 			timesource.Reading{Source: "ntpd", Found: true, Up: true, HasData: true, Leap: timesource.LeapUnsynchronized, Detail: "stratum 16"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

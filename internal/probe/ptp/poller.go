@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/loop"
@@ -27,17 +26,10 @@ type Snapshot struct {
 	// was one.
 	Data     Data
 	HaveData bool
-	// Up reports whether the last poll succeeded; Err is why it failed, or
-	// (Found false) that "auto" looked and found no socket.
-	Up  bool
-	Err error
-	// LastSuccess is when the data was read (monotonic reading included).
-	LastSuccess time.Time
-	// PollDuration is how long the last poll took.
-	PollDuration time.Duration
-	// Polls and Failures count polls of ptp4l since the start (not the
-	// looks for a socket that is not there).
-	Polls, Failures uint64
+	// Tally counts the polls of ptp4l (not the looks for a socket that is
+	// not there); its LastSuccess is when Data was read, its Err (Found
+	// false) may say that "auto" looked and found no socket.
+	loop.Tally
 	// State is the clock's port state (Data.State) at the last success,
 	// and StateSince when it became that: the stepdown trigger "port not
 	// SLAVE or MASTER for longer than a grace" reads both.
@@ -93,9 +85,7 @@ type Poller struct {
 	client *Client
 	logger *slog.Logger
 	stat   func(string) (os.FileInfo, error)
-
-	mu   sync.RWMutex
-	snap Snapshot
+	snap   loop.Latest[Snapshot]
 }
 
 // NewPoller returns a poller for the configured ptp4l.
@@ -106,17 +96,12 @@ func NewPoller(cfg Config, logger *slog.Logger) *Poller {
 	path := cfg.SocketPath()
 	p := &Poller{cfg: cfg, logger: logger, stat: os.Stat,
 		client: NewClient(path, cfg.Domain, cfg.ReplySocketDir, cfg.Timeout)}
-	p.snap.Address = path
-	p.snap.Found = cfg.Address != AddressAuto
+	p.snap.Update(func(s *Snapshot) { s.Address, s.Found = path, cfg.Address != AddressAuto })
 	return p
 }
 
 // Snapshot returns the last result; it never waits on ptp4l.
-func (p *Poller) Snapshot() Snapshot {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.snap
-}
+func (p *Poller) Snapshot() Snapshot { return p.snap.Load() }
 
 // Run polls until ctx is done, then closes the connection.
 func (p *Poller) Run(ctx context.Context) error {
@@ -144,32 +129,20 @@ func (p *Poller) Poll(ctx context.Context) {
 			// Absent: not a poll, no metrics. The error makes the reading
 			// "looked, not there" rather than "not looked yet", which a
 			// policy waiting for every source's first poll must tell apart.
-			p.mu.Lock()
-			p.snap.Err = timesource.Absent(fmt.Errorf("ptp4l is absent: %w", err))
-			p.mu.Unlock()
+			p.snap.Update(func(s *Snapshot) { s.Err = timesource.Absent(fmt.Errorf("ptp4l is absent: %w", err)) })
 			return
 		}
 	}
-	start := time.Now()
 	// The whole poll (one request per data set and port) ends within one
 	// poll interval, whatever each request's timeout allows.
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.PollInterval)
-	d, err := p.client.Poll(ctx)
-	cancel()
-	end := time.Now()
-	p.mu.Lock()
-	s := p.snap
-	wasUp := s.Up || s.Polls == 0
-	s.Polls++
-	s.PollDuration = end.Sub(start)
-	s.Up, s.Err = err == nil, err
-	if err != nil {
-		s.Failures++
-	} else {
-		p.observe(&s, d, end)
-	}
-	p.snap = s
-	p.mu.Unlock()
+	d, start, end, err := loop.Timed(ctx, p.cfg.PollInterval, time.Now, p.client.Poll)
+	var wasUp bool
+	s := p.snap.Update(func(snap *Snapshot) {
+		wasUp = snap.Count(start, end, err)
+		if err == nil {
+			p.observe(snap, d, end)
+		}
+	})
 	switch {
 	case err != nil && wasUp:
 		p.logger.Error("cannot read ptp4l", "err", err)

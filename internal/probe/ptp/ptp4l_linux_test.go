@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -118,7 +119,7 @@ func TestPtp4l(t *testing.T) {
 	if r != want {
 		t.Errorf("slave's reading\n%+v, want\n%+v", r, want)
 	}
-	mr := Snapshot{Found: true, Up: true, HaveData: true, Data: m}.Reading()
+	mr := Snapshot{Found: true, Tally: loop.Tally{Up: true}, HaveData: true, Data: m}.Reading()
 	if !mr.HasData || !mr.Synchronized || mr.Offset != 0 || mr.ErrorBound != 100*time.Nanosecond || mr.Leap != timesource.LeapNone {
 		t.Errorf("master's reading %+v: want synchronised (class 6), offset 0, error bound 100ns (accuracy 0x21)", mr)
 	}

@@ -38,7 +38,7 @@ func grandmaster(class uint8, traceable bool) Data {
 func TestReading(t *testing.T) {
 	t.Parallel()
 	snap := func(d Data) Snapshot {
-		return Snapshot{Found: true, Up: true, HaveData: true, Data: d, LastSuccess: at}
+		return Snapshot{Found: true, Tally: loop.Tally{Up: true, LastSuccess: at}, HaveData: true, Data: d}
 	}
 	base := timesource.Reading{Source: "ptp4l", Found: true, Up: true, LastSuccess: at}
 	with := func(f func(*timesource.Reading)) timesource.Reading { r := base; f(&r); return r }
@@ -59,7 +59,7 @@ func TestReading(t *testing.T) {
 		want timesource.Reading
 	}{
 		{"never found", Snapshot{}, timesource.Reading{Source: "ptp4l", Leap: timesource.LeapUnsynchronized}},
-		{"pinned, never answered", Snapshot{Found: true, Err: errors.New("no socket")},
+		{"pinned, never answered", Snapshot{Found: true, Tally: loop.Tally{Err: errors.New("no socket")}},
 			timesource.Reading{Source: "ptp4l", Found: true, Err: errors.New("no socket"), Leap: timesource.LeapUnsynchronized}},
 		{"slave", snap(slave(protocol.PortStateSlave)), with(func(r *timesource.Reading) {
 			r.HasData, r.Synchronized, r.Offset = true, true, -150*time.Nanosecond
@@ -165,11 +165,7 @@ func TestPollerAuto(t *testing.T) {
 	b.GrandmasterIdentity = "cccccc.fffe.000003"
 	seq = append(seq, b)
 	for i, d := range seq {
-		s := p.Snapshot()
-		p.mu.Lock()
-		p.observe(&s, d, at.Add(time.Duration(i)*time.Second))
-		p.snap = s
-		p.mu.Unlock()
+		p.snap.Update(func(s *Snapshot) { p.observe(s, d, at.Add(time.Duration(i)*time.Second)) })
 	}
 	s := p.Snapshot()
 	if !s.Found || s.State != protocol.PortStateSlave || !s.StateSince.Equal(at.Add(3*time.Second)) ||
@@ -234,13 +230,13 @@ func TestPollerRun(t *testing.T) {
 
 func TestStatusLines(t *testing.T) {
 	t.Parallel()
-	s := Snapshot{Address: DefaultSocket, Found: true, Up: true, HaveData: true, Data: slave(protocol.PortStateSlave), Polls: 100,
-		LastSuccess: at, State: protocol.PortStateSlave, StateSince: at.Add(-90 * time.Second), Grandmaster: "aaaaaa.fffe.000001",
+	s := Snapshot{Address: DefaultSocket, Found: true, Tally: loop.Tally{Up: true, Polls: 100, LastSuccess: at}, HaveData: true, Data: slave(protocol.PortStateSlave),
+		State: protocol.PortStateSlave, StateSince: at.Add(-90 * time.Second), Grandmaster: "aaaaaa.fffe.000001",
 		GrandmasterChanges: 1, GrandmasterChangedAt: at.Add(-time.Hour), PreviousGrandmaster: "cccccc.fffe.000003"}
-	gm := Snapshot{Address: DefaultSocket, Found: true, HaveData: true, Data: grandmaster(6, true), LastSuccess: at.Add(-5 * time.Second),
-		State: protocol.PortStateMaster, StateSince: at.Add(-time.Minute), Err: errors.New("ptp4l did not answer")}
+	gm := Snapshot{Address: DefaultSocket, Found: true, HaveData: true, Data: grandmaster(6, true), Tally: loop.Tally{LastSuccess: at.Add(-5 * time.Second), Err: errors.New("ptp4l did not answer")},
+		State: protocol.PortStateMaster, StateSince: at.Add(-time.Minute)}
 	var got []string
-	for _, x := range []Snapshot{{}, {Address: DefaultSocket, Found: true, Err: errors.New("no socket")}, s, gm} {
+	for _, x := range []Snapshot{{}, {Address: DefaultSocket, Found: true, Tally: loop.Tally{Err: errors.New("no socket")}}, s, gm} {
 		for _, l := range Lines(x, at) {
 			got = append(got, l.String())
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/loop"
@@ -27,22 +26,16 @@ type Snapshot struct {
 	// Found reports whether timesyncd has answered in this process (or is
 	// pinned: then its absence is reported).
 	Found bool
-	// Up reports whether the last poll succeeded; Err is why it did not
-	// (wrapping ErrAbsent when timesyncd is not on the bus).
-	Up  bool
-	Err error
 	// SampleSeen is when timesyncd received Props.Message, on this
 	// process's monotonic clock: when the poller first saw the message,
 	// or, for the message found at the first poll, the age timesyncd's own
 	// receive time gives it.
 	SampleSeen time.Time
-	// LastSuccess is when the last successful poll finished.
-	LastSuccess time.Time
-	// PollDuration is how long the last poll took.
-	PollDuration time.Duration
-	// Polls counts polls; Failures those that failed while timesyncd was
-	// found or pinned (an absent timesyncd in mode auto is no failure).
-	Polls, Failures uint64
+	// Tally counts the polls; its Err wraps ErrAbsent when timesyncd is not
+	// on the bus, and its Failures are the polls that failed while
+	// timesyncd was found or pinned (an absent timesyncd in mode auto is
+	// no failure).
+	loop.Tally
 }
 
 // Absent reports whether the last poll found no timesyncd on the bus.
@@ -141,9 +134,7 @@ type Poller struct {
 	now    func() time.Time
 	// wallNow is CLOCK_REALTIME for the age of the first message seen.
 	wallNow func() time.Time
-
-	mu   sync.RWMutex
-	snap Snapshot
+	snap    loop.Latest[Snapshot]
 	// logged is the failure the log last reported ("" none, or answering
 	// again since); quiet is the last one logged at debug level only.
 	logged, quiet string
@@ -159,17 +150,12 @@ func newPoller(cfg Config, b Bus, logger *slog.Logger) *Poller {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Poller{cfg: cfg, bus: b, logger: logger, now: time.Now, wallNow: func() time.Time { return time.Now().Round(0) }}
-	p.snap.Pinned = cfg.Mode == ModeOn
-	p.snap.Found = p.snap.Pinned
+	p.snap.Update(func(s *Snapshot) { s.Pinned, s.Found = cfg.Mode == ModeOn, cfg.Mode == ModeOn })
 	return p
 }
 
 // Snapshot returns the last result; it never waits on the bus.
-func (p *Poller) Snapshot() Snapshot {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.snap
-}
+func (p *Poller) Snapshot() Snapshot { return p.snap.Load() }
 
 // Reading implements timesource.Source.
 //
@@ -201,37 +187,29 @@ func (p *Poller) nextPoll() time.Duration {
 
 // Poll reads timesyncd once and publishes the result.
 func (p *Poller) Poll(ctx context.Context) {
-	start := p.now()
-	pctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	props, err := p.bus.Properties(pctx)
-	cancel()
-	end := p.now()
+	props, start, end, err := loop.Timed(ctx, p.cfg.Timeout, p.now, p.bus.Properties)
 	absent := errors.Is(err, ErrAbsent)
 
-	p.mu.Lock()
-	s := p.snap
-	firstAnswer := err == nil && s.LastSuccess.IsZero()
-	s.Polls++
-	s.PollDuration = end.Sub(start)
-	s.Up, s.Err = err == nil, err
-	if err == nil {
-		s.Found = true
-		s.LastSuccess = end
-		s.Props = props
-		valid := props.Message.Valid()
-		if valid && (!s.HaveData || props.Message.PacketCount != p.snap.Props.Message.PacketCount ||
-			props.Message.Destination != p.snap.Props.Message.Destination) {
-			s.SampleSeen = p.sampleSeen(props.Message, end, s.Polls == 1 || !s.HaveData)
+	var firstAnswer bool
+	s := p.snap.Update(func(snap *Snapshot) {
+		firstAnswer = err == nil && snap.LastSuccess.IsZero()
+		snap.Found = snap.Found || err == nil || onBus(err)
+		if snap.Found {
+			snap.Count(start, end, err)
+		} else {
+			snap.CountAbsent(start, end, err)
 		}
-		s.HaveData = valid
-	} else {
-		s.Found = s.Found || onBus(err)
-		if s.Found {
-			s.Failures++
+		if err == nil {
+			last := snap.Props.Message
+			snap.Props = props
+			valid := props.Message.Valid()
+			if valid && (!snap.HaveData || props.Message.PacketCount != last.PacketCount ||
+				props.Message.Destination != last.Destination) {
+				snap.SampleSeen = p.sampleSeen(props.Message, end, snap.Polls == 1 || !snap.HaveData)
+			}
+			snap.HaveData = valid
 		}
-	}
-	p.snap = s
-	p.mu.Unlock()
+	})
 
 	// One line per change of state. A timesyncd that was never there in
 	// mode auto only shows at debug level.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -26,7 +27,7 @@ func TestStatusLines(t *testing.T) {
 			Message: NTPMessage{Version: 4, Mode: 4, Stratum: 2, Precision: -20, RootDelay: 4 * time.Millisecond,
 				RootDispersion: time.Millisecond, RefID: [4]byte{198, 51, 100, 7},
 				Origin: t1, Receive: t1 + 6000, Transmit: t1 + 8000, Destination: t1 + 10000, PacketCount: 12}},
-		HaveData: true, Found: true, Up: true, SampleSeen: now.Add(-10 * time.Second), LastSuccess: now.Add(-time.Second), Polls: 3,
+		HaveData: true, Found: true, Tally: loop.Tally{Up: true, LastSuccess: now.Add(-time.Second), Polls: 3}, SampleSeen: now.Add(-10 * time.Second),
 	}
 	lost := synced
 	lost.Up, lost.Err = false, errors.New("systemd-timesyncd is not on the bus: nobody owns org.freedesktop.timesync1")
@@ -34,7 +35,7 @@ func TestStatusLines(t *testing.T) {
 	stepped := synced
 	stepped.Props.Message.Receive -= 12_400_000
 	stepped.Props.Message.Transmit -= 12_400_000
-	pinned := Snapshot{Pinned: true, Found: true, Polls: 1, Err: errors.New("systemd-timesyncd is not on the bus: no system bus at /run/dbus/system_bus_socket")}
+	pinned := Snapshot{Pinned: true, Found: true, Tally: loop.Tally{Polls: 1, Err: errors.New("systemd-timesyncd is not on the bus: no system bus at /run/dbus/system_bus_socket")}}
 	var b strings.Builder
 	for _, tc := range []struct {
 		name string
@@ -44,8 +45,8 @@ func TestStatusLines(t *testing.T) {
 		{"stepped", stepped},
 		{"lost", lost},
 		{"pinned, absent", pinned},
-		{"absent", Snapshot{Polls: 1, Err: ErrAbsent}},
-		{"no reply yet", Snapshot{Found: true, Up: true, Polls: 1, Props: Properties{ServerName: "ntp.example"}}},
+		{"absent", Snapshot{Tally: loop.Tally{Polls: 1, Err: ErrAbsent}}},
+		{"no reply yet", Snapshot{Found: true, Tally: loop.Tally{Up: true, Polls: 1}, Props: Properties{ServerName: "ntp.example"}}},
 	} {
 		b.WriteString("# " + tc.name + "\n")
 		for _, l := range Lines(tc.s, now) {
