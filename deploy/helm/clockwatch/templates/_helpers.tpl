@@ -21,11 +21,37 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.serviceAccount.create -}}{{ default (include "clockwatch.fullname" .) .Values.serviceAccount.name }}{{- else -}}{{ default "default" .Values.serviceAccount.name }}{{- end -}}
 {{- end -}}
 
-{{/* The mixin's output (.text) with the selector of the values (.selector) in place of its default; .json: the text is JSON, where the quotes are escaped. */}}
-{{- define "clockwatch.selector" -}}
-{{- if .json -}}
-{{- replace "job=\\\"clockwatch\\\"" (.selector | toJson | trimPrefix "\"" | trimSuffix "\"") .text -}}
-{{- else -}}
-{{- replace "job=\"clockwatch\"" .selector .text -}}
+{{/*
+The mixin's files with the chart's mixin values in place. .text: one of
+files/ (as JSON), whose placeholders make mixin wrote: @selector@, and per
+threshold @name@ (the number, as printf "%g" writes it and the mixin's
+utils.number) and @name:duration@ (as the mixin's utils.duration: 100us,
+500ms, 2s). .values: .Values.mixin. .strict: fail on a value the text has
+no place for (the rules have every one). Values are inserted JSON-escaped,
+so a selector with quotes stays one string.
+*/}}
+{{- define "clockwatch.mixin" -}}
+{{- $text := .text -}}
+{{- range $name, $v := .values -}}
+{{- if and $.strict (not (contains (printf "@%s@" $name) $text)) (not (contains (printf "@%s:duration@" $name) $text)) -}}
+{{- fail (printf "mixin.%s: the mixin has no such value (values.yaml lists them)" $name) -}}
 {{- end -}}
+{{- if eq $name "selector" -}}
+{{- $text = replace "@selector@" (toJson (toString $v) | trimPrefix "\"" | trimSuffix "\"") $text -}}
+{{- else -}}
+{{- if not (regexMatch "^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$" (toString $v)) -}}
+{{- fail (printf "mixin.%s: %v is not a number" $name $v) -}}
+{{- end -}}
+{{- $s := float64 $v -}}
+{{- $d := printf "%gs" $s -}}
+{{- if lt $s 0.001 -}}{{- $d = printf "%gus" (mulf $s 1000000) -}}
+{{- else if lt $s 1.0 -}}{{- $d = printf "%gms" (mulf $s 1000) -}}
+{{- end -}}
+{{- $text = replace (printf "@%s:duration@" $name) $d $text | replace (printf "@%s@" $name) (printf "%g" $s) -}}
+{{- end -}}
+{{- end -}}
+{{- with regexFind "@[A-Za-z]+(:duration)?@" $text -}}
+{{- fail (printf "mixin.%s is not set (the mixin's files have %s)" (regexReplaceAll "@|:duration" . "") .) -}}
+{{- end -}}
+{{- $text -}}
 {{- end -}}
