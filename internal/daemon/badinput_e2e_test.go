@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -207,6 +208,64 @@ func TestDaemonNonsenseFromChronyd(t *testing.T) {
 				t.Errorf("the log does not say %q:\n%s", tc.log, d.Log())
 			}
 		})
+	}
+}
+
+// TestDaemonSilentChronyd runs the daemon against a chronyd socket that
+// takes every request and never answers (a hung chronyd): it counted as
+// absent, not there at all, and the start said ok on the kernel's word.
+// Looked for and there, it is a probe failure: stepdown from the start,
+// never ok, and the segment never synchronized.
+func TestDaemonSilentChronyd(t *testing.T) {
+	t.Parallel()
+	bin := daemontest.Build(t)
+	f := chronydtest.StartFake(t, map[string][]byte{}) // no reply to anything
+	// Nothing disciplines a test host's kernel: its STA_UNSYNC would step
+	// down whatever chronyd did. Off, chronyd's silence alone decides.
+	conf := badInputConfig(t, f.Socket, "")
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte("  triggers:\n"), []byte("  triggers:\n    unsynchronized: {enabled: false}\n"), 1)
+	if err := os.WriteFile(conf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + conf}})
+	w := watchDaemon(t, d)
+	deadline := time.After(20 * time.Second)
+	for stepped := false; !stepped; {
+		select {
+		case m, ok := <-w.msg:
+			if !ok {
+				t.Fatalf("socket closed; log:\n%s", d.Log())
+			}
+			switch m.State {
+			case stepdown.StateOK:
+				t.Fatalf("told ok with chronyd not answering: %s; log:\n%s", m, d.Log())
+			case stepdown.StateStepdown:
+				if m.Reason != stepdown.ReasonProbeLost || m.Source != "chrony" {
+					t.Errorf("stepdown %s, want probe_lost from chrony", m)
+				}
+				stepped = true
+			}
+		case <-deadline:
+			t.Fatalf("no stepdown within 20s; log:\n%s", d.Log())
+		}
+	}
+	segmentNever(t, d, boundedtime.StatusSynchronized, 2*time.Second)
+	select {
+	case m := <-w.msg:
+		if m.State == stepdown.StateOK {
+			t.Errorf("told ok with chronyd not answering: %s", m)
+		}
+	default:
+	}
+	if f.Requests() == 0 {
+		t.Error("the fake chronyd got no request")
+	}
+	if !strings.Contains(d.Log(), "cannot read chronyd") {
+		t.Errorf("the log does not say it cannot read chronyd:\n%s", d.Log())
 	}
 }
 

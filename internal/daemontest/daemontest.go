@@ -63,6 +63,10 @@ type Options struct {
 	Args []string
 	// Env are more environment variables (NAME=value).
 	Env []string
+	// Stepdown, when set, is a listening unix socket passed to the daemon
+	// as systemd's socket activation does (fd 3, LISTEN_FDNAMES=stepdown):
+	// a test can connect a client before the daemon runs at all.
+	Stepdown *os.File
 }
 
 // Start runs bin and waits until it logs the address it listens on. It is
@@ -79,7 +83,14 @@ func Start(t testing.TB, bin string, o Options) *Daemon {
 		o.RuntimeDir = t.TempDir()
 	}
 	d := &Daemon{done: make(chan struct{}), StateDir: o.StateDir, RuntimeDir: o.RuntimeDir}
-	d.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + o.Addr}, o.Args...)...)
+	args := append([]string{"--web.listen-address=" + o.Addr}, o.Args...)
+	d.cmd = exec.Command(bin, args...)
+	if o.Stepdown != nil {
+		// systemd sets LISTEN_PID to the service's own pid: a shell that
+		// execs the daemon has it as $$.
+		d.cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=stepdown exec "$0" "$@"`, bin}, args...)...)
+		d.cmd.ExtraFiles = []*os.File{o.Stepdown}
+	}
 	d.cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+o.StateDir, "RUNTIME_DIRECTORY="+o.RuntimeDir)
 	d.cmd.Env = append(d.cmd.Env, o.Env...)
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -142,7 +142,7 @@ func boot(t *testing.T, kernel, initrd string) map[string]string {
 	cmd := exec.CommandContext(ctx, qemu,
 		"-accel", "tcg", "-m", "2048", "-smp", "2",
 		"-kernel", kernel, "-initrd", initrd,
-		"-append", "console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 loglevel=4 systemd.show_status=0",
+		"-append", "console=ttyS0 clockwatch.testvm=1 rdinit=/lib/systemd/systemd panic=-1 loglevel=4 systemd.show_status=0",
 		"-display", "none", "-serial", "stdio", "-monitor", "none", "-nic", "none", "-no-reboot",
 	)
 	out, err := cmd.StdoutPipe()

@@ -255,7 +255,9 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		return append(out, p.Tick(mono)...)
 	}
 	switch {
-	case !r.Found && !p.known[name]:
+	case !r.Found && !p.known[name] && r.IsAbsent():
+		// Looked for and not there (each source says so with
+		// timesource.ErrAbsent): a host kept by another daemon.
 		delete(p.daemonUp, name)
 		out = append(out, p.evidence(name, mono)...)
 		return append(out, p.Tick(mono)...)

@@ -41,7 +41,12 @@ func TestReadings(t *testing.T) {
 	base := Config{HoldDown: 30 * time.Second, Triggers: DefaultTriggers()}
 	noBound := base
 	noBound.Triggers.ErrorBound.Enabled = false
-	chronyAbsent := reading(0.3, timesource.Reading{Source: "chrony", Err: errors.New("no chronyd")})
+	chronyAbsent := reading(0.3, timesource.Reading{Source: "chrony", Err: timesource.Absent(errors.New("chronyd is not running"))})
+	// A socket that takes the request and never answers: chronyd hung, or
+	// not yet up; looked for and there, so never absent.
+	chronySilent := func(at float64) in {
+		return reading(at, timesource.Reading{Source: "chrony", Err: errors.New("reading chronyd: i/o timeout")})
+	}
 	chronyLost := func(at float64) in {
 		return reading(at, timesource.Reading{Source: "chrony", Found: true, Err: errors.New("gone")})
 	}
@@ -68,6 +73,23 @@ func TestReadings(t *testing.T) {
 			await:     []string{"clocks", "kernel", "chrony"},
 			inputs:    []in{probeOK(0, "clocks"), kernel(0.1, 0.01), chronyAbsent, tick(100)},
 			want:      []string{"resume/starting@0.3s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name:      "a source that never answers is a probe failure at start, never absent",
+			cfg:       base,
+			await:     []string{"clocks", "kernel", "chrony"},
+			inputs:    []in{probeOK(0, "clocks"), kernel(0.1, 0.01), chronySilent(0.3), tick(5), chronySilent(5.3), tick(100)},
+			want:      []string{"stepdown/probe_lost@0.3s"},
+			wantState: stepdown.StateStepdown,
+		},
+		{
+			name:  "a source that never answered and then does: resume after the hold-down",
+			cfg:   base,
+			await: []string{"clocks", "kernel", "chrony"},
+			inputs: []in{probeOK(0, "clocks"), kernel(0.1, 0.01), chronySilent(0.3), chrony(2, true, 0, 0.01),
+				kernel(20, 0.01), chrony(20, true, 0, 0.01), tick(31), tick(33)},
+			want:      []string{"stepdown/probe_lost@0.3s", "resume/probe_lost@33s"},
 			wantState: stepdown.StateOK,
 		},
 		{
