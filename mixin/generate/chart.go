@@ -27,9 +27,12 @@ const (
 )
 
 // chartValue is one value of the chart's mixin block: mixin.<name> in
-// values.yaml, the mixin's _config.<key>.
+// values.yaml, the mixin's _config.<key>. A pattern is a printf pattern
+// the mixin applies to each alert's name in lower case: its placeholders
+// are @name:<alert>@.
 type chartValue struct {
 	name, key, doc string
+	pattern        bool
 }
 
 // chartValues are the chart's mixin values, in values.yaml's order. Every
@@ -38,16 +41,21 @@ type chartValue struct {
 var chartValues = []chartValue{
 	{"selector", "clockwatchSelector", `Selects clockwatch's series: every alert and recording rule, and the
 dashboard's $job variable. The PodMonitor gives job="clockwatch"; with a
-job label of your own, select it here.`},
-	{"offsetCriticalSeconds", "offsetCriticalSeconds", "chronyd's or ntpd's offset, or every NTP probe's: page."},
-	{"offsetWarningSeconds", "offsetWarningSeconds", "The same offsets for 5 minutes: warning."},
-	{"skewCriticalSeconds", "skewCriticalSeconds", "The node's clock against Prometheus's at the scrape: page."},
-	{"fleetSkewWarningSeconds", "fleetSkewWarningSeconds", "The spread of the skews across a job: warning."},
-	{"stepForwardCriticalSeconds", "stepForwardCriticalSeconds", "A forward step larger than this pages (smaller ones are leap-like noise)."},
-	{"errorBoundWarningSeconds", "errorBoundWarningSeconds", "chronyd's or ntpd's error bound: warning."},
-	{"frequencyCorrectionWarningPPM", "frequencyCorrectionWarningPPM", "The kernel's frequency correction, in ppm: warning."},
-	{"ptpOffsetWarningSeconds", "ptpOffsetWarningSeconds", "ptp4l's offset from its master: warning."},
-	{"ptpErrorBoundWarningSeconds", "ptpErrorBoundWarningSeconds", "ptp4l's error bound: warning."},
+job label of your own, select it here.`, false},
+	{"offsetCriticalSeconds", "offsetCriticalSeconds", "chronyd's or ntpd's offset, or every NTP probe's: page.", false},
+	{"offsetWarningSeconds", "offsetWarningSeconds", "The same offsets for 5 minutes: warning.", false},
+	{"skewCriticalSeconds", "skewCriticalSeconds", "The node's clock against Prometheus's at the scrape: page.", false},
+	{"fleetSkewWarningSeconds", "fleetSkewWarningSeconds", "The spread of the skews across a job: warning.", false},
+	{"stepForwardCriticalSeconds", "stepForwardCriticalSeconds", "A forward step larger than this pages (smaller ones are leap-like noise).", false},
+	{"errorBoundWarningSeconds", "errorBoundWarningSeconds", "chronyd's or ntpd's error bound: warning.", false},
+	{"frequencyCorrectionWarningPPM", "frequencyCorrectionWarningPPM", "The kernel's frequency correction, in ppm: warning.", false},
+	{"ptpOffsetWarningSeconds", "ptpOffsetWarningSeconds", "ptp4l's offset from its master: warning.", false},
+	{"ptpErrorBoundWarningSeconds", "ptpErrorBoundWarningSeconds", "ptp4l's error bound: warning.", false},
+	{"criticalSeverity", "criticalSeverity", "The severity label of the pages (warnings and info keep theirs).", false},
+	{"runbookURLPattern", "runbookURLPattern", `Each alert's runbook_url: a printf pattern given the alert's name in
+lower case, its anchor in docs/runbook.md (one %s; %% for a %). The
+default is the runbook the packages install on the node, which a pod's
+alert cannot reach: point it at a copy your on-call can open.`, true},
 }
 
 // The lines that enclose the generated block in values.yaml, under mixin:.
@@ -71,7 +79,10 @@ func placeholder(name, kind string) string {
 }
 
 // leftover matches a placeholder: the helper fails on one it did not fill.
-var leftover = regexp.MustCompile(`@[A-Za-z]+(:duration)?@`)
+var leftover = regexp.MustCompile(`@[A-Za-z]+(:[a-z0-9]+)?@`)
+
+// onePercentS is a pattern the chart's helper applies as jsonnet does.
+var onePercentS = regexp.MustCompile(`^([^%]|%%)*%s([^%]|%%)*$`)
 
 // resolved is one _config value as the mixin resolves it with the config,
 // and for a number, as utils.number and utils.duration write it.
@@ -133,7 +144,8 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 		sentinels[k] = v
 	}
 	fills := map[string]string{}
-	var sub []string // sentinel text, placeholder: for strings.Replacer
+	patterns := map[string]string{} // name: the config's pattern
+	var sub []string                // sentinel text, placeholder: for strings.Replacer
 	for i, v := range chartValues {
 		r, ok := cfg[v.key]
 		if !ok {
@@ -141,6 +153,14 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 		}
 		switch val := r.Value.(type) {
 		case string:
+			if v.pattern {
+				if !onePercentS.MatchString(val) {
+					return nil, nil, fmt.Errorf("_config.%s %q: the chart takes a pattern with one %%s and no other %% than %%%%", v.key, val)
+				}
+				sentinels[v.key] = placeholder(v.name, "%s")
+				patterns[v.name] = val
+				continue
+			}
 			sentinels[v.key] = placeholder(v.name, "")
 			esc, _ := json.Marshal(val)
 			fills[placeholder(v.name, "")] = string(esc[1 : len(esc)-1])
@@ -158,7 +178,9 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 	if err := setConfig(vm, sentinels); err != nil {
 		return nil, nil, err
 	}
-	out, err := vm.EvaluateFile(entry)
+	// Only the chart's files (jsonnet is lazy: the others are not built).
+	out, err := vm.EvaluateAnonymousSnippet("chart.jsonnet", fmt.Sprintf(
+		"function(config={}) local o = (import %q)(config); { [k]: o[k] for k in [%q, %q] }", Entry, ChartRules, ChartJSON))
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluating %s with the chart's placeholders: %w", entry, err)
 	}
@@ -171,7 +193,18 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 	for p, v := range fills {
 		filler = append(filler, p, v)
 	}
-	fill := strings.NewReplacer(filler...)
+	plain := strings.NewReplacer(filler...)
+	fill := func(text string) string {
+		text = plain.Replace(text)
+		for name, pat := range patterns {
+			re := regexp.MustCompile(regexp.QuoteMeta("@"+name+":") + `([a-z0-9]+)@`)
+			text = re.ReplaceAllStringFunc(text, func(m string) string {
+				esc, _ := json.Marshal(fmt.Sprintf(pat, re.FindStringSubmatch(m)[1]))
+				return string(esc[1 : len(esc)-1])
+			})
+		}
+		return text
+	}
 	res := map[string]json.RawMessage{}
 	var all string
 	for _, name := range []string{ChartRules, ChartJSON} {
@@ -183,7 +216,7 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 			return nil, nil, fmt.Errorf("%s has %v, which the chart's helper takes for placeholders", name, m)
 		}
 		var got, exp any
-		if err := json.Unmarshal([]byte(fill.Replace(text)), &got); err != nil {
+		if err := json.Unmarshal([]byte(fill(text)), &got); err != nil {
 			return nil, nil, fmt.Errorf("%s filled with the config's values: %w", name, err)
 		}
 		if err := json.Unmarshal(want[name], &exp); err != nil {
@@ -198,7 +231,7 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 	var block bytes.Buffer
 	block.WriteString(valuesBegin + "\n")
 	for _, v := range chartValues {
-		if !strings.Contains(all, placeholder(v.name, "")) && !strings.Contains(all, placeholder(v.name, "duration")) {
+		if !strings.Contains(all, placeholder(v.name, "")) && !strings.Contains(all, "@"+v.name+":") {
 			return nil, nil, fmt.Errorf("mixin.%s (_config.%s) is in none of the chart's files: drop it from chartValues", v.name, v.key)
 		}
 		for _, l := range strings.Split(v.doc, "\n") {

@@ -287,12 +287,13 @@ func TestChartValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"selector": `job="node-clock"`}
+	want := map[string]any{}
 	for k, r := range defaults {
-		if n, ok := r.Value.(float64); ok {
-			want[k] = n
+		if _, ok := r.Value.(float64); ok || k == "criticalSeverity" || k == "runbookURLPattern" {
+			want[k] = r.Value
 		}
 	}
+	want["selector"] = `job="node-clock"`
 	want["offsetCriticalSeconds"] = 0.2
 	got := map[string]any{}
 	for k, v := range values.Mixin {
@@ -306,7 +307,7 @@ func TestChartValues(t *testing.T) {
 	}
 	rules := string(files[ChartRules])
 	for k := range want {
-		if !strings.Contains(rules, "@"+k+"@") && !strings.Contains(rules, "@"+k+":duration@") {
+		if !strings.Contains(rules, "@"+k+"@") && !strings.Contains(rules, "@"+k+":") {
 			t.Errorf("%s has no placeholder for %s", ChartRules, k)
 		}
 	}

@@ -100,6 +100,8 @@ func TestHelmMixinValues(t *testing.T) {
   selector: job="node-clock", namespace="monitoring"
   errorBoundWarningSeconds: 0.0005005
   ptpErrorBoundWarningSeconds: 2.5e-3
+  criticalSeverity: page
+  runbookURLPattern: https://wiki.example/clockwatch?a=1%%20&b="2"#%s
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +128,8 @@ func TestHelmMixinValues(t *testing.T) {
 				"ptpOffsetWarningSeconds":       0.000125,
 				"stepForwardCriticalSeconds":    2.5,
 				"frequencyCorrectionWarningPPM": 250,
+				"criticalSeverity":              "page",
+				"runbookURLPattern":             `https://wiki.example/clockwatch?a=1%%20&b="2"#%s`,
 			},
 			expr: `abs(clockwatch_ntpd_offset_seconds{job="node-clock", namespace="monitoring"}) > 0.25`},
 	} {
@@ -156,9 +160,10 @@ func jsonString(s string) string {
 func TestHelmMixinBadValues(t *testing.T) {
 	helm := requireHelm(t)
 	for set, want := range map[string]string{
-		"mixin.offsetCriticalSeconds=half": "mixin.offsetCriticalSeconds: half is not a number",
-		"mixin.offsetCriticalSecond=0.2":   "mixin.offsetCriticalSecond: the mixin has no such value",
-		"mixin.offsetCriticalSeconds=null": "mixin.offsetCriticalSeconds is not set",
+		"mixin.offsetCriticalSeconds=half":                   "mixin.offsetCriticalSeconds: half is not a number",
+		"mixin.offsetCriticalSecond=0.2":                     "mixin.offsetCriticalSecond: the mixin has no such value",
+		"mixin.offsetCriticalSeconds=null":                   "mixin.offsetCriticalSeconds is not set",
+		"mixin.runbookURLPattern=https://wiki.example/%s/%d": "mixin.runbookURLPattern: \"https://wiki.example/%s/%d\": want a pattern with one %s",
 	} {
 		_, err := HelmTemplate(helm, Root, "clockwatch", "monitoring", "prometheusRule.enabled=true", set)
 		if err == nil || !strings.Contains(err.Error(), want) {
