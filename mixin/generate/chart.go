@@ -212,8 +212,13 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 			return nil, nil, fmt.Errorf("%s does not generate %s", entry, name)
 		}
 		text := replacer.Replace(string(files[name]))
-		if m := leftover.FindAllString(string(want[name]), -1); len(m) > 0 {
-			return nil, nil, fmt.Errorf("%s has %v, which the chart's helper takes for placeholders", name, m)
+		// The helper fails on a placeholder of no value: the mixin's own
+		// text must have none that looks like one.
+		for _, m := range leftover.FindAllStringSubmatch(text, -1) {
+			if i := slicesIndexName(strings.Trim(strings.TrimSuffix(m[0], m[1]+"@"), "@")); i < 0 ||
+				(m[1] != "" && m[1] != ":duration" && !chartValues[i].pattern) {
+				return nil, nil, fmt.Errorf("%s has %s, which the chart's helper would take for a placeholder", name, m[0])
+			}
 		}
 		var got, exp any
 		if err := json.Unmarshal([]byte(fill(text)), &got); err != nil {
@@ -252,6 +257,15 @@ func chartFiles(vm *jsonnet.VM, entry string, config map[string]any, cfg map[str
 	}
 	block.WriteString(valuesEnd + "\n")
 	return res, block.Bytes(), nil
+}
+
+func slicesIndexName(name string) int {
+	for i, v := range chartValues {
+		if v.name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 func slicesIndex(key string) int {

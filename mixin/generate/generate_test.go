@@ -319,3 +319,49 @@ func TestChartValues(t *testing.T) {
 		t.Errorf("%s has no @selector@", ChartJSON)
 	}
 }
+
+// TestChartSelfCheck: the generator refuses a mixin whose chart copies the
+// chart's helper could not fill to the mixin's own output: a threshold
+// computed with, and text that looks like a placeholder.
+func TestChartSelfCheck(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, old, new, want string }{
+		{"computed threshold", "offsetWarning: utils.duration($._config.offsetWarningSeconds)",
+			"offsetWarning: utils.duration($._config.offsetWarningSeconds * 2)", "does the mixin compute with a threshold"},
+		{"placeholder-like text", "summary: 'A stepdown drill ran.'", "summary: 'A stepdown drill ran @team@.'",
+			"has @team@, which the chart's helper would take for a placeholder"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			if err := os.CopyFS(filepath.Join(root, "mixin"), os.DirFS(mixinDir)); err != nil {
+				t.Fatal(err)
+			}
+			values := filepath.Join(root, ChartValues)
+			if err := os.MkdirAll(filepath.Dir(values), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(repoRoot, ChartValues))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(values, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			alerts := filepath.Join(root, "mixin/alerts/alerts.libsonnet")
+			a, err := os.ReadFile(alerts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(a), c.old) {
+				t.Fatalf("alerts.libsonnet has no %q", c.old)
+			}
+			if err := os.WriteFile(alerts, []byte(strings.Replace(string(a), c.old, c.new, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Generate(filepath.Join(root, "mixin"), nil); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Generate: err = %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -101,7 +101,7 @@ func TestHelmMixinValues(t *testing.T) {
   errorBoundWarningSeconds: 0.0005005
   ptpErrorBoundWarningSeconds: 2.5e-3
   criticalSeverity: page
-  runbookURLPattern: https://wiki.example/clockwatch?a=1%%20&b="2"#%s
+  runbookURLPattern: https://wiki.example/@ops@/clockwatch?a=1%%20&b="2"#%s
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestHelmMixinValues(t *testing.T) {
 				"stepForwardCriticalSeconds":    2.5,
 				"frequencyCorrectionWarningPPM": 250,
 				"criticalSeverity":              "page",
-				"runbookURLPattern":             `https://wiki.example/clockwatch?a=1%%20&b="2"#%s`,
+				"runbookURLPattern":             `https://wiki.example/@ops@/clockwatch?a=1%%20&b="2"#%s`,
 			},
 			expr: `abs(clockwatch_ntpd_offset_seconds{job="node-clock", namespace="monitoring"}) > 0.25`},
 	} {

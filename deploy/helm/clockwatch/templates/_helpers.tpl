@@ -34,6 +34,12 @@ with quotes stays one string.
 */}}
 {{- define "clockwatch.mixin" -}}
 {{- $text := .text -}}
+{{- range $p := regexFindAll "@[A-Za-z]+(:[a-z0-9]+)?@" $text -1 | uniq -}}
+{{- $n := regexReplaceAll "@|:[a-z0-9]+" $p "" -}}
+{{- if not (hasKey $.values $n) -}}
+{{- fail (printf "mixin.%s is not set (the mixin's files have %s)" $n $p) -}}
+{{- end -}}
+{{- end -}}
 {{- range $name, $v := .values -}}
 {{- if and $.strict (not (contains (printf "@%s@" $name) $text)) (not (contains (printf "@%s:" $name) $text)) -}}
 {{- fail (printf "mixin.%s: the mixin has no such value (values.yaml lists them)" $name) -}}
@@ -59,9 +65,6 @@ with quotes stays one string.
 {{- end -}}
 {{- $text = replace (printf "@%s:duration@" $name) $d $text | replace (printf "@%s@" $name) (printf "%g" $s) -}}
 {{- end -}}
-{{- end -}}
-{{- with regexFind "@[A-Za-z]+(:[a-z0-9]+)?@" $text -}}
-{{- fail (printf "mixin.%s is not set (the mixin's files have %s)" (regexReplaceAll "@|:[a-z0-9]+" . "") .) -}}
 {{- end -}}
 {{- $text -}}
 {{- end -}}
