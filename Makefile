@@ -92,7 +92,7 @@ bench-peers:
 release:
 	./scripts/release.sh
 
-## mixin: regenerate alerts/clockwatch.rules.yml and dashboards/clockwatch.json from mixin/.
+## mixin: regenerate alerts/clockwatch.rules.yml, dashboards/clockwatch.json, the Kubernetes copies and the chart's files and values.yaml mixin: block from mixin/.
 mixin:
 	$(GO) run ./mixin/cmd/mixin
 

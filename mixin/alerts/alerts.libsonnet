@@ -13,7 +13,14 @@ local utils = import '../lib/utils.libsonnet';
   _config+:: {},
 
   prometheusAlerts+:: {
+    // The thresholds as utils.number writes them (exactly, as the chart's
+    // printf "%g" does; jsonnet's own %g keeps six digits after the
+    // leading zeros), and as durations for the descriptions.
     local c = $._config {
+      [k]: utils.number($._config[k])
+      for k in std.objectFields($._config)
+      if std.isNumber($._config[k])
+    } + {
       by: utils.by($._config),
       jobBy: utils.jobBy($._config),
       offsetCritical: utils.duration($._config.offsetCriticalSeconds),
@@ -43,8 +50,8 @@ local utils = import '../lib/utils.libsonnet';
           {
             alert: 'ClockwatchClockOffsetCritical',
             expr: |||
-              abs(clockwatch_chrony_tracking_system_time_offset_seconds{%(clockwatchSelector)s}) > %(offsetCriticalSeconds)g
-              or abs(clockwatch_ntpd_offset_seconds{%(clockwatchSelector)s}) > %(offsetCriticalSeconds)g
+              abs(clockwatch_chrony_tracking_system_time_offset_seconds{%(clockwatchSelector)s}) > %(offsetCriticalSeconds)s
+              or abs(clockwatch_ntpd_offset_seconds{%(clockwatchSelector)s}) > %(offsetCriticalSeconds)s
             ||| % c,
             'for': '1m',
             labels: { severity: page },
@@ -60,7 +67,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchClockOffsetNtpCritical',
-            expr: 'min by (%(by)s) (abs(clockwatch_ntp_probe_offset_seconds{%(clockwatchSelector)s})) > %(offsetCriticalSeconds)g' % c,
+            expr: 'min by (%(by)s) (abs(clockwatch_ntp_probe_offset_seconds{%(clockwatchSelector)s})) > %(offsetCriticalSeconds)s' % c,
             'for': '1m',
             labels: { severity: page },
             annotations: {
@@ -76,7 +83,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchClockSkewCritical',
-            expr: 'abs(instance:clockwatch_clock_skew_seconds:scrape{%(clockwatchSelector)s}) > %(skewCriticalSeconds)g' % c,
+            expr: 'abs(instance:clockwatch_clock_skew_seconds:scrape{%(clockwatchSelector)s}) > %(skewCriticalSeconds)s' % c,
             'for': '2m',
             labels: { severity: page },
             annotations: {
@@ -109,7 +116,7 @@ local utils = import '../lib/utils.libsonnet';
             alert: 'ClockwatchClockStepForward',
             expr: |||
               instance:clockwatch_clock_steps:increase10m{%(clockwatchSelector)s,direction="forward"} > 0
-              and on (%(by)s) clockwatch_clock_last_step_seconds{%(clockwatchSelector)s} > %(stepForwardCriticalSeconds)g
+              and on (%(by)s) clockwatch_clock_last_step_seconds{%(clockwatchSelector)s} > %(stepForwardCriticalSeconds)s
             ||| % c,
             labels: { severity: page },
             annotations: {
@@ -128,8 +135,8 @@ local utils = import '../lib/utils.libsonnet';
           {
             alert: 'ClockwatchClockOffsetWarning',
             expr: |||
-              abs(clockwatch_chrony_tracking_system_time_offset_seconds{%(clockwatchSelector)s}) > %(offsetWarningSeconds)g
-              or abs(clockwatch_ntpd_offset_seconds{%(clockwatchSelector)s}) > %(offsetWarningSeconds)g
+              abs(clockwatch_chrony_tracking_system_time_offset_seconds{%(clockwatchSelector)s}) > %(offsetWarningSeconds)s
+              or abs(clockwatch_ntpd_offset_seconds{%(clockwatchSelector)s}) > %(offsetWarningSeconds)s
             ||| % c,
             'for': '5m',
             labels: { severity: 'warning' },
@@ -144,7 +151,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchClockOffsetNtpWarning',
-            expr: 'min by (%(by)s) (abs(clockwatch_ntp_probe_offset_seconds{%(clockwatchSelector)s})) > %(offsetWarningSeconds)g' % c,
+            expr: 'min by (%(by)s) (abs(clockwatch_ntp_probe_offset_seconds{%(clockwatchSelector)s})) > %(offsetWarningSeconds)s' % c,
             'for': '5m',
             labels: { severity: 'warning' },
             annotations: {
@@ -239,8 +246,8 @@ local utils = import '../lib/utils.libsonnet';
           {
             alert: 'ClockwatchErrorBoundHigh',
             expr: |||
-              clockwatch_chrony_clock_error_bound_seconds{%(clockwatchSelector)s} > %(errorBoundWarningSeconds)g
-              or clockwatch_ntpd_clock_error_bound_seconds{%(clockwatchSelector)s} > %(errorBoundWarningSeconds)g
+              clockwatch_chrony_clock_error_bound_seconds{%(clockwatchSelector)s} > %(errorBoundWarningSeconds)s
+              or clockwatch_ntpd_clock_error_bound_seconds{%(clockwatchSelector)s} > %(errorBoundWarningSeconds)s
             ||| % c,
             'for': '10m',
             labels: { severity: 'warning' },
@@ -275,7 +282,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchPtp4lOffsetHigh',
-            expr: 'abs(clockwatch_ptp4l_offset_from_master_seconds{%(clockwatchSelector)s}) > %(ptpOffsetWarningSeconds)g' % c,
+            expr: 'abs(clockwatch_ptp4l_offset_from_master_seconds{%(clockwatchSelector)s}) > %(ptpOffsetWarningSeconds)s' % c,
             'for': '5m',
             labels: { severity: 'warning' },
             annotations: {
@@ -290,7 +297,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchPtp4lErrorBoundHigh',
-            expr: 'clockwatch_ptp4l_clock_error_bound_seconds{%(clockwatchSelector)s} > %(ptpErrorBoundWarningSeconds)g' % c,
+            expr: 'clockwatch_ptp4l_clock_error_bound_seconds{%(clockwatchSelector)s} > %(ptpErrorBoundWarningSeconds)s' % c,
             'for': '10m',
             labels: { severity: 'warning' },
             annotations: {
@@ -319,14 +326,14 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchFrequencyCorrectionLarge',
-            expr: 'abs(clockwatch_kernel_frequency_offset_ratio{%(clockwatchSelector)s}) * 1e6 > %(frequencyCorrectionWarningPPM)g' % c,
+            expr: 'abs(clockwatch_kernel_frequency_offset_ratio{%(clockwatchSelector)s}) * 1e6 > %(frequencyCorrectionWarningPPM)s' % c,
             'for': '1h',
             labels: { severity: 'warning' },
             annotations: {
               summary: 'The clock needs a large frequency correction.',
               description: |||
                 The kernel of {{ $labels.instance }} has corrected the clock's
-                frequency by {{ $value | printf "%%.1f" }} ppm (limit %(frequencyCorrectionWarningPPM)g ppm) for
+                frequency by {{ $value | printf "%%.1f" }} ppm (limit %(frequencyCorrectionWarningPPM)s ppm) for
                 an hour. The oscillator or the VM's clock source is unusually bad,
                 or a time daemon is following a wrong source.
               ||| % c,
@@ -349,7 +356,7 @@ local utils = import '../lib/utils.libsonnet';
           },
           {
             alert: 'ClockwatchClockSkewFleet',
-            expr: 'job:clockwatch_clock_skew_seconds:spread{%(clockwatchSelector)s} > %(fleetSkewWarningSeconds)g' % c,
+            expr: 'job:clockwatch_clock_skew_seconds:spread{%(clockwatchSelector)s} > %(fleetSkewWarningSeconds)s' % c,
             'for': '5m',
             labels: { severity: 'warning' },
             annotations: {

@@ -34,6 +34,12 @@ var headers = map[string]string{
 # Tested by ` + "`promtool test rules alerts/clockwatch.rules_test.yml`" + ` and by the
 # end-to-end tests in alerts/ (go test ./alerts).
 `,
+	ChartRules: `# The chart's copy of the mixin's rules, with placeholders (@name@,
+# @name:duration@) the chart's helper clockwatch.mixin fills from
+# .Values.mixin (values.yaml; templates/_helpers.tpl).
+#
+# GENERATED from the clockwatch mixin (mixin/) by ` + "`make mixin`" + `: do not edit.
+`,
 	"alerts/clockwatch.migration.rules.yml": `# Optional recording rules for a move from chrony_exporter or node_exporter's
 # timex collector to clockwatch: they record clockwatch's figures under those
 # exporters' names, labels, units and signs, so existing queries and
@@ -55,35 +61,36 @@ const k8sHeader = `# GENERATED from the clockwatch mixin (mixin/) by ` + "`make 
 func Generate(dir string, config map[string]any) (map[string][]byte, error) {
 	vm := jsonnet.MakeVM()
 	vm.Importer(&jsonnet.FileImporter{JPaths: []string{dir}})
-	if config == nil {
-		config = map[string]any{}
+	if err := setConfig(vm, config); err != nil {
+		return nil, err
 	}
-	cfg, err := json.Marshal(config)
-	if err != nil {
-		return nil, fmt.Errorf("mixin config %v: %w", config, err)
-	}
-	vm.TLACode("config", string(cfg))
 	entry := filepath.Join(dir, Entry)
 	out, err := vm.EvaluateFile(entry)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %s: %w", entry, err)
 	}
-	// The header says the selector the rules were rendered with, as the
-	// mixin resolved it (the default, or the config's).
-	sel, err := vm.EvaluateAnonymousSnippet("selector.jsonnet",
-		"function(config={}) ((import 'mixin.libsonnet') + { _config+:: config })._config.clockwatchSelector")
-	if err != nil {
-		return nil, fmt.Errorf("the mixin's clockwatchSelector: %w", err)
-	}
-	var selector string
-	if err := json.Unmarshal([]byte(sel), &selector); err != nil {
-		return nil, fmt.Errorf("the mixin's clockwatchSelector: want a string, got %s", sel)
-	}
 	var files map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(out), &files); err != nil {
 		return nil, fmt.Errorf("%s: want an object of file name to content: %w", entry, err)
 	}
-	res := make(map[string][]byte, len(files))
+	// The header says the selector the rules were rendered with, as the
+	// mixin resolved it (the default, or the config's).
+	cfg, err := resolve(vm, config)
+	if err != nil {
+		return nil, err
+	}
+	selector, ok := cfg["clockwatchSelector"].Value.(string)
+	if !ok {
+		return nil, fmt.Errorf("the mixin's clockwatchSelector: want a string, got %v", cfg["clockwatchSelector"].Value)
+	}
+	chart, block, err := chartFiles(vm, entry, config, cfg, files)
+	if err != nil {
+		return nil, err
+	}
+	for name, content := range chart {
+		files[name] = content
+	}
+	res := make(map[string][]byte, len(files)+1)
 	for name, content := range files {
 		var b []byte
 		switch filepath.Ext(name) {
@@ -103,6 +110,9 @@ func Generate(dir string, config map[string]any) (map[string][]byte, error) {
 		}
 		h = strings.ReplaceAll(h, "{{SELECTOR}}", selector)
 		res[name] = append([]byte(h), b...)
+	}
+	if res[ChartValues], err = spliceValues(dir, block); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

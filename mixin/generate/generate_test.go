@@ -3,12 +3,15 @@ package generate
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-jsonnet"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
@@ -205,5 +208,114 @@ func TestReadmeNamesEveryOutput(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+name+"`") {
 			t.Errorf("mixin/README.md does not name %s, which -out writes", name)
 		}
+	}
+	// Its configuration table has every chart value (every threshold).
+	for _, v := range chartValues {
+		if !strings.Contains(string(readme), "| `"+v.key+"`") && !strings.Contains(string(readme), ", `"+v.key+"` |") {
+			t.Errorf("mixin/README.md's configuration table does not have %s", v.key)
+		}
+	}
+}
+
+// TestNumberLikeGo: utils.number writes a threshold as Go's %g does, which
+// the chart's helper uses (printf "%g"); jsonnet's own %g would write
+// 125e-6 as 0.00013. utils.duration the same, in its unit.
+func TestNumberLikeGo(t *testing.T) {
+	t.Parallel()
+	vm := jsonnet.MakeVM()
+	vm.Importer(&jsonnet.FileImporter{JPaths: []string{mixinDir}})
+	for _, x := range []float64{0, 0.5, 0.1, 0.25, 100, 100e-6, 1e-3, 125e-6, 0.000999, 1.25e-5, 1e-5, 1e-4, 9.99e-5,
+		0.0005005, 0.1234567, 2.5, 1e6, 999999.123, 1234567, 123456789012, 1e-10, 3e21, 1e100, -0.25, 0.3, 7e-7} {
+		out, err := vm.EvaluateAnonymousSnippet("number.jsonnet", fmt.Sprintf(
+			"local u = import 'lib/utils.libsonnet'; [u.number(%[1]s), u.duration(%[1]s)]", strconv.FormatFloat(x, 'g', -1, 64)))
+		if err != nil {
+			t.Fatalf("%g: %v", x, err)
+		}
+		var got []string
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%g", x); got[0] != want {
+			t.Errorf("utils.number(%v) = %q, want %q (Go's %%g)", x, got[0], want)
+		}
+		var want string
+		switch a := x; {
+		case a < 1e-3:
+			want = fmt.Sprintf("%gus", x*1e6)
+		case a < 1:
+			want = fmt.Sprintf("%gms", x*1e3)
+		default:
+			want = fmt.Sprintf("%gs", x)
+		}
+		// x*1e6 in float64 may miss the decimal product by an ulp, which
+		// number's 12 digits round away and the chart's decimal product
+		// (sprig's mulf) does not have: compare as 12 digits.
+		if got[1] != want && !sameDigits(got[1], want) {
+			t.Errorf("utils.duration(%v) = %q, want %q", x, got[1], want)
+		}
+	}
+}
+
+func sameDigits(a, b string) bool {
+	unit := func(s string) (float64, string) {
+		i := strings.IndexAny(s, "ums")
+		f, _ := strconv.ParseFloat(s[:i], 64)
+		return f, s[i:]
+	}
+	fa, ua := unit(a)
+	fb, ub := unit(b)
+	return ua == ub && strconv.FormatFloat(fa, 'g', 12, 64) == strconv.FormatFloat(fb, 'g', 12, 64)
+}
+
+// TestChartValues: values.yaml's generated block has every threshold of
+// the mixin's _config with its default and the selector, and the chart's
+// copies have a placeholder for each and no number of their own where a
+// threshold goes; a config changes the block's values.
+func TestChartValues(t *testing.T) {
+	t.Parallel()
+	files, err := Generate(mixinDir, map[string]any{"offsetCriticalSeconds": 0.2, "clockwatchSelector": `job="node-clock"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values struct{ Mixin map[string]any }
+	if err := yaml.Unmarshal(files[ChartValues], &values); err != nil {
+		t.Fatal(err)
+	}
+	vm := jsonnet.MakeVM()
+	vm.Importer(&jsonnet.FileImporter{JPaths: []string{mixinDir}})
+	defaults, err := resolve(vm, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{}
+	for k, r := range defaults {
+		if _, ok := r.Value.(float64); ok || k == "criticalSeverity" || k == "runbookURLPattern" {
+			want[k] = r.Value
+		}
+	}
+	want["selector"] = `job="node-clock"`
+	want["offsetCriticalSeconds"] = 0.2
+	got := map[string]any{}
+	for k, v := range values.Mixin {
+		if i, ok := v.(int); ok {
+			v = float64(i)
+		}
+		got[k] = v
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values.yaml's mixin block (-want +got):\n%s", diff)
+	}
+	rules := string(files[ChartRules])
+	for k := range want {
+		if !strings.Contains(rules, "@"+k+"@") && !strings.Contains(rules, "@"+k+":") {
+			t.Errorf("%s has no placeholder for %s", ChartRules, k)
+		}
+	}
+	if strings.Contains(rules, "> 0.2") || strings.Contains(rules, `job="node-clock"`) ||
+		!strings.Contains(rules, "abs(clockwatch_ntpd_offset_seconds{@selector@}) > @offsetCriticalSeconds@") {
+		t.Errorf("%s has a threshold or the selector written in:\n%s", ChartRules, rules)
+	}
+	if !strings.Contains(string(files[ChartJSON]), "@selector@") {
+		t.Errorf("%s has no @selector@", ChartJSON)
 	}
 }

@@ -48,10 +48,17 @@ func Helm() (string, error) {
 
 // HelmTemplate renders the chart with the given --set values.
 func HelmTemplate(helm, root, release, namespace string, set ...string) ([]byte, error) {
-	args := []string{"template", release, filepath.Join(root, "deploy/helm/clockwatch"), "--namespace", namespace}
+	var args []string
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
+	return HelmTemplateArgs(helm, root, release, namespace, args...)
+}
+
+// HelmTemplateArgs renders the chart with more arguments of helm template
+// (--set, --values FILE, ...).
+func HelmTemplateArgs(helm, root, release, namespace string, more ...string) ([]byte, error) {
+	args := append([]string{"template", release, filepath.Join(root, "deploy/helm/clockwatch"), "--namespace", namespace}, more...)
 	var stderr bytes.Buffer
 	cmd := exec.Command(helm, args...)
 	cmd.Stderr = &stderr
