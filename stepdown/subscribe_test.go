@@ -1,6 +1,7 @@
 package stepdown_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,9 +12,14 @@ import (
 // dependencies: the client package may import only the standard library.
 func TestStandardLibraryOnly(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").CombinedOutput()
+	// Only stdout: stderr may have "go: downloading" lines.
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("go list: %v\n%s", err, exit.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
 	}
 	if got := strings.Fields(string(out)); len(got) != 1 || got[0] != "github.com/clockwatch/clockwatch/stepdown" {
 		t.Errorf("non-standard dependencies: %v", got)

@@ -218,10 +218,14 @@ func checkGoRun(t *testing.T, cmd docCommand) {
 	pkg, flags := cmd.args[2], cmd.args[3:]
 	list := exec.Command("go", "list", "-f", "{{.Name}} {{.Dir}}", pkg)
 	list.Dir = dir
-	out, err := list.CombinedOutput()
+	// Only stdout is go list's answer: on a cold module cache, stderr has
+	// its "go: downloading" lines.
+	var stderr bytes.Buffer
+	list.Stderr = &stderr
+	out, err := list.Output()
 	name, pkgDir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	if err != nil || name != "main" {
-		t.Errorf("%s: cd %s && go list %s: %v %s; want a main package", cmd.where, cmd.dir, pkg, err, out)
+		t.Errorf("%s: cd %s && go list %s: %v %s%s; want a main package", cmd.where, cmd.dir, pkg, err, out, stderr.Bytes())
 		return
 	}
 	if strings.HasSuffix(pkg, "/cmd/clockwatch") {

@@ -39,6 +39,9 @@ public final class StepdownClient implements Closeable {
     private volatile SocketChannel channel;
     private volatile long lastMessageNanos = System.nanoTime();
     private volatile long silenceNanos = HELLO_TIMEOUT_NANOS;
+    // Set while the reader is in the listener: messages wait unread in the
+    // socket then, and that silence is the application's, not clockwatch's.
+    private volatile boolean inListener;
     private volatile String state = "unknown";
 
     /** A client of the socket at $CLOCKWATCH_STEPDOWN_SOCKET, or the default path. */
@@ -152,11 +155,19 @@ public final class StepdownClient implements Closeable {
 
     private void handle(Event ev) throws InterruptedException {
         state = ev.state();
-        if (ev.trusted()) {
-            listener.onTrusted(ev);
-            return;
+        inListener = true;
+        try {
+            if (ev.trusted()) {
+                listener.onTrusted(ev);
+                return;
+            }
+            // A ClockGuard returns once the work under its lock has ended,
+            // which may take longer than three heartbeats.
+            listener.onStepdown(ev);
+        } finally {
+            lastMessageNanos = System.nanoTime();
+            inListener = false;
         }
-        listener.onStepdown(ev);
         if (ev.needsAck()) {
             send("{\"type\":\"ack\",\"seq\":" + ev.seq() + "}");
         }
@@ -195,7 +206,7 @@ public final class StepdownClient implements Closeable {
             } catch (InterruptedException e) {
                 return;
             }
-            if (channel != null && System.nanoTime() - lastMessageNanos > silenceNanos) {
+            if (channel != null && !inListener && System.nanoTime() - lastMessageNanos > silenceNanos) {
                 closeChannel();
             }
         }

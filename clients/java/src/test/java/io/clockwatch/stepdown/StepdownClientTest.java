@@ -170,7 +170,10 @@ public final class StepdownClientTest {
             Thread t = new Thread(() -> check(!work.tryLock(), "tryLock succeeded while untrusted"));
             t.start();
             t.join();
-            Thread.sleep(500);
+            // Held for longer than three heartbeats: the client must not
+            // take the wait in its own listener for clockwatch's silence
+            // (it did: it closed the connection and the ack was lost).
+            Thread.sleep(3500);
             check(acks() == before, "acked while the work lock was held");
             work.unlock();
             waitFor(() -> acks() >= before + 1, 10, "the ack after the work lock was released");
@@ -224,7 +227,7 @@ public final class StepdownClientTest {
             check("holding the lock".equals(first), "example printed " + lines);
             drill("step", -1.5, 0.3);
             lines.add(out.readLine());
-            check("released the lock: step".equals(lines.get(1)), "example printed " + lines);
+            check("releasing the lock: step".equals(lines.get(1)), "example printed " + lines);
             check(p.waitFor(20, TimeUnit.SECONDS) && p.exitValue() == 0, "the example did not end after releasing");
         } finally {
             p.destroyForcibly();
