@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,12 +25,16 @@ const (
 	repoRoot = "../.."
 )
 
+// defaultFiles are the outputs with the default config, generated once for
+// the tests that read them (a Generate takes about a second).
+var defaultFiles = sync.OnceValues(func() (map[string][]byte, error) { return Generate(mixinDir, nil) })
+
 // TestGeneratedFilesUpToDate regenerates every output of the mixin and
 // fails on any difference from the files in the repository: they are
 // generated, never edited by hand.
 func TestGeneratedFilesUpToDate(t *testing.T) {
 	t.Parallel()
-	files, err := Generate(mixinDir, nil)
+	files, err := defaultFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +198,7 @@ func TestBadConfig(t *testing.T) {
 // every file the generator writes is named there.
 func TestReadmeNamesEveryOutput(t *testing.T) {
 	t.Parallel()
-	files, err := Generate(mixinDir, nil)
+	files, err := defaultFiles()
 	if err != nil {
 		t.Fatal(err)
 	}
