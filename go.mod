@@ -48,3 +48,5 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+replace github.com/clockwatch/clockwatch/stepdown => ./stepdown
