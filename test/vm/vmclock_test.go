@@ -453,6 +453,12 @@ func checkVMClockRun(t *testing.T, lines []hostLine, moves []move, quiet int, mo
 		if caught {
 			rest = rest[1:]
 		}
+		// unknown with the new marker is as untrusted (seen once at host
+		// load 15: a segment the reader found stale, or a state held down
+		// for another reason at that instant): it may come first.
+		for len(rest) > 0 && rest[0] == fmt.Sprintf("unknown/%d", cur) {
+			rest = rest[1:]
+		}
 		// (The segment ages into free running once the script stops
 		// clockwatch before the next move.)
 		ok := len(rest) >= 2 && rest[0] == fmt.Sprintf("disrupted/%d", cur) && slices.Contains(rest, fmt.Sprintf("synchronized/%d", cur))
@@ -460,8 +466,8 @@ func checkVMClockRun(t *testing.T, lines []hostLine, moves []move, quiet int, mo
 			ok = ok && strings.HasSuffix(e, fmt.Sprintf("/%d", cur))
 		}
 		if !ok {
-			t.Errorf("%s: the reader saw %v, want [unknown/%d], disrupted/%d, then only marker %d, synchronized/%d among them (nothing trusted until the segment has the new marker)",
-				moves[i].what, seq, old, cur, cur, cur)
+			t.Errorf("%s: the reader saw %v, want [unknown/%d], [unknown/%d], disrupted/%d, then only marker %d, synchronized/%d among them (nothing trusted until the segment has the new marker)",
+				moves[i].what, seq, old, cur, cur, cur, cur)
 		}
 		t.Logf("%s: the reader saw %v (the window with the old marker %s)", moves[i].what, seq, map[bool]string{true: "caught: unknown", false: "missed: the reader did not run in it"}[caught])
 	}
