@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: release all build test test-load test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-audit javac-plugin audit-real
+.PHONY: release all build test test-load test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-kubelet test-audit javac-plugin audit-real
 
 all: build
 
@@ -114,6 +114,12 @@ image:
 ## test-kubernetes: a real kube-apiserver (built from k8s.io/kubernetes) with Debian's etcd: the manifests dry-run, and clockwatch as the ServiceAccount setting the Node condition and posting Events (opt-in; time in docs/kubernetes.md).
 test-kubernetes: test-deps
 	cd test/kubeapiserver && GOWORK=off CLOCKWATCH_KUBE_APISERVER_TEST=1 $(GO) test -count=1 -timeout 30m -v ./...
+
+## test-kubelet: the DaemonSet on a real kubelet: Debian's containerd and the kubelet (built from k8s.io/kubernetes)
+## in a Debian VM with systemd (qemu), the control plane on the host's loopback (opt-in, never in make test;
+## time and what stops it in docs/kubernetes.md).
+test-kubelet: test-deps
+	cd test/kubeapiserver && GOWORK=off CLOCKWATCH_KUBELET_TEST=1 $(GO) test -count=1 -timeout 60m -v -run '^TestKubelet$$' ./apiserver
 
 ## test-systemd-vm: install the .deb in a Debian VM booted with systemd, then systemd-timesyncd (~6 min + ~1 min for the root once; test/systemdvm; make test runs it).
 test-systemd-vm: test-deps

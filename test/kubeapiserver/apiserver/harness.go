@@ -26,6 +26,13 @@ import (
 // (system:masters).
 const AdminToken = "clockwatch-test-admin"
 
+// NodeToken is the static token of the kubelet on NodeName (system:nodes,
+// authorized by the Node authorizer), for the kubelet test.
+const (
+	NodeToken = "clockwatch-test-node"
+	NodeName  = "clockwatch-vm"
+)
+
 // syncBuffer collects a child's output while the test reads it.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -173,7 +180,8 @@ func StartCluster(t *testing.T, bin string) *Cluster {
 	}
 	keyFile := write("sa.key", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
 	pubFile := write("sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
-	tokens := write("tokens.csv", []byte(AdminToken+",admin,admin-uid,system:masters\n"))
+	tokens := write("tokens.csv", []byte(AdminToken+",admin,admin-uid,system:masters\n"+
+		NodeToken+",system:node:"+NodeName+",node-uid,system:nodes\n"))
 	port := freePort(t)
 	certDir := filepath.Join(dir, "certs")
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(port)
