@@ -229,6 +229,10 @@ func TestKubelet(t *testing.T) {
 	putBytes(t, overlay, "etc/kubernetes/kubelet.kubeconfig",
 		[]byte(kubeconfig("https://"+serviceHost+":443", "/etc/kubernetes/ca.crt", false, NodeToken)), 0o600)
 	putBytes(t, overlay, "etc/resolv.conf", []byte("nameserver 10.96.0.3\n"), 0o644)
+	// containerd copies the node's /etc/hosts into a host-network pod (the
+	// first run failed without it: "failed to generate sandbox hosts file
+	// ...: open /etc/hosts: no such file or directory"; minbase has none).
+	putBytes(t, overlay, "etc/hosts", []byte("127.0.0.1 localhost\n"+guestIP+" "+NodeName+"\n"), 0o644)
 	for _, u := range []string{"cw-kubelet-vmtest.service", "chrony-server.service"} {
 		wants := filepath.Join(overlay, "etc/systemd/system/multi-user.target.wants")
 		if err := os.MkdirAll(wants, 0o755); err != nil {
@@ -529,8 +533,10 @@ func concatCpio(t *testing.T, out, root, overlay string) {
 	cmd := exec.Command("sh", "-c", "find . -print0 | cpio --null -o -H newc --quiet")
 	cmd.Dir = overlay
 	cmd.Stdout = f
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cpio: %v\n%s", err, out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cpio: %v\n%s", err, stderr.String())
 	}
 }
 
