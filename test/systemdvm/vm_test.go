@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/test/vm"
 )
 
 // EnvVMTest opts in to this test.
@@ -31,11 +32,32 @@ const (
 	vmTimeout = 14 * time.Minute
 )
 
-func kernelPath() string {
-	if k := os.Getenv("CLOCKWATCH_TEST_KERNEL"); k != "" {
-		return k
+// vmclockFiles are what the guest boots with, from scripts/deps.d/42-vmclock.sh:
+// qemu 10, whose -device vmclock gives the guest a VMClock page, Linux 7.3.4
+// and its ptp_vmclock.ko, which makes the page /dev/vmclock0 (Debian 12's
+// 6.1 kernel has no such driver). Without them the test fails under CI and
+// is skipped elsewhere.
+type vmclockFiles struct {
+	qemu, kernel, module string
+}
+
+func vmclockPaths(t *testing.T) vmclockFiles {
+	t.Helper()
+	dir := os.Getenv(vm.VMClockEnv)
+	if dir == "" {
+		dir = vm.DefaultVMClockDir
 	}
-	return filepath.Join(cacheDir, "vmlinuz")
+	f := vmclockFiles{
+		qemu:   filepath.Join(dir, "qemu-system-x86_64"),
+		kernel: filepath.Join(dir, "vmlinuz"),
+		module: filepath.Join(dir, "ptp_vmclock.ko"),
+	}
+	for _, p := range []string{f.qemu, f.kernel, f.module} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			testtool.Missing(t, fmt.Sprintf("%s not found; run scripts/test-deps.sh (42-vmclock.sh) to fetch qemu 10 and Linux 7.3.4", p))
+		}
+	}
+	return f
 }
 
 func runLogged(t *testing.T, name string, args []string, env ...string) {
@@ -77,7 +99,7 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 // initrd returns the guest's initramfs: the cached Debian root followed by
 // an archive with the .deb and the guest test script (the kernel unpacks
 // concatenated archives in order).
-func initrd(t *testing.T) string {
+func initrd(t *testing.T, vmclockModule string) string {
 	t.Helper()
 	script, err := os.ReadFile("mkroot.sh")
 	if err != nil {
@@ -102,6 +124,10 @@ func initrd(t *testing.T) string {
 	copyFile(t, debs[0], filepath.Join(overlay, "root/clockwatch.deb"), 0o644)
 	copyFile(t, "testdata/clockwatch-vmtest", filepath.Join(overlay, "usr/local/sbin/clockwatch-vmtest"), 0o755)
 	copyFile(t, "testdata/clockwatch-vmtest-restarts", filepath.Join(overlay, "usr/local/sbin/clockwatch-vmtest-restarts"), 0o644)
+	copyFile(t, "testdata/clockwatch-vmtest-vmclock", filepath.Join(overlay, "usr/local/sbin/clockwatch-vmtest-vmclock"), 0o644)
+	// Not under /lib: in the root that is a symlink to usr/lib, which an
+	// archive's directory entry would not go through.
+	copyFile(t, vmclockModule, filepath.Join(overlay, "usr/local/lib/clockwatch-test/ptp_vmclock.ko"), 0o644)
 	// The subscribers of the restart and memory checks.
 	runLogged(t, "go", []string{"build", "-trimpath", "-o", filepath.Join(overlay, "usr/local/sbin/cw-subscribers"), "./subscribers"}, "CGO_ENABLED=0")
 	// The NTP server timesyncd synchronises to in the guest.
@@ -134,13 +160,16 @@ func initrd(t *testing.T) string {
 }
 
 // boot runs the VM to the end of the guest script and returns its facts.
-func boot(t *testing.T, kernel, initrd string) map[string]string {
+func boot(t *testing.T, qemu, kernel, initrd string) map[string]string {
 	t.Helper()
-	qemu := testtool.Require(t, "qemu-system-x86_64")
 	ctx, cancel := context.WithTimeout(t.Context(), vmTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, qemu,
+		// The unpacked qemu 10 looks for its firmware where its own package
+		// would have put it; the host's qemu-system-data has what a pc needs.
+		"-L", "/usr/share/qemu",
 		"-accel", "tcg", "-m", "2048", "-smp", "2",
+		"-device", "vmclock",
 		"-kernel", kernel, "-initrd", initrd,
 		"-append", "console=ttyS0 clockwatch.testvm=1 rdinit=/lib/systemd/systemd panic=-1 loglevel=4 systemd.show_status=0",
 		"-display", "none", "-serial", "stdio", "-monitor", "none", "-nic", "none", "-no-reboot",
@@ -183,7 +212,8 @@ func boot(t *testing.T, kernel, initrd string) map[string]string {
 	}
 	for _, l := range console {
 		if strings.HasPrefix(l, "journal: ") || strings.HasPrefix(l, "dpkg: ") || strings.HasPrefix(l, "socket: ") ||
-			strings.HasPrefix(l, "tsd") || strings.HasPrefix(l, "ntpserver: ") || strings.HasPrefix(l, "restarts: ") {
+			strings.HasPrefix(l, "tsd") || strings.HasPrefix(l, "ntpserver: ") || strings.HasPrefix(l, "restarts: ") ||
+			strings.HasPrefix(l, "pid1: ") || strings.HasPrefix(l, "udevd: ") {
 			t.Log(l)
 		}
 	}
@@ -200,12 +230,9 @@ func TestPackageUnderSystemd(t *testing.T) {
 	}
 	testtool.Require(t, "debootstrap")
 	testtool.Require(t, "cpio")
-	kernel := kernelPath()
-	if _, err := os.Stat(kernel); err != nil {
-		testtool.Missing(t, fmt.Sprintf("no kernel at %s (scripts/deps.d/40-vm.sh fetches it; or set CLOCKWATCH_TEST_KERNEL)", kernel))
-	}
+	files := vmclockPaths(t)
 
-	facts := boot(t, kernel, initrd(t))
+	facts := boot(t, files.qemu, files.kernel, initrd(t, files.module))
 	keys := make([]string, 0, len(facts))
 	for k := range facts {
 		keys = append(keys, k)
@@ -390,6 +417,37 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"no scrape fails", eq("mem_scrape_errors", "")},
 		{"root asks for the drill", eq("mem_root_drill_sent", "true")},
 		{"the memory peak is measured", func() error { return within("mem_peak", 1, 128<<20) }},
+		// The VMClock device under the packaged unit (testdata/clockwatch-vmtest-vmclock).
+		{"no VMClock device before the driver is loaded", eq("vmclock_absent_at_boot", "yes")},
+		{"ptp_vmclock loads", eq("vmclock_insmod_rc", "0")},
+		{"before the package, the device is root-only", eq("vmclock_dev_before_install", "character special file:root:root:600")},
+		{"it is qemu's VMClock page", eq("vmclock_magic", "VCLK")},
+		{"the package installs the udev rule", eq("vmclock_rules_file", "regular file:root:root:644")},
+		{"the postinst applied it to the existing device", eq("vmclock_dev", "character special file:root:clockwatch:640")},
+		{"the clockwatch user reads the device", eq("vmclock_read_as_clockwatch", "VCLK")},
+		{"other users do not", eq("vmclock_read_as_nobody", "denied")},
+		{"the device is in the service's private /dev", eq("vmclock_dev_in_sandbox", "character special file:root:clockwatch:640")},
+		{"clockwatch reads the page from inside the sandbox at its first start", eq("vmclock_up", "1")},
+		{"no failed reads of the page", eq("vmclock_failures", "0")},
+		{"qemu's marker", func() error {
+			if n, err := strconv.ParseFloat(facts["vmclock_marker"], 64); err != nil || n < 1 {
+				return fmt.Errorf("clockwatch_vmclock_disruption_marker %q, want at least 1", facts["vmclock_marker"])
+			}
+			return nil
+		}},
+		{"PID 1 logs no warning about clockwatch or its device", eq("vmclock_pid1_warnings", "0")},
+		{"udevd logs no warning about the rule", eq("vmclock_udevd_warnings", "0")},
+		{"ptp_vmclock unloads", eq("vmclock_rmmod_rc", "0")},
+		{"the device is gone", eq("vmclock_gone", "yes")},
+		{"without the device the unit starts", eq("vmclock_absent_active", "active")},
+		{"without the device no vmclock series (mode auto)", eq("vmclock_absent_series", "0")},
+		{"without the device the clocks are read", eq("vmclock_absent_clock_up", "1")},
+		{"without the device PID 1 logs no warning (no \"Couldn't stat device\")", eq("vmclock_absent_pid1_warnings", "0")},
+		{"ptp_vmclock loads again", eq("vmclock_reinsmod_rc", "0")},
+		{"udev's add applies the rule by itself", eq("vmclock_dev_readded", "character special file:root:clockwatch:640")},
+		{"the restarted service is active", eq("vmclock_readded_active", "active")},
+		{"and reads the device", eq("vmclock_readded_up", "1")},
+		{"no warning from PID 1 at that restart", eq("vmclock_readded_pid1_warnings", "0")},
 		{"systemctl stop succeeds", eq("stop_rc", "0")},
 		{"a clean stop", eq("stopped_result", "success")},
 		{"dpkg --purge succeeds", eq("purge_rc", "0")},
