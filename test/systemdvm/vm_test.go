@@ -32,11 +32,21 @@ const (
 	vmTimeout = 14 * time.Minute
 )
 
-// vmclockFiles are what the guest boots with, from scripts/deps.d/42-vmclock.sh:
-// qemu 10, whose -device vmclock gives the guest a VMClock page, Linux 7.3.4
-// and its ptp_vmclock.ko, which makes the page /dev/vmclock0 (Debian 12's
-// 6.1 kernel has no such driver). Without them the test fails under CI and
-// is skipped elsewhere.
+func kernelPath() string {
+	if k := os.Getenv("CLOCKWATCH_TEST_KERNEL"); k != "" {
+		return k
+	}
+	return filepath.Join(cacheDir, "vmlinuz")
+}
+
+// vmclockFiles are what the second boot, the VMClock one, runs, from
+// scripts/deps.d/42-vmclock.sh: qemu 10, whose -device vmclock gives the
+// guest a VMClock page, Linux 7.3.4 and its ptp_vmclock.ko, which makes the
+// page /dev/vmclock0 (Debian 12's 6.1 kernel has no such driver). Without
+// them the test fails under CI and is skipped elsewhere. The first boot keeps
+// the host's qemu and Debian's 6.1 kernel, whose timing the load checks were
+// measured with (with qemu 10 and 7.3.4 the scrape flood ran ten times
+// slower and the drill missed subscribers).
 type vmclockFiles struct {
 	qemu, kernel, module string
 }
@@ -167,20 +177,26 @@ func initrd(t *testing.T, vmclockModule string) string {
 }
 
 // boot runs the VM to the end of the guest script and returns its facts.
-func boot(t *testing.T, qemu, kernel, initrd string) map[string]string {
+// machine is one boot's qemu, kernel and what they add to the defaults.
+type machine struct {
+	qemu, kernel string
+	// qemuArgs come before the common ones; cmdline is appended to the
+	// kernel's command line.
+	qemuArgs []string
+	cmdline  string
+}
+
+func boot(t *testing.T, m machine, initrd string) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), vmTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, qemu,
-		// The unpacked qemu 10 looks for its firmware where its own package
-		// would have put it; the host's qemu-system-data has what a pc needs.
-		"-L", "/usr/share/qemu",
+	args := append(append([]string(nil), m.qemuArgs...),
 		"-accel", "tcg", "-m", "2048", "-smp", "2",
-		"-device", "vmclock",
-		"-kernel", kernel, "-initrd", initrd,
-		"-append", "console=ttyS0 clockwatch.testvm=1 rdinit=/lib/systemd/systemd panic=-1 loglevel=4 systemd.show_status=0",
+		"-kernel", m.kernel, "-initrd", initrd,
+		"-append", "console=ttyS0 clockwatch.testvm=1 rdinit=/lib/systemd/systemd panic=-1 loglevel=4 systemd.show_status=0"+m.cmdline,
 		"-display", "none", "-serial", "stdio", "-monitor", "none", "-nic", "none", "-no-reboot",
 	)
+	cmd := exec.CommandContext(ctx, m.qemu, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -237,9 +253,14 @@ func TestPackageUnderSystemd(t *testing.T) {
 	}
 	testtool.Require(t, "debootstrap")
 	testtool.Require(t, "cpio")
+	kernel := kernelPath()
+	if _, err := os.Stat(kernel); err != nil {
+		testtool.Missing(t, fmt.Sprintf("no kernel at %s (scripts/deps.d/40-vm.sh fetches it; or set CLOCKWATCH_TEST_KERNEL)", kernel))
+	}
 	files := vmclockPaths(t)
+	img := initrd(t, files.module)
 
-	facts := boot(t, files.qemu, files.kernel, initrd(t, files.module))
+	facts := boot(t, machine{qemu: testtool.Require(t, "qemu-system-x86_64"), kernel: kernel}, img)
 	keys := make([]string, 0, len(facts))
 	for k := range facts {
 		keys = append(keys, k)
@@ -424,7 +445,68 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"no scrape fails", eq("mem_scrape_errors", "")},
 		{"root asks for the drill", eq("mem_root_drill_sent", "true")},
 		{"the memory peak is measured", func() error { return within("mem_peak", 1, 128<<20) }},
-		// The VMClock device under the packaged unit (testdata/clockwatch-vmtest-vmclock).
+		// No VMClock device (Debian's 6.1 kernel has no driver): the unit
+		// starts clean, PID 1 logs no warning about it, no vmclock series.
+		{"no VMClock device in this boot", eq("vmclock_absent_at_boot", "yes")},
+		{"without the device PID 1 logs no warning about clockwatch (no \"Couldn't stat device\")", eq("vmclock_nodevice_pid1_warnings", "0")},
+		{"without the device no vmclock series (mode auto)", eq("vmclock_nodevice_series", "0")},
+		{"systemctl stop succeeds", eq("stop_rc", "0")},
+		{"a clean stop", eq("stopped_result", "success")},
+		{"dpkg --purge succeeds", eq("purge_rc", "0")},
+		{"nothing left after the purge", eq("leftovers", "")},
+		{"the system user stays after the purge, as Debian keeps system users", func() error {
+			if !strings.HasPrefix(facts["user_after_purge"], "clockwatch:") {
+				return fmt.Errorf("user_after_purge = %q, want the clockwatch passwd entry", facts["user_after_purge"])
+			}
+			return nil
+		}},
+	} {
+		if err := c.check(); err != nil {
+			t.Errorf("%s: %v", c.what, err)
+		}
+	}
+	checkAdmission(t, facts)
+
+	t.Run("VMClock", func(t *testing.T) {
+		facts := boot(t, machine{
+			qemu: files.qemu, kernel: files.kernel,
+			// The unpacked qemu 10 looks for its firmware where its own
+			// package would have put it; the host's qemu-system-data has
+			// what a pc needs.
+			qemuArgs: []string{"-L", "/usr/share/qemu", "-device", "vmclock"},
+			cmdline:  " clockwatch.vmclock=1",
+		}, img)
+		checkVMClock(t, facts)
+	})
+}
+
+// checkVMClock judges the VMClock boot (testdata/clockwatch-vmtest-vmclock):
+// the device under the packaged unit.
+func checkVMClock(t *testing.T, facts map[string]string) {
+	t.Helper()
+	keys := make([]string, 0, len(facts))
+	for k := range facts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		t.Logf("%s=%s", k, facts[k])
+	}
+	eq := func(key, want string) func() error {
+		return func() error {
+			if got := facts[key]; got != want {
+				return fmt.Errorf("%s = %q, want %q", key, got, want)
+			}
+			return nil
+		}
+	}
+	for _, c := range []struct {
+		what  string
+		check func() error
+	}{
+		{"systemd is PID 1 in the guest", eq("systemd_pid1", "systemd")},
+		{"dpkg -i succeeds", eq("dpkg_rc", "0")},
+		{"the service is running", eq("active_state", "active")},
 		{"no VMClock device before the driver is loaded", eq("vmclock_absent_at_boot", "yes")},
 		{"ptp_vmclock loads", eq("vmclock_insmod_rc", "0")},
 		{"before the package, the device is root-only", eq("vmclock_dev_before_install", "character special file:root:root:600")},
@@ -449,28 +531,23 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"without the device the unit starts", eq("vmclock_absent_active", "active")},
 		{"without the device no vmclock series (mode auto)", eq("vmclock_absent_series", "0")},
 		{"without the device the clocks are read", eq("vmclock_absent_clock_up", "1")},
-		{"without the device PID 1 logs no warning (no \"Couldn't stat device\")", eq("vmclock_absent_pid1_warnings", "0")},
+		{"without the device PID 1 logs no warning at the start (no \"Couldn't stat device\")", eq("vmclock_absent_pid1_warnings", "0")},
 		{"ptp_vmclock loads again", eq("vmclock_reinsmod_rc", "0")},
 		{"udev's add applies the rule by itself", eq("vmclock_dev_readded", "character special file:root:clockwatch:640")},
 		{"the restarted service is active", eq("vmclock_readded_active", "active")},
 		{"and reads the device", eq("vmclock_readded_up", "1")},
 		{"no warning from PID 1 at that restart", eq("vmclock_readded_pid1_warnings", "0")},
-		{"systemctl stop succeeds", eq("stop_rc", "0")},
-		{"a clean stop", eq("stopped_result", "success")},
-		{"dpkg --purge succeeds", eq("purge_rc", "0")},
-		{"nothing left after the purge", eq("leftovers", "")},
-		{"the system user stays after the purge, as Debian keeps system users", func() error {
-			if !strings.HasPrefix(facts["user_after_purge"], "clockwatch:") {
-				return fmt.Errorf("user_after_purge = %q, want the clockwatch passwd entry", facts["user_after_purge"])
-			}
-			return nil
-		}},
+		{"the private /dev holds no misc node but the page (what char-misc r opens)", eq("vmclock_sandbox_dev_list", "full,null,ptmx,random,tty,urandom,vmclock0,zero,")},
+		{"a DeviceAllow= path that does not exist does not fail a unit (systemd 252)", eq("devallow_probe_rc", "0")},
 	} {
 		if err := c.check(); err != nil {
 			t.Errorf("%s: %v", c.what, err)
 		}
 	}
-	checkAdmission(t, facts)
+	// Why the unit names char-misc: systemd 252 warns about a missing
+	// DeviceAllow= path at every start. Recorded, not required (a newer
+	// systemd may skip it quietly).
+	t.Logf("PID 1 warned %s time(s) about the probe unit's DeviceAllow=/dev/vmclock-absent", facts["devallow_probe_warnings"])
 }
 
 // checkAdmission judges the memory load's admission (clockwatch-vmtest-restarts):
