@@ -4,12 +4,12 @@
 # upgrade). It creates the clockwatch system user and group, on the first
 # install adds the user to chrony's group so the daemon can read chronyd's
 # command socket, applies the udev rule for /dev/vmclock0, and enables the
-# service. On the .deb, deb-systemd-helper
-# enables it as dh_installsystemd does, with or without systemd running (a
-# .deb installed while building a machine image boots enabled) and remembers
-# an administrator's disable across upgrades; on the rpm, the system's preset
-# policy decides (systemctl preset, as %systemd_post does). The service is
-# started or restarted only where systemd runs and, on Debian, policy-rc.d
+# service. On the .deb, deb-systemd-helper enables it as dh_installsystemd
+# does, with or without systemd running (a .deb installed while building a
+# machine image boots enabled) and remembers an administrator's disable
+# across upgrades; on the rpm, the system's preset policy decides (systemctl
+# preset, as %systemd_post does). The service is started or restarted only
+# where systemd runs and, on Debian, policy-rc.d
 # allows it.
 set -e
 
