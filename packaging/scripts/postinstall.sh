@@ -9,8 +9,7 @@
 # machine image boots enabled) and remembers an administrator's disable
 # across upgrades; on the rpm, the system's preset policy decides (systemctl
 # preset, as %systemd_post does). The service is started or restarted only
-# where systemd runs and, on Debian, policy-rc.d
-# allows it.
+# where systemd runs and, on Debian, policy-rc.d allows it.
 set -e
 
 unit=clockwatch.service
