@@ -122,6 +122,7 @@ func checkRPM(t *testing.T, rpmPath string) {
 		"-rwxr-xr-x  /usr/bin/clockwatch",
 		"-rw-r--r--  /usr/lib/systemd/system/clockwatch.service",
 		"-rw-r--r--  /usr/lib/systemd/system/clockwatch.socket",
+		"-rw-r--r--  /usr/lib/udev/rules.d/60-clockwatch-vmclock.rules",
 		"-rw-r--r-- cn /etc/clockwatch/clockwatch.yml",
 		"-rw-r--r-- d /usr/share/doc/clockwatch/README.md",
 		"-rw-r--r-- d /usr/share/man/man1/clockwatch.1.gz",
@@ -296,6 +297,7 @@ func installUpgradePurge(t *testing.T, inside string) {
 			{"/usr/bin/clockwatch", 0o755},
 			{"/usr/lib/systemd/system/clockwatch.service", 0o644},
 			{"/usr/lib/systemd/system/clockwatch.socket", 0o644},
+			{"/usr/lib/udev/rules.d/60-clockwatch-vmclock.rules", 0o644},
 			{configPath, 0o644},
 			{"/usr/share/doc/clockwatch/README.md", 0o644},
 			{"/usr/share/doc/clockwatch/copyright", 0o644},
@@ -473,7 +475,7 @@ func installUpgradePurge(t *testing.T, inside string) {
 		if st := packageStatus(); st != "rc" {
 			t.Errorf("after dpkg --remove: status %q, want rc (config files remain)", st)
 		}
-		for _, p := range []string{"/usr/bin/clockwatch", "/usr/lib/systemd/system/clockwatch.service", "/usr/share/doc/clockwatch"} {
+		for _, p := range []string{"/usr/bin/clockwatch", "/usr/lib/systemd/system/clockwatch.service", "/usr/lib/udev/rules.d/60-clockwatch-vmclock.rules", "/usr/share/doc/clockwatch"} {
 			if exists(p) {
 				t.Errorf("%s still exists after dpkg --remove", p)
 			}

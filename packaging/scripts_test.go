@@ -20,7 +20,7 @@ func fakeCommands() map[string]string {
 		"getent": `[ -e "$STATE/$1/$2" ] && echo "$2:x:999:999::/var/lib/$2:/usr/sbin/nologin"`,
 		"id":     `cat "$STATE/groups-of-$2" 2>/dev/null || echo "$2"`,
 	}
-	for _, c := range []string{"groupadd", "useradd", "usermod", "userdel", "groupdel", "systemctl"} {
+	for _, c := range []string{"groupadd", "useradd", "usermod", "userdel", "groupdel", "systemctl", "udevadm"} {
 		m[c] = `echo "` + c + ` $*" >>"$LOG"`
 	}
 	// systemctl is-enabled answers as the preset policy in $STATE/preset
@@ -35,11 +35,12 @@ func fakeCommands() map[string]string {
 }
 
 // runScript runs one maintainer script with fake tools, a fake systemd
-// runtime directory and a fake policy-rc.d, and returns the commands it ran.
-// The paths the scripts touch (/run/systemd/system, policy-rc.d, the state
-// and runtime directories) are rewritten into the test's directory, so the
-// script cannot change this machine.
-func runScript(t *testing.T, script string, args []string, systemd bool, policy int, users, groups []string, memberOf, preset string) []string {
+// runtime directory, a fake udev one (when udev is set) and a fake
+// policy-rc.d, and returns the commands it ran. The paths the scripts touch
+// (/run/systemd/system, /run/udev, policy-rc.d, the state and runtime
+// directories) are rewritten into the test's directory, so the script
+// cannot change this machine.
+func runScript(t *testing.T, script string, args []string, systemd, udev bool, policy int, users, groups []string, memberOf, preset string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
@@ -70,6 +71,10 @@ func runScript(t *testing.T, script string, args []string, systemd bool, policy 
 	if systemd {
 		os.MkdirAll(runDir, 0o755)
 	}
+	udevDir := filepath.Join(dir, "run/udev")
+	if udev {
+		os.MkdirAll(udevDir, 0o755)
+	}
 	policyRC := filepath.Join(dir, "policy-rc.d")
 	if policy >= 0 {
 		os.WriteFile(policyRC, []byte("#!/bin/sh\nexit "+strconv.Itoa(policy)+"\n"), 0o755)
@@ -81,6 +86,7 @@ func runScript(t *testing.T, script string, args []string, systemd bool, policy 
 	}
 	text := strings.NewReplacer(
 		"/run/systemd/system", runDir,
+		"/run/udev", udevDir,
 		"/usr/sbin/policy-rc.d", policyRC,
 		"rm -rf /var/lib/clockwatch /run/clockwatch",
 		"rm -rf "+filepath.Join(dir, "var/lib/clockwatch")+" "+filepath.Join(dir, "run/clockwatch"),
@@ -118,6 +124,12 @@ func TestMaintainerScripts(t *testing.T) {
 		"groupadd --system clockwatch",
 		"useradd --system --gid clockwatch --home-dir /var/lib/clockwatch --no-create-home --shell /usr/sbin/nologin --comment clockwatch clock health daemon clockwatch",
 	}
+	// The udev rule for /dev/vmclock0, applied to a device that exists.
+	udevApply := []string{
+		"udevadm control --reload",
+		"udevadm trigger --action=change --subsystem-match=misc --sysname-match=vmclock[0-9]*",
+		"udevadm settle --timeout=10",
+	}
 	dshEnable := []string{"deb-systemd-helper unmask clockwatch.service", "deb-systemd-helper --quiet was-enabled clockwatch.service", "deb-systemd-helper enable clockwatch.service"}
 	cat := func(parts ...[]string) []string {
 		var all []string
@@ -131,7 +143,8 @@ func TestMaintainerScripts(t *testing.T) {
 		script   string
 		args     []string
 		systemd  bool
-		policy   int // exit code of policy-rc.d, -1 for none
+		udev     bool // udev runs (/run/udev)
+		policy   int  // exit code of policy-rc.d, -1 for none
 		users    []string
 		groups   []string
 		memberOf string
@@ -139,7 +152,13 @@ func TestMaintainerScripts(t *testing.T) {
 		want     []string
 	}{
 		{
-			name: "deb install with systemd", script: "postinstall.sh", args: []string{"configure", ""},
+			name: "deb install with systemd and udev", script: "postinstall.sh", args: []string{"configure", ""},
+			systemd: true, udev: true, policy: -1, groups: []string{"_chrony"},
+			want: cat(newUser, udevApply, []string{"usermod -a -G _chrony clockwatch"}, dshEnable, []string{"systemctl daemon-reload", "systemctl start clockwatch.service"}),
+		},
+		{
+			// No udev (a container): no udevadm, whether or not it is installed.
+			name: "deb install with systemd, without udev", script: "postinstall.sh", args: []string{"configure", ""},
 			systemd: true, policy: -1, groups: []string{"_chrony"},
 			want: cat(newUser, []string{"usermod -a -G _chrony clockwatch"}, dshEnable, []string{"systemctl daemon-reload", "systemctl start clockwatch.service"}),
 		},
@@ -156,9 +175,10 @@ func TestMaintainerScripts(t *testing.T) {
 			want: cat(newUser, dshEnable, []string{"systemctl daemon-reload"}),
 		},
 		{
+			// An upgrade may bring the rule for the first time: applied too.
 			name: "deb upgrade, user exists and is in _chrony", script: "postinstall.sh", args: []string{"configure", "0.9.0"},
-			systemd: true, policy: 0, users: []string{"clockwatch"}, groups: []string{"clockwatch", "_chrony"}, memberOf: "clockwatch _chrony",
-			want: cat(dshEnable, []string{"systemctl daemon-reload", "systemctl try-restart clockwatch.service"}),
+			systemd: true, udev: true, policy: 0, users: []string{"clockwatch"}, groups: []string{"clockwatch", "_chrony"}, memberOf: "clockwatch _chrony",
+			want: cat(udevApply, dshEnable, []string{"systemctl daemon-reload", "systemctl try-restart clockwatch.service"}),
 		},
 		{
 			// The group is granted on the first install only.
@@ -174,12 +194,12 @@ func TestMaintainerScripts(t *testing.T) {
 		},
 		{
 			name: "deb abort-upgrade", script: "postinstall.sh", args: []string{"abort-upgrade", "1.0.0"},
-			systemd: true, policy: -1, want: []string{""},
+			systemd: true, udev: true, policy: -1, want: []string{""},
 		},
 		{
 			name: "rpm install on RHEL with a chrony group", script: "postinstall.sh", args: []string{"1"},
-			systemd: true, policy: -1, groups: []string{"chrony"},
-			want: append(newUser, "usermod -a -G chrony clockwatch", "systemctl daemon-reload", "systemctl preset clockwatch.service", "systemctl is-enabled --quiet clockwatch.service", "systemctl start clockwatch.service"),
+			systemd: true, udev: true, policy: -1, groups: []string{"chrony"},
+			want: append(cat(newUser, udevApply), "usermod -a -G chrony clockwatch", "systemctl daemon-reload", "systemctl preset clockwatch.service", "systemctl is-enabled --quiet clockwatch.service", "systemctl start clockwatch.service"),
 		},
 		{
 			name: "rpm install where the presets disable clockwatch", script: "postinstall.sh", args: []string{"1"},
@@ -240,7 +260,7 @@ func TestMaintainerScripts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := runScript(t, tc.script, tc.args, tc.systemd, tc.policy, tc.users, tc.groups, tc.memberOf, tc.preset)
+			got := runScript(t, tc.script, tc.args, tc.systemd, tc.udev, tc.policy, tc.users, tc.groups, tc.memberOf, tc.preset)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s %q ran (-want +got):\n%s", tc.script, tc.args, diff)
 			}

@@ -29,6 +29,7 @@ func TestShellcheck(t *testing.T) {
 			"../test/systemdvm/mkroot.sh",
 			"../test/systemdvm/testdata/clockwatch-vmtest",
 			"../test/systemdvm/testdata/clockwatch-vmtest-restarts",
+			"../test/systemdvm/testdata/clockwatch-vmtest-vmclock",
 		}},
 	} {
 		out, err := exec.Command(shellcheck, append([]string{"--shell=" + c.shell}, c.files...)...).CombinedOutput()

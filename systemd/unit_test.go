@@ -96,6 +96,13 @@ func TestUnitSettings(t *testing.T) {
 		// ProtectClock=yes would also forbid the read-only adjtimex.
 		{svc, "Service", "ProtectClock", []string{"no"}},
 		{svc, "Service", "RestrictAddressFamilies", []string{"AF_UNIX AF_INET AF_INET6"}},
+		// The VMClock page: bound into the private /dev when it exists, and
+		// allowed by the misc major, not by path (systemd 252 warns at every
+		// start where a DeviceAllow= path does not exist).
+		{svc, "Service", "PrivateDevices", []string{"yes"}},
+		{svc, "Service", "DevicePolicy", []string{"closed"}},
+		{svc, "Service", "BindReadOnlyPaths", []string{"-/dev/vmclock0"}},
+		{svc, "Service", "DeviceAllow", []string{"char-misc r"}},
 		{svc, "Install", "WantedBy", []string{"multi-user.target"}},
 		{sock, "Socket", "ListenStream", []string{"/run/clockwatch/stepdown.sock"}},
 		{sock, "Socket", "FileDescriptorName", []string{"stepdown"}},

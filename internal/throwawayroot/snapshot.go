@@ -38,6 +38,7 @@ func TakeHost() (Snapshot, error) {
 		[]string{"/var/lib/dpkg/status", "/etc/passwd", "/etc/group", "/etc/shadow", "/etc/gshadow",
 			"/usr/bin/clockwatch", "/usr/lib/systemd/system/clockwatch.service", "/usr/lib/systemd/system/clockwatch.socket",
 			"/lib/systemd/system/clockwatch.service", "/lib/systemd/system/clockwatch.socket",
+			"/usr/lib/udev/rules.d/60-clockwatch-vmclock.rules", "/lib/udev/rules.d/60-clockwatch-vmclock.rules",
 			"/usr/share/man/man1/clockwatch.1.gz"},
 		[]string{"/etc/clockwatch", "/var/lib/clockwatch", "/run/clockwatch", "/usr/share/clockwatch",
 			"/usr/share/doc/clockwatch", "/usr/share/licenses/clockwatch", "/root/.rpmdb"},

@@ -3,13 +3,13 @@
 # "configure" [previous version]) and the .rpm (%post: 1 on install, 2 on
 # upgrade). It creates the clockwatch system user and group, on the first
 # install adds the user to chrony's group so the daemon can read chronyd's
-# command socket, and enables the service. On the .deb, deb-systemd-helper
-# enables it as dh_installsystemd does, with or without systemd running (a
-# .deb installed while building a machine image boots enabled) and remembers
-# an administrator's disable across upgrades; on the rpm, the system's preset
-# policy decides (systemctl preset, as %systemd_post does). The service is
-# started or restarted only where systemd runs and, on Debian, policy-rc.d
-# allows it.
+# command socket, applies the udev rule for /dev/vmclock0, and enables the
+# service. On the .deb, deb-systemd-helper enables it as dh_installsystemd
+# does, with or without systemd running (a .deb installed while building a
+# machine image boots enabled) and remembers an administrator's disable
+# across upgrades; on the rpm, the system's preset policy decides (systemctl
+# preset, as %systemd_post does). The service is started or restarted only
+# where systemd runs and, on Debian, policy-rc.d allows it.
 set -e
 
 unit=clockwatch.service
@@ -34,6 +34,18 @@ if ! getent passwd clockwatch >/dev/null; then
 	[ -x "$nologin" ] || nologin=/bin/false
 	useradd --system --gid clockwatch --home-dir /var/lib/clockwatch --no-create-home \
 		--shell "$nologin" --comment "clockwatch clock health daemon" clockwatch
+fi
+
+# /dev/vmclock0, the hypervisor's VMClock page (when ptp_vmclock is loaded):
+# the packaged udev rule, 60-clockwatch-vmclock.rules, gives it to group
+# clockwatch, mode 0640. A device that exists already gets it now: udev
+# reloads its rules (they name the group created above) and replays the
+# device's event. Only where udev runs: in a chroot or an image build,
+# udevadm would reach the host's devices. Never fails the install.
+if [ -d /run/udev ] && command -v udevadm >/dev/null 2>&1; then
+	udevadm control --reload >/dev/null 2>&1 || true
+	udevadm trigger --action=change --subsystem-match=misc --sysname-match='vmclock[0-9]*' >/dev/null 2>&1 || true
+	udevadm settle --timeout=10 >/dev/null 2>&1 || true
 fi
 
 # chronyd's command socket is readable by chrony's group: _chrony on Debian

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds the Debian 12 root the systemd VM test boots: minbase plus systemd as
-# init, dbus (the system bus) and chrony (the time daemon clockwatch reads over
-# its unix socket), with systemd-timesyncd's .deb in /root/debs (it conflicts
-# with chrony: the guest script installs it once the chrony checks are done),
-# packed as an uncompressed newc cpio archive the kernel unpacks as its
-# initramfs (no disk image, no kernel modules needed). Cached: does nothing
-# when OUT already exists (the test names OUT after this script's hash).
+# init, dbus (the system bus), chrony (the time daemon clockwatch reads over
+# its unix socket), udev (every Debian with systemd has it; it applies the
+# package's rule for /dev/vmclock0) and kmod (insmod of the VMClock driver),
+# with systemd-timesyncd's .deb in /root/debs (it conflicts with chrony: the
+# guest script installs it once the chrony checks are done), packed as an
+# uncompressed newc cpio archive the kernel unpacks as its initramfs (no disk
+# image; the one kernel module, ptp_vmclock, comes with the test's overlay).
+# Cached: does nothing when OUT already exists (the test names OUT after this
+# script's hash).
 #
 # Usage: mkroot.sh OUT.cpio [MIRROR]
 #
@@ -34,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-debootstrap --foreign --variant=minbase --include=systemd,systemd-sysv,passwd,procps,dbus,chrony bookworm "$root" "$mirror" >&2
+debootstrap --foreign --variant=minbase --include=systemd,systemd-sysv,passwd,procps,dbus,chrony,udev,kmod bookworm "$root" "$mirror" >&2
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 0755 "$root/usr/sbin/policy-rc.d"
 [ "$("$root/usr/sbin/policy-rc.d"; echo $?)" = 101 ] || { echo "mkroot.sh: policy-rc.d not in place" >&2; exit 1; }

@@ -19,14 +19,12 @@ var _ Device = (*mappedDevice)(nil)
 // OpenDevice maps the VMClock device at path (/dev/vmclock0) read-only: one
 // page, as ptp_vmclock allows. A missing device is os.ErrNotExist (the
 // poller then reports the source absent); a device clockwatch may not read
-// is os.ErrPermission, with what fixes it.
+// (EACCES: its mode; EPERM: a device ACL) is os.ErrPermission, with the udev
+// rule, the group and the unit's settings that fix it.
 func OpenDevice(path string) (Device, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		if os.IsPermission(err) {
-			return nil, fmt.Errorf("%w (ptp_vmclock makes it root-only: give clockwatch's group read access with a udev rule, see docs/bounded-time.md)", err)
-		}
-		return nil, err
+		return nil, explainOpen(path, err)
 	}
 	defer f.Close() // the mapping outlives the descriptor
 	mem, err := syscall.Mmap(int(f.Fd()), 0, os.Getpagesize(), syscall.PROT_READ, syscall.MAP_SHARED)
