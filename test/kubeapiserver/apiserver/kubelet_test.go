@@ -387,6 +387,7 @@ func TestKubelet(t *testing.T) {
 		fmt.Fprintf(report, "guest: %s=%s\n", k, vm.fact(k))
 	}
 	t.Logf("the whole test: %s\n%s", time.Since(began).Round(time.Second), report.String())
+	t.Logf("clockwatch's log in the pod (kubectl logs):\n%s", vm.withPrefix("cwlog: "))
 	if t.Failed() {
 		t.Logf("the guest's console (last lines):\n%s", vm.tail(300))
 	}
@@ -621,6 +622,20 @@ func (v *kubeletVM) tail(n int) string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return strings.Join(v.console[max(0, len(v.console)-n):], "\n")
+}
+
+// withPrefix returns the console's lines that start with prefix, without it.
+func (v *kubeletVM) withPrefix(prefix string) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var b strings.Builder
+	for _, l := range v.console {
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			b.WriteString(rest)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 func (v *kubeletVM) since() time.Duration { return time.Since(v.started) }
