@@ -199,6 +199,9 @@ func TestPollerAgainstRealBus(t *testing.T) {
 		if s.Up || s.Found || s.Failures != 0 || s.Err == nil || !strings.Contains(s.Err.Error(), "timeout") {
 			t.Errorf("snapshot = %+v, want a timeout, not found, no failures", s)
 		}
+		if r := p.Reading(); r.Found || r.Up || !r.IsAbsent() || r.Pending() || r.HasData {
+			t.Errorf("Reading() = %+v, want absent (mode auto, never found: a silent bus raises nothing)", r)
+		}
 		if logs.String() != "" {
 			t.Errorf("a silent bus without a known timesyncd logged at info or above:\n%s", logs.String())
 		}

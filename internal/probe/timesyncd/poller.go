@@ -80,9 +80,11 @@ func (s Snapshot) Reading(now time.Time) timesource.Reading {
 		LastSuccess: s.LastSuccess,
 		Detail:      s.Detail(now),
 	}
-	if s.Absent() && !s.Found {
-		// Absent and not expected: looked for, not there; nothing to
-		// judge, nothing to raise.
+	if !s.Found && s.Err != nil {
+		// Never found and not expected (mode auto): looked for, not there;
+		// nothing to judge, nothing to raise. A bus that does not answer
+		// counts the same (Poll logs it at debug level only): on a node
+		// kept by chronyd, a slow D-Bus must not make a stepdown.
 		r.Err = timesource.Absent(s.Err)
 	}
 	if !s.HaveData {

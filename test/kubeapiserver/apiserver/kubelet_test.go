@@ -377,7 +377,7 @@ func TestKubelet(t *testing.T) {
 	for _, c := range []struct{ key, want string }{
 		{"systemd_pid1", "systemd"}, {"cgroup_fs", "cgroup2fs"}, {"readyz", "HTTP/1.0 200 OK"},
 		{"cw_uid", "65532\t65532\t65532\t65532"}, {"cw_cap_eff", "0000000000000000"}, {"cw_seccomp", "2"},
-		{"cw_no_new_privs", "1"}, {"drill_rc", "0"},
+		{"cw_no_new_privs", "1"}, {"status_rc", "0"}, {"drill_rc", "0"},
 	} {
 		if got := vm.fact(c.key); got != c.want {
 			t.Errorf("guest: %s = %q, want %q", c.key, got, c.want)
@@ -387,6 +387,7 @@ func TestKubelet(t *testing.T) {
 		fmt.Fprintf(report, "guest: %s=%s\n", k, vm.fact(k))
 	}
 	t.Logf("the whole test: %s\n%s", time.Since(began).Round(time.Second), report.String())
+	t.Logf("clockwatch status in the pod (kubectl exec):\n%s", vm.withPrefix("cwstatus: "))
 	t.Logf("clockwatch's log in the pod (kubectl logs):\n%s", vm.withPrefix("cwlog: "))
 	if t.Failed() {
 		t.Logf("the guest's console (last lines):\n%s", vm.tail(300))
