@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"syscall"
@@ -135,6 +136,11 @@ func (b *dbusBus) connect(ctx context.Context) error {
 		uc.Close()
 	}
 	if err != nil {
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) {
+			// dbus-daemon drops a client whose uid its user database does
+			// not know, before any reply: a container's user, typically.
+			return fmt.Errorf("opening a D-Bus connection on %s: the bus closed it (%w): dbus-daemon drops users its user database does not name; make uid %d known on this host (a system user in its /etc/passwd)", b.socket, err, syscall.Geteuid())
+		}
 		return fmt.Errorf("opening a D-Bus connection on %s: %w", b.socket, err)
 	}
 	_ = uc.SetDeadline(time.Time{})

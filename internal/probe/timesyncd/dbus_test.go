@@ -207,6 +207,37 @@ func TestPollerAgainstRealBus(t *testing.T) {
 		}
 	})
 
+	t.Run("a bus that closes the connection", func(t *testing.T) {
+		// What dbus-daemon does to a uid its user database does not know
+		// (the DaemonSet's 65532 on a node without it: make test-kubelet).
+		t.Parallel()
+		sock := filepath.Join(t.TempDir(), "bus")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				_, _ = c.Read(make([]byte, 64))
+				c.Close()
+			}
+		}()
+		p, _ := newTestPoller(t, "unix:path="+sock, ModeAuto)
+		p.Poll(ctx)
+		s := p.Snapshot()
+		if s.Err == nil || !strings.Contains(s.Err.Error(), "the bus closed it") || !strings.Contains(s.Err.Error(), "user database") {
+			t.Errorf("error = %v, want one saying the bus closed the connection and why it does", s.Err)
+		}
+		if r := p.Reading(); !r.IsAbsent() {
+			t.Errorf("Reading() = %+v, want absent (mode auto, never found)", r)
+		}
+	})
+
 	t.Run("nobody owns the name and the bus may not start it", func(t *testing.T) {
 		t.Parallel()
 		addr, dir := startBus(t, "")
