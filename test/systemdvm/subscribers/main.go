@@ -541,6 +541,15 @@ func hold(args []string) error {
 			out.put("drill_sent", err == nil)
 		}
 	}
+	// A drill heard here reaches every admitted connection, under the
+	// flood, in its own time (19.6 s once in CI at TCG speed): wait for
+	// all of them, up to 60 s, rather than count what a fixed sleep let in.
+	waited := time.Now()
+	for drills.Load() > 0 && (drills.Load() < int64(len(conns)) || resumes.Load() < int64(len(conns))) &&
+		time.Since(waited) < 60*time.Second {
+		time.Sleep(50 * time.Millisecond)
+	}
+	out.put("drill_wait_ms", ms(time.Since(waited)))
 	mu.Lock()
 	slices.Sort(lat)
 	out.put("drill_stepdowns", drills.Load())
