@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: release all build test test-load test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-kubelet test-audit javac-plugin audit-real
+.PHONY: release all build test test-redis test-load test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-kubelet test-audit javac-plugin audit-real
 
 all: build
 
@@ -53,6 +53,11 @@ test-faults:
 
 test-deps:
 	./scripts/test-deps.sh
+
+## test-redis: the Redis Sentinel failover replay alone (examples/redislock; docs/incident-replay.md): a real master,
+## two replicas, three Sentinels and PostgreSQL, seven failovers (≈ 2 min; make test runs it via scripts/test-examples.sh).
+test-redis: test-deps
+	cd examples/redislock && GOWORK=off $(GO) test -count=1 -timeout 10m -v ./...
 
 ## test-load: the stepdown's push with the qemu VM's vCPU saturated (issue 25; docs/performance.md), alone on
 ## the machine so that nothing else deschedules the VM.
