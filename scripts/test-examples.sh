@@ -3,7 +3,8 @@
 # does not descend into (each is its own Go module). Called by `make test`.
 # examples/leader replays the etcd incident (≈ 35 s), examples/redislock the
 # Redis Sentinel failover (seven failovers with the article's 5 s
-# down-after-milliseconds: ≈ 2 min 10 s with -race at load 16 on 2 cores).
+# down-after-milliseconds: 2 min 13 s to 2 min 36 s with -race at load 21–24
+# on 2 cores) and, beside it, the forward step in a qemu guest (≈ 25 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each example is its own module with its own replace directives. go.work
