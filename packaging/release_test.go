@@ -35,7 +35,7 @@ func copyFiles(t *testing.T, paths ...string) string {
 // version or the changelog has no section for the version.
 func TestReleaseScript(t *testing.T) {
 	t.Parallel()
-	files := []string{"VERSION", "go.mod", "examples/leader/go.mod", "CHANGELOG.md"}
+	files := []string{"VERSION", "go.mod", "examples/leader/go.mod", "examples/redislock/go.mod", "CHANGELOG.md"}
 	vb, err := os.ReadFile("../VERSION")
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +66,8 @@ func TestReleaseScript(t *testing.T) {
 			"go.mod requires github.com/clockwatch/clockwatch/stepdown v0.0.1, VERSION says v" + v},
 		{"the example requiring another version", "examples/leader/go.mod", "github.com/clockwatch/clockwatch/stepdown v" + v, "github.com/clockwatch/clockwatch/stepdown v9.9.9",
 			"examples/leader/go.mod requires github.com/clockwatch/clockwatch/stepdown v9.9.9"},
+		{"the Redis example requiring another version", "examples/redislock/go.mod", "github.com/clockwatch/clockwatch/stepdown v" + v, "github.com/clockwatch/clockwatch/stepdown v9.9.9",
+			"examples/redislock/go.mod requires github.com/clockwatch/clockwatch/stepdown v9.9.9"},
 		{"no changelog section", "CHANGELOG.md", "## " + v, "## 0.0.0", `CHANGELOG.md has no "## ` + v + `" section`},
 		{"not X.Y.Z", "VERSION", v, "1.0", `VERSION: want X.Y.Z, got "1.0"`},
 	} {

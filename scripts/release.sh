@@ -7,7 +7,7 @@
 # client at the version the daemon's go.mod requires, so both are released
 # together at the version of the VERSION file. This script checks:
 #   - VERSION is X.Y.Z;
-#   - go.mod (and examples/leader/go.mod) require the client at vX.Y.Z;
+#   - go.mod and every example's go.mod (examples/*/go.mod) require the client at vX.Y.Z;
 #   - CHANGELOG.md has a "## X.Y.Z" section;
 #   - neither tag exists yet, and the work tree is clean (in a git checkout).
 # It changes nothing; it prints the git commands that tag and push.
@@ -23,7 +23,7 @@ v=$(tr -d ' \n' <VERSION 2>/dev/null || true)
 if ! [[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
 	problem "VERSION: want X.Y.Z, got \"$v\""
 fi
-for mod in go.mod examples/leader/go.mod; do
+for mod in go.mod examples/*/go.mod; do
 	[ -f "$mod" ] || continue
 	got=$(awk '$1 == "github.com/clockwatch/clockwatch/stepdown" && $2 ~ /^v/ {print $2; exit} $1 == "require" && $2 == "github.com/clockwatch/clockwatch/stepdown" {print $3; exit}' "$mod")
 	if [ "$got" != "v$v" ]; then

@@ -13,5 +13,8 @@
 // Subscribe keeps a subscription alive across daemon restarts and tracks the
 // state; Subscription.Guard derives a context that is cancelled the moment the
 // clock stops being trustworthy, which a lock holder wraps its critical section
-// in. Dial gives the raw connection for tools that want each message.
+// in. Dial gives the raw connection for tools that want each message. Fence
+// is the data side's guard for a lock lost without its holder knowing (a
+// failover, a step on the lock server's node): writes under a stale epoch are
+// refused.
 package stepdown
