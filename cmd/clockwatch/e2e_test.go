@@ -377,10 +377,45 @@ func TestReloadKeepsConfigOnBadFile(t *testing.T) {
 	}
 }
 
+// TestReloadRefusesFIFOConfig: a SIGHUP with a FIFO as the configuration
+// hung the reload, and SIGTERM no longer ended the daemon (issue 32, item
+// 6). The reload fails at once, naming the file, and the cleanup's SIGTERM
+// must end the daemon within its 10 s.
+func TestReloadRefusesFIFOConfig(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "clockwatch.yml")
+	if err := os.WriteFile(cfg, []byte("clock:\n  sample_interval: 200ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, "--config.file="+cfg)
+	p.waitMetric(t, "clockwatch_config_last_reload_successful", func(v string) bool { return v == "1" })
+	if err := os.Remove(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitMetric(t, "clockwatch_config_last_reload_successful", func(v string) bool { return v == "0" })
+	want := cfg + " is a FIFO, not a regular file"
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !strings.Contains(p.Log(), want); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(p.Log(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, p.Log())
+	}
+}
+
 func TestCLI(t *testing.T) {
 	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yml")
 	if err := os.WriteFile(bad, []byte("clock:\n  sampel_interval: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo.yml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -393,6 +428,8 @@ func TestCLI(t *testing.T) {
 		{"config check of example", []string{"--config.file=../../packaging/clockwatch.yml", "--config.check"}, []int{0}, "configuration is valid"},
 		{"config check of a bad file", []string{"--config.file=" + bad, "--config.check"}, []int{1}, bad + `:2: unknown key "sampel_interval"`},
 		{"daemon refuses a bad file", []string{"--config.file=" + bad}, []int{1}, "cannot start with this configuration"},
+		// A FIFO hung --config.check (issue 32, item 6).
+		{"config check of a FIFO", []string{"--config.file=" + fifo, "--config.check"}, []int{1}, fifo + " is a FIFO, not a regular file"},
 		{"version", []string{"version"}, []int{0}, "clockwatch, version"},
 		{"status", []string{"status"}, []int{0, 1, 2}, "Clock health   :"},
 		{"unknown command", []string{"frobnicate"}, []int{2}, "clockwatch: unexpected frobnicate (try --help)"},
