@@ -106,8 +106,9 @@ type Written struct {
 	Record Record
 	// At is when it was written (wall clock); zero before the first.
 	At time.Time
-	// Writes counts writes since the start.
-	Writes uint64
+	// Writes counts writes since the start; Recreated the segments written
+	// anew because the file changed under the mapping.
+	Writes, Recreated uint64
 }
 
 // NewPublisher returns a publisher writing to seg (which it closes when Run
@@ -227,10 +228,23 @@ func (p *Publisher) Write() error {
 		// sees a newer one on the device knows the segment lags.
 		rec.DisruptionMarker, rec.DisruptionSupport = ann.DisruptionMarker, true
 	}
-	p.seg.Write(rec)
+	recreated := uint64(0)
+	if err := p.seg.Write(rec); err != nil {
+		// Truncated, removed or replaced by someone else: readers see a
+		// new segment from now on (those mapping the old file age it
+		// into free running, then unknown, as when clockwatch stops).
+		p.log.Warn("the clockbound segment changed under clockwatch: writing a new one", "path", p.seg.Path(), "err", err)
+		if rerr := p.seg.Recreate(); rerr != nil {
+			return fmt.Errorf("clockbound segment: %w; writing a new one: %w", err, rerr)
+		}
+		if err := p.seg.Write(rec); err != nil {
+			return fmt.Errorf("clockbound segment: %w", err)
+		}
+		recreated = 1
+	}
 	p.mu.Lock()
 	prev := p.last
-	p.last = Written{Verdict: v, Record: rec, At: now, Writes: prev.Writes + 1}
+	p.last = Written{Verdict: v, Record: rec, At: now, Writes: prev.Writes + 1, Recreated: prev.Recreated + recreated}
 	p.mu.Unlock()
 	if prev.Writes > 0 && (prev.Status != v.Status || prev.Why != v.Why) {
 		p.log.Info("clockbound status", "status", v.Status, "was", prev.Status, "why", v.Why, "was_why", prev.Why,
