@@ -84,4 +84,3 @@ func (r ReadFS) Stat(name string) (fs.FileInfo, error) {
 	}
 	return os.Stat(p)
 }
-
