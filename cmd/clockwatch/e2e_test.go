@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -405,6 +406,35 @@ func TestReloadRefusesFIFOConfig(t *testing.T) {
 	}
 	if !strings.Contains(p.Log(), want) {
 		t.Errorf("the log does not say %q:\n%s", want, p.Log())
+	}
+}
+
+// TestOpenRefusesVMClockFIFO: a FIFO as the VMClock device kept the state
+// "unknown/starting" for ever and SIGTERM was ignored (issue 32, item 6):
+// the open blocked the poller. The open fails at once, naming the FIFO, once
+// in the log however many polls fail; the state leaves "unknown"; the
+// cleanup's SIGTERM must end the daemon.
+func TestOpenRefusesVMClockFIFO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "vmclock0")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.TrimPrefix(noChronyConfig(t), "--config.file=")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "vmclock:\n  mode: \"on\"\n  path: "+fifo+"\n  poll_interval: 10ms\n"...)
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, "--config.file="+cfg)
+	p.waitMetric(t, "clockwatch_vmclock_poll_failures_total", func(v string) bool { n, _ := strconv.Atoi(v); return n >= 50 })
+	p.waitMetric(t, `clockwatch_stepdown_state{state="unknown"}`, func(v string) bool { return v == "0" })
+	if n := strings.Count(p.Log(), "cannot open the VMClock device"); n != 1 || !strings.Contains(p.Log(), fifo+" is a FIFO") {
+		t.Errorf("%d log lines about the device after 50 failed polls, want one naming the FIFO:\n%s", n, p.Log())
 	}
 }
 
