@@ -143,7 +143,7 @@ func (p *Publisher) tick() {
 	if !p.live {
 		return
 	}
-	if err := p.Write(); err != nil {
+	if err := p.write(true); err != nil {
 		p.live = false
 		p.failed <- err // the first error only: live is off now
 	}
@@ -204,7 +204,11 @@ func (p *Publisher) Run(ctx context.Context) error {
 }
 
 // Write judges the clock now and writes the segment once.
-func (p *Publisher) Write() error {
+func (p *Publisher) Write() error { return p.write(false) }
+
+// write is Write; the periodic rewrite also checks that the segment's path
+// still names the mapped file (a path lookup, kept off the event path).
+func (p *Publisher) write(checkPath bool) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
 	// as_of first, the bound after: the bound is then computed for an
@@ -229,7 +233,13 @@ func (p *Publisher) Write() error {
 		rec.DisruptionMarker, rec.DisruptionSupport = ann.DisruptionMarker, true
 	}
 	recreated := uint64(0)
-	if err := p.seg.Write(rec); err != nil {
+	if checkPath {
+		err = p.seg.Check()
+	}
+	if err == nil {
+		err = p.seg.Write(rec)
+	}
+	if err != nil {
 		// Truncated, removed or replaced by someone else: readers see a
 		// new segment from now on (those mapping the old file age it
 		// into free running, then unknown, as when clockwatch stops).

@@ -168,18 +168,31 @@ func (s *Segment) Recreate() error {
 	return s.create()
 }
 
-// check reports whether the mapped file is still the segment: Size bytes,
-// and the file at path. Two system calls per write (a write is once a
-// second and at each stepdown event).
+// check reports whether the mapped file still has the segment's size: one
+// fstat per write (a store past the end of a shorter file faults; one within
+// the last page reaches no reader).
 func (s *Segment) check() error {
-	// syscall's Stat_t on the stack: os.FileInfo would allocate twice a
-	// write.
+	var st syscall.Stat_t // on the stack: os.FileInfo would allocate
+	if err := syscall.Fstat(int(s.file.Fd()), &st); err != nil {
+		return fmt.Errorf("clockbound segment %s: %w", s.path, err)
+	}
+	if st.Size != boundedtime.Size {
+		return fmt.Errorf("clockbound segment %s is %d bytes, not %d: %w", s.path, st.Size, boundedtime.Size, ErrTruncated)
+	}
+	return nil
+}
+
+// Check reports whether the path still names the mapped file (ErrReplaced
+// when it was removed or another file renamed over it: readers that open
+// the path would never see the writes). A path lookup, so the publisher
+// calls it on its periodic rewrite, not on the event path.
+func (s *Segment) Check() error {
+	if s.file == nil {
+		return fmt.Errorf("clockbound segment %s: not mapped: %w", s.path, ErrTruncated)
+	}
 	var fd, at syscall.Stat_t
 	if err := syscall.Fstat(int(s.file.Fd()), &fd); err != nil {
 		return fmt.Errorf("clockbound segment %s: %w", s.path, err)
-	}
-	if fd.Size != boundedtime.Size {
-		return fmt.Errorf("clockbound segment %s is %d bytes, not %d: %w", s.path, fd.Size, boundedtime.Size, ErrTruncated)
 	}
 	err := syscall.Lstat(s.path, &at)
 	if err != nil || at.Dev != fd.Dev || at.Ino != fd.Ino {
@@ -287,10 +300,10 @@ func (s *Segment) storeVersionGeneration(version, generation uint16) {
 // Write updates the segment under the seqlock: the generation goes odd, the
 // fields are stored, the generation goes even (wrapping to 2, never 0), as
 // ClockBound's ShmWriter::write does. Every store is atomic, so no reader
-// sees a field move across the generation's stores. A segment truncated,
-// removed or replaced under the mapping is an error (ErrTruncated,
-// ErrReplaced), checked before the stores and caught if it happens during
-// them, never a SIGBUS: Recreate then writes a new one.
+// sees a field move across the generation's stores. A segment truncated
+// under the mapping is an error (ErrTruncated), checked before the stores and
+// caught if it happens during them, never a SIGBUS: Recreate then writes a
+// new one (and after Check's ErrReplaced).
 func (s *Segment) Write(r Record) error {
 	if s.mem == nil {
 		return fmt.Errorf("clockbound segment %s: not mapped: %w", s.path, ErrTruncated)

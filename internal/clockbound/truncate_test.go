@@ -51,8 +51,16 @@ func TestCrashTruncatedSegment(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := s.Write(rec)
+			if tc.want == ErrReplaced {
+				// Write's own check is the size; the path is the
+				// periodic rewrite's (Check).
+				if err != nil {
+					t.Fatalf("Write after the change: %v", err)
+				}
+				err = s.Check()
+			}
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
-				t.Fatalf("Write after the change: %v, want %v with %q", err, tc.want, tc.text)
+				t.Fatalf("after the change: %v, want %v with %q", err, tc.want, tc.text)
 			}
 			if err := s.Recreate(); err != nil {
 				t.Fatal(err)
@@ -108,6 +116,17 @@ func TestCrashTruncatedSegmentPublisher(t *testing.T) {
 	want := "# HELP " + MetricRecreated + " Times the clockbound segment was found truncated, removed or replaced under clockwatch and written anew.\n# TYPE " + MetricRecreated + " counter\n" + MetricRecreated + " 1\n"
 	if err := testutil.CollectAndCompare(p.Collector(), strings.NewReader(want), MetricRecreated); err != nil {
 		t.Error(err)
+	}
+	// Replaced: seen at the periodic rewrite (write(true)), not on the
+	// event path.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(); err != nil || p.Last().Recreated != 1 {
+		t.Fatalf("an event's write after the removal: %v, %d recreations; want it written to the old file", err, p.Last().Recreated)
+	}
+	if err := p.write(true); err != nil || p.Last().Recreated != 2 {
+		t.Fatalf("the periodic rewrite after the removal: %v, %d recreations; want a new segment", err, p.Last().Recreated)
 	}
 	r, err := boundedtime.Open(path)
 	if err != nil {
