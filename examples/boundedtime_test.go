@@ -1,13 +1,18 @@
 package examples
 
 import (
+	"bufio"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -125,4 +130,140 @@ func vmclockPage(marker uint64) []byte {
 	le.PutUint32(b[12:], 4) // seq_count
 	le.PutUint64(b[16:], marker)
 	return b
+}
+
+// TestCrashTruncatedSegmentPython: the Python reader mapped the segment and
+// the VMClock page; a file truncated under the mapping killed it with SIGBUS
+// (Python cannot resume after one), and a FIFO in either place hung it
+// (issue 32, item 2). It reads with pread now: a truncated segment is an
+// error (exit 1), a truncated or unusable device makes the status unknown.
+func TestCrashTruncatedSegmentPython(t *testing.T) {
+	t.Parallel()
+	py := testtool.Require(t, "python3")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "shm0")
+	seg, err := clockbound.Create(path, 0o644, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	write := func() {
+		t.Helper()
+		mono, err := clockbound.SysClock{}.MonotonicCoarse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := seg.Write(clockbound.Record{AsOf: mono, VoidAfter: mono + clockbound.VoidAfter, Bound: time.Millisecond, MaxDriftPPB: 15_000,
+			Status: boundedtime.StatusSynchronized, DisruptionMarker: 2, DisruptionSupport: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, device string
+		truncate     bool // the device, after the first line
+	}{
+		{"0 bytes", file("empty", nil), false},
+		{"60 bytes", file("short", vmclockPage(2)[:60]), false},
+		{"FIFO", fifo, false},
+		{"truncated while read", file("page", vmclockPage(2)), true},
+	} {
+		write() // fresh: a loaded machine starts Python in seconds
+		p := startPython(t, py, path, "--vmclock", tc.device, "--watch", "1")
+		var statuses []string
+		for p.out.Scan() {
+			m := pyLine.FindStringSubmatch(p.out.Text())
+			if m == nil {
+				t.Errorf("%s: %q", tc.name, p.out.Text())
+				continue
+			}
+			statuses = append(statuses, m[1])
+			if tc.truncate && len(statuses) == 1 {
+				if err := os.Truncate(tc.device, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := p.wait(); err != nil {
+			t.Errorf("%s: %v: %s", tc.name, err, p.stderr.String())
+		}
+		if tc.truncate {
+			if len(statuses) == 0 || statuses[0] != "synchronized" && statuses[0] != "free_running" {
+				t.Errorf("%s: first status %v, want a trusted one before the truncation", tc.name, statuses)
+			}
+			statuses = statuses[1:]
+		}
+		if len(statuses) == 0 || slices.ContainsFunc(statuses, func(s string) bool { return s != "unknown" }) {
+			t.Errorf("%s: statuses %v, want unknown", tc.name, statuses)
+		}
+	}
+
+	// The segment truncated while the reader runs: an error, exit 1.
+	write()
+	p := startPython(t, py, path, "--vmclock", filepath.Join(dir, "empty"), "--watch", "5")
+	if !p.out.Scan() {
+		t.Fatalf("no first line: %s", p.stderr.String())
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	for p.out.Scan() {
+	}
+	err = p.wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(p.stderr.String(), "truncated under the reader") {
+		t.Errorf("after truncating the segment: %v, stderr %q; want exit 1 saying it was truncated", err, p.stderr.String())
+	}
+	// A FIFO as the segment is refused, not waited on.
+	p = startPython(t, py, fifo)
+	for p.out.Scan() {
+	}
+	if err := p.wait(); err == nil || !strings.Contains(p.stderr.String(), "not a regular file") {
+		t.Errorf("a FIFO as the segment: %v, %q; want refused", err, p.stderr.String())
+	}
+}
+
+type python struct {
+	cmd    *exec.Cmd
+	out    *bufio.Scanner
+	stderr *strings.Builder
+	killed *time.Timer
+}
+
+// startPython runs the Python reader with args; it is killed after 20 s,
+// which ends its output (a reader stuck on a FIFO does not hang the test).
+func startPython(t *testing.T, py string, args ...string) *python {
+	t.Helper()
+	cmd := exec.Command(py, append([]string{"boundedtime/boundedtime.py"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &python{cmd: cmd, out: bufio.NewScanner(out), stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.killed = time.AfterFunc(20*time.Second, func() { cmd.Process.Kill() })
+	return p
+}
+
+// wait waits for the reader's exit; a reader that had to be killed is an
+// error that says so.
+func (p *python) wait() error {
+	err := p.cmd.Wait()
+	if !p.killed.Stop() {
+		return fmt.Errorf("still running after 20 s: killed (%v)", err)
+	}
+	return err
 }

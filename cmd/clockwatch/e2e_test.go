@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -377,10 +378,74 @@ func TestReloadKeepsConfigOnBadFile(t *testing.T) {
 	}
 }
 
+// TestReloadRefusesFIFOConfig: a SIGHUP with a FIFO as the configuration
+// hung the reload, and SIGTERM no longer ended the daemon (issue 32, item
+// 6). The reload fails at once, naming the file, and the cleanup's SIGTERM
+// must end the daemon within its 10 s.
+func TestReloadRefusesFIFOConfig(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "clockwatch.yml")
+	if err := os.WriteFile(cfg, []byte("clock:\n  sample_interval: 200ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, "--config.file="+cfg)
+	p.waitMetric(t, "clockwatch_config_last_reload_successful", func(v string) bool { return v == "1" })
+	if err := os.Remove(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitMetric(t, "clockwatch_config_last_reload_successful", func(v string) bool { return v == "0" })
+	want := cfg + " is a FIFO, not a regular file"
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !strings.Contains(p.Log(), want); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(p.Log(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, p.Log())
+	}
+}
+
+// TestOpenRefusesVMClockFIFO: a FIFO as the VMClock device kept the state
+// "unknown/starting" for ever and SIGTERM was ignored (issue 32, item 6):
+// the open blocked the poller. The open fails at once, naming the FIFO, once
+// in the log however many polls fail; the state leaves "unknown"; the
+// cleanup's SIGTERM must end the daemon.
+func TestOpenRefusesVMClockFIFO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "vmclock0")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.TrimPrefix(noChronyConfig(t), "--config.file=")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "vmclock:\n  mode: \"on\"\n  path: "+fifo+"\n  poll_interval: 10ms\n"...)
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startDaemon(t, "--config.file="+cfg)
+	p.waitMetric(t, "clockwatch_vmclock_poll_failures_total", func(v string) bool { n, _ := strconv.Atoi(v); return n >= 50 })
+	p.waitMetric(t, `clockwatch_stepdown_state{state="unknown"}`, func(v string) bool { return v == "0" })
+	if n := strings.Count(p.Log(), "cannot open the VMClock device"); n != 1 || !strings.Contains(p.Log(), fifo+" is a FIFO") {
+		t.Errorf("%d log lines about the device after 50 failed polls, want one naming the FIFO:\n%s", n, p.Log())
+	}
+}
+
 func TestCLI(t *testing.T) {
 	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yml")
 	if err := os.WriteFile(bad, []byte("clock:\n  sampel_interval: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo.yml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -393,6 +458,8 @@ func TestCLI(t *testing.T) {
 		{"config check of example", []string{"--config.file=../../packaging/clockwatch.yml", "--config.check"}, []int{0}, "configuration is valid"},
 		{"config check of a bad file", []string{"--config.file=" + bad, "--config.check"}, []int{1}, bad + `:2: unknown key "sampel_interval"`},
 		{"daemon refuses a bad file", []string{"--config.file=" + bad}, []int{1}, "cannot start with this configuration"},
+		// A FIFO hung --config.check (issue 32, item 6).
+		{"config check of a FIFO", []string{"--config.file=" + fifo, "--config.check"}, []int{1}, fifo + " is a FIFO, not a regular file"},
 		{"version", []string{"version"}, []int{0}, "clockwatch, version"},
 		{"status", []string{"status"}, []int{0, 1, 2}, "Clock health   :"},
 		{"unknown command", []string{"frobnicate"}, []int{2}, "clockwatch: unexpected frobnicate (try --help)"},

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads clockwatch's bounded-time segment with mmap and struct alone.
+"""Reads clockwatch's bounded-time segment with os.pread and struct alone.
 
 The segment is AWS ClockBound's shared memory format version 2 (80 bytes,
 native byte order), by default /run/clockwatch/clockbound/shm0. It gives the
@@ -12,6 +12,13 @@ client does (clock-bound-vmclock VMClock::now): while they differ the VM was
 migrated or restored and clockwatch has not said so yet, and the status is
 "unknown".
 
+Both files are read with pread, not mmap: a load from a mapping whose file
+was truncated raises SIGBUS, which kills a Python process (no handler can
+resume it), whereas a pread of a truncated file returns fewer bytes, which
+is an error here. The device (ptp_vmclock) supports read() and applies the
+page's seqlock itself. Opens are non-blocking and check the file's type,
+so a FIFO in either place is refused rather than waited on.
+
     python3 boundedtime.py [PATH] [--vmclock DEVICE] [--watch SECONDS]
 
 prints one line per reading:
@@ -19,8 +26,8 @@ prints one line per reading:
     status=synchronized earliest_ns=... latest_ns=... bound_ns=... generation=...
 """
 
-import mmap
 import os
+import stat
 import struct
 import sys
 import time
@@ -40,6 +47,8 @@ DEFAULT_VMCLOCK = "/dev/vmclock0"
 VMCLOCK_MAGIC = 0x4B4C4356  # "VCLK", little-endian, like every field of the page
 VMCLOCK_SEQ = struct.Struct("<I")  # seq_count at 12: odd while the hypervisor updates
 VMCLOCK_MARKER = struct.Struct("<Q")  # disruption_marker at 16
+VMCLOCK_MIN_SIZE = 104  # the page's structure up to time_maxerror_nanosec
+OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
 HEADER = struct.Struct("=IIIHH")  # magic0, magic1, size, version, generation
 BODY = struct.Struct("=qqqqqQIiB7x")  # as_of, void_after, bound, marker, drift, status, vmclock flag
@@ -50,61 +59,83 @@ class SegmentError(Exception):
 
 
 class VMClock:
-    """The VMClock device's page, mapped read-only (Linux's vmclock-abi.h)."""
+    """The VMClock device's page, read with pread (Linux's vmclock-abi.h)."""
 
     def __init__(self, path=DEFAULT_VMCLOCK):
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, OPEN_FLAGS)
         try:
-            self._mem = mmap.mmap(fd, mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ)
-        finally:
+            st = os.fstat(fd)
+            if not (stat.S_ISCHR(st.st_mode) or stat.S_ISREG(st.st_mode) and st.st_size >= VMCLOCK_MIN_SIZE):
+                raise SegmentError(f"{path}: not a VMClock device (a character device, or a page of at least {VMCLOCK_MIN_SIZE} bytes)")
+            head = os.pread(fd, 24, 0)
+            if len(head) < 24:
+                raise SegmentError(f"{path}: {len(head)} bytes: not a VMClock page")
+            magic, version = struct.unpack_from("<I4xH", head, 0)
+            if magic != VMCLOCK_MAGIC or version != 1:
+                raise SegmentError(f"{path}: not a VMClock page of version 1")
+        except BaseException:
             os.close(fd)
-        magic, version = struct.unpack_from("<I4xH", self._mem, 0)
-        if magic != VMCLOCK_MAGIC or version != 1:
-            self._mem.close()
-            raise SegmentError(f"{path}: not a VMClock page of version 1")
+            raise
+        self._fd = fd
 
     def marker(self):
-        """The disruption marker, read under the page's seqlock (None if it never settles)."""
-        for _ in range(10_000):
-            seq = VMCLOCK_SEQ.unpack_from(self._mem, 12)[0]
-            if seq & 1:
-                continue
-            marker = VMCLOCK_MARKER.unpack_from(self._mem, 16)[0]
-            if VMCLOCK_SEQ.unpack_from(self._mem, 12)[0] == seq:
-                return marker
+        """The disruption marker, read under the page's seqlock (None if it never settles or the file shrank)."""
+        try:
+            for _ in range(10_000):
+                b = os.pread(self._fd, 24, 0)
+                if len(b) < 24:
+                    return None
+                seq = VMCLOCK_SEQ.unpack_from(b, 12)[0]
+                if seq & 1:
+                    continue
+                again = os.pread(self._fd, 4, 12)
+                if len(again) == 4 and VMCLOCK_SEQ.unpack_from(again, 0)[0] == seq:
+                    return VMCLOCK_MARKER.unpack_from(b, 16)[0]
+        except OSError:  # the device's own seqlock timed out (ETIMEDOUT)
+            return None
         return None
 
     def close(self):
-        self._mem.close()
+        os.close(self._fd)
 
 
 class Reader:
     def __init__(self, path=DEFAULT_PATH, vmclock_path=DEFAULT_VMCLOCK):
         self._vmclock_path = vmclock_path
         self._vmclock = None
-        fd = os.open(path, os.O_RDONLY)
+        self._path = path
+        fd = os.open(path, OPEN_FLAGS)
         try:
-            size = os.fstat(fd).st_size
-            if size < SIZE:
-                raise SegmentError(f"{path}: {size} bytes, want at least {SIZE}: not initialized")
-            self._mem = mmap.mmap(fd, SIZE, mmap.MAP_SHARED, mmap.PROT_READ)
-        finally:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise SegmentError(f"{path}: not a regular file: not initialized")
+            if st.st_size < SIZE:
+                raise SegmentError(f"{path}: {st.st_size} bytes, want at least {SIZE}: not initialized")
+            magic0, magic1, segsize, version, generation = HEADER.unpack_from(self._read(fd, SIZE), 0)
+            if (magic0, magic1) != MAGIC:
+                raise SegmentError(f"{path}: magic {magic0:#x} {magic1:#x}: not initialized")
+            if version == 0 or generation == 0:
+                raise SegmentError(f"{path}: version {version}, generation {generation}: not initialized")
+            if version != VERSION:
+                raise SegmentError(f"{path}: version {version} not supported")
+            if segsize < SIZE:
+                raise SegmentError(f"{path}: size {segsize}: malformed")
+        except BaseException:
             os.close(fd)
-        magic0, magic1, segsize, version, generation = HEADER.unpack_from(self._mem, 0)
-        if (magic0, magic1) != MAGIC:
-            raise SegmentError(f"{path}: magic {magic0:#x} {magic1:#x}: not initialized")
-        if version == 0 or generation == 0:
-            raise SegmentError(f"{path}: version {version}, generation {generation}: not initialized")
-        if version != VERSION:
-            raise SegmentError(f"{path}: version {version} not supported")
-        if segsize < SIZE:
-            raise SegmentError(f"{path}: size {segsize}: malformed")
+            raise
+        self._fd = fd
         self._last = None
         if self.snapshot() is None:
             raise SegmentError(f"{path}: no consistent read: not initialized")
 
+    def _read(self, fd, n):
+        b = os.pread(fd, n, 0)
+        if len(b) < n:
+            raise SegmentError(f"{self._path}: {len(b)} bytes, want {n}: truncated under the reader")
+        return b
+
     def close(self):
-        self._mem.close()
+        os.close(self._fd)
         if self._vmclock is not None:
             self._vmclock.close()
 
@@ -120,13 +151,14 @@ class Reader:
     def snapshot(self):
         """One consistent read under the seqlock, or the last one while the writer is mid-update."""
         for _ in range(1_000_000):
-            _, _, _, version, gen = HEADER.unpack_from(self._mem, 0)
+            b = self._read(self._fd, SIZE)
+            _, _, _, version, gen = HEADER.unpack_from(b, 0)
             if version not in (0, VERSION):
                 raise SegmentError(f"version {version} not supported")
             if version == 0 or gen == 0 or gen & 1:
                 return self._last
-            body = BODY.unpack_from(self._mem, HEADER.size)
-            if HEADER.unpack_from(self._mem, 0)[4] == gen:
+            body = BODY.unpack_from(b, HEADER.size)
+            if HEADER.unpack_from(self._read(self._fd, HEADER.size), 0)[4] == gen:
                 self._last = (gen,) + body
                 return self._last
         raise SegmentError("no consistent read after 1000000 tries: not initialized")

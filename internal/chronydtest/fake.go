@@ -171,6 +171,9 @@ func RequestKey(p []byte) string {
 // Offsets of the tracking reply's figures (chrony's RPY_Tracking after the
 // 28-octet reply header), for Float.
 const (
+	// TrackingRefTime is the reference time: seconds' high and low 32
+	// bits, then nanoseconds (chrony's Timespec).
+	TrackingRefTime           = 56
 	TrackingCurrentCorrection = 68
 	TrackingRMSOffset         = 76
 	TrackingRootDelay         = 92

@@ -13,6 +13,7 @@ const (
 	MetricLastWrite = "clockwatch_clockbound_last_write_timestamp_seconds"
 	MetricWrites    = "clockwatch_clockbound_writes_total"
 	MetricMaxDrift  = "clockwatch_clockbound_max_drift_ratio"
+	MetricRecreated = "clockwatch_clockbound_segment_recreations_total"
 )
 
 var allStatuses = []boundedtime.Status{boundedtime.StatusUnknown, boundedtime.StatusSynchronized,
@@ -21,6 +22,7 @@ var allStatuses = []boundedtime.Status{boundedtime.StatusUnknown, boundedtime.St
 type metrics struct {
 	p                                       *Publisher
 	bound, status, lastWrite, writes, drift *prometheus.Desc
+	recreated                               *prometheus.Desc
 }
 
 func newMetrics(p *Publisher) *metrics {
@@ -34,6 +36,8 @@ func newMetrics(p *Publisher) *metrics {
 		writes:    prometheus.NewDesc(MetricWrites, "Writes of the clockbound segment.", nil, nil),
 		drift: prometheus.NewDesc(MetricMaxDrift,
 			"Maximum drift the bound grows by between time-source updates (clockbound.max_drift_ppb / 1e9).", nil, nil),
+		recreated: prometheus.NewDesc(MetricRecreated,
+			"Times the clockbound segment was found truncated, removed or replaced under clockwatch and written anew.", nil, nil),
 	}
 }
 
@@ -46,6 +50,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.lastWrite
 	ch <- m.writes
 	ch <- m.drift
+	ch <- m.recreated
 }
 
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
@@ -65,4 +70,5 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(m.lastWrite, prometheus.GaugeValue, last)
 	ch <- prometheus.MustNewConstMetric(m.writes, prometheus.CounterValue, float64(w.Writes))
 	ch <- prometheus.MustNewConstMetric(m.drift, prometheus.GaugeValue, float64(m.p.cfg.MaxDriftPPB)/1e9)
+	ch <- prometheus.MustNewConstMetric(m.recreated, prometheus.CounterValue, float64(w.Recreated))
 }

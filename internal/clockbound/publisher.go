@@ -106,8 +106,9 @@ type Written struct {
 	Record Record
 	// At is when it was written (wall clock); zero before the first.
 	At time.Time
-	// Writes counts writes since the start.
-	Writes uint64
+	// Writes counts writes since the start; Recreated the segments written
+	// anew because the file changed under the mapping.
+	Writes, Recreated uint64
 }
 
 // NewPublisher returns a publisher writing to seg (which it closes when Run
@@ -142,7 +143,7 @@ func (p *Publisher) tick() {
 	if !p.live {
 		return
 	}
-	if err := p.Write(); err != nil {
+	if err := p.write(true); err != nil {
 		p.live = false
 		p.failed <- err // the first error only: live is off now
 	}
@@ -203,7 +204,11 @@ func (p *Publisher) Run(ctx context.Context) error {
 }
 
 // Write judges the clock now and writes the segment once.
-func (p *Publisher) Write() error {
+func (p *Publisher) Write() error { return p.write(false) }
+
+// write is Write; the periodic rewrite also checks that the segment's path
+// still names the mapped file (a path lookup, kept off the event path).
+func (p *Publisher) write(checkPath bool) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
 	// as_of first, the bound after: the bound is then computed for an
@@ -227,10 +232,29 @@ func (p *Publisher) Write() error {
 		// sees a newer one on the device knows the segment lags.
 		rec.DisruptionMarker, rec.DisruptionSupport = ann.DisruptionMarker, true
 	}
-	p.seg.Write(rec)
+	recreated := uint64(0)
+	if checkPath {
+		err = p.seg.Check()
+	}
+	if err == nil {
+		err = p.seg.Write(rec)
+	}
+	if err != nil {
+		// Truncated, removed or replaced by someone else: readers see a
+		// new segment from now on (those mapping the old file age it
+		// into free running, then unknown, as when clockwatch stops).
+		p.log.Warn("the clockbound segment changed under clockwatch: writing a new one", "path", p.seg.Path(), "err", err)
+		if rerr := p.seg.Recreate(); rerr != nil {
+			return fmt.Errorf("clockbound segment: %w; writing a new one: %w", err, rerr)
+		}
+		if err := p.seg.Write(rec); err != nil {
+			return fmt.Errorf("clockbound segment: %w", err)
+		}
+		recreated = 1
+	}
 	p.mu.Lock()
 	prev := p.last
-	p.last = Written{Verdict: v, Record: rec, At: now, Writes: prev.Writes + 1}
+	p.last = Written{Verdict: v, Record: rec, At: now, Writes: prev.Writes + 1, Recreated: prev.Recreated + recreated}
 	p.mu.Unlock()
 	if prev.Writes > 0 && (prev.Status != v.Status || prev.Why != v.Why) {
 		p.log.Info("clockbound status", "status", v.Status, "was", prev.Status, "why", v.Why, "was_why", prev.Why,

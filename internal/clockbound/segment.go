@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -44,10 +45,28 @@ type Segment struct {
 	path string
 	mem  []byte
 	lock *os.File
+	// file is the mapped file, kept open to check before every write that
+	// it is still the segment's whole file at path (fstat, stat).
+	file *os.File
+	// mode and gid are Create's, for Recreate.
+	mode os.FileMode
+	gid  int
 	// little is the CPU's byte order: version and generation share the
 	// 32-bit word the writer stores atomically.
 	little bool
 }
+
+// Errors of Write: the segment changed under its mapping. Recreate writes a
+// new one.
+var (
+	// ErrTruncated: the mapped file is no longer Size bytes (a store past
+	// its end would raise SIGBUS; one within the page would reach no
+	// reader).
+	ErrTruncated = errors.New("clockbound segment truncated under its mapping")
+	// ErrReplaced: the path no longer names the mapped file (removed, or
+	// another file renamed over it): readers would never see the writes.
+	ErrReplaced = errors.New("clockbound segment replaced under its mapping")
+)
 
 // Create maps the segment at path for writing, with the given permission
 // bits and group (gid -1 keeps clockwatch's). A valid segment already there
@@ -83,8 +102,9 @@ func Create(path string, mode os.FileMode, gid int) (*Segment, error) {
 		}
 		return nil, fmt.Errorf("locking %s.lock: %w", path, err)
 	}
-	s, err := create(path, mode, gid)
-	if err != nil {
+	var one uint16 = 1
+	s := &Segment{path: path, mode: mode, gid: gid, little: *(*byte)(unsafe.Pointer(&one)) == 1}
+	if err := s.create(); err != nil {
 		lock.Close()
 		return nil, err
 	}
@@ -92,36 +112,113 @@ func Create(path string, mode os.FileMode, gid int) (*Segment, error) {
 	return s, nil
 }
 
-func create(path string, mode os.FileMode, gid int) (*Segment, error) {
-	var one uint16 = 1
-	s := &Segment{path: path, little: *(*byte)(unsafe.Pointer(&one)) == 1}
+// create maps the file at s.path, reusing a valid segment or writing a
+// fresh one.
+func (s *Segment) create() error {
+	path, mode, gid := s.path, s.mode, s.gid
 	if !reusable(path) {
 		if err := fresh(path, mode, gid); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	f, err := safefile.OpenFile("the clockbound segment", path, os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("opening the clockbound segment: %w", err)
+		return fmt.Errorf("opening the clockbound segment: %w", err)
 	}
-	defer f.Close() // the mapping outlives the descriptor
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
+	// The file may have changed between reusable's look and the open.
+	if fi, err := f.Stat(); err != nil || fi.Size() != boundedtime.Size {
+		return fmt.Errorf("clockbound segment %s: changed while being set up (%v): %w", path, err, ErrTruncated)
+	}
 	// A reused file keeps readers' mappings: set its mode and group again
 	// in case the configuration changed.
 	if err := f.Chmod(mode); err != nil {
-		return nil, fmt.Errorf("setting the clockbound segment's mode to %04o: %w", mode, err)
+		return fmt.Errorf("setting the clockbound segment's mode to %04o: %w", mode, err)
 	}
 	if gid >= 0 {
 		if err := f.Chown(-1, gid); err != nil {
-			return nil, fmt.Errorf("giving the clockbound segment to gid %d (clockwatch must be a member of the group or have CAP_CHOWN): %w", gid, err)
+			return fmt.Errorf("giving the clockbound segment to gid %d (clockwatch must be a member of the group or have CAP_CHOWN): %w", gid, err)
 		}
 	}
-	s.mem, err = syscall.Mmap(int(f.Fd()), 0, boundedtime.Size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	mem, err := syscall.Mmap(int(f.Fd()), 0, boundedtime.Size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("mapping the clockbound segment %s: %w", path, err)
+		return fmt.Errorf("mapping the clockbound segment %s: %w", path, err)
 	}
-	_, gen := s.versionGeneration()
-	s.storeVersionGeneration(boundedtime.Version, gen)
-	return s, nil
+	s.mem, s.file, ok = mem, f, true
+	err = s.faultSafe(func() {
+		_, gen := s.versionGeneration()
+		s.storeVersionGeneration(boundedtime.Version, gen)
+	})
+	if err != nil {
+		s.unmap()
+	}
+	return err
+}
+
+// Recreate maps the segment again after Write failed with ErrTruncated or
+// ErrReplaced: a fresh file renamed over the path (or the valid segment now
+// there), as at Create. The lock is kept.
+func (s *Segment) Recreate() error {
+	s.unmap()
+	return s.create()
+}
+
+// check reports whether the mapped file still has the segment's size: one
+// fstat per write (a store past the end of a shorter file faults; one within
+// the last page reaches no reader).
+func (s *Segment) check() error {
+	var st syscall.Stat_t // on the stack: os.FileInfo would allocate
+	if err := syscall.Fstat(int(s.file.Fd()), &st); err != nil {
+		return fmt.Errorf("clockbound segment %s: %w", s.path, err)
+	}
+	if st.Size != boundedtime.Size {
+		return fmt.Errorf("clockbound segment %s is %d bytes, not %d: %w", s.path, st.Size, boundedtime.Size, ErrTruncated)
+	}
+	return nil
+}
+
+// Check reports whether the path still names the mapped file (ErrReplaced
+// when it was removed or another file renamed over it: readers that open
+// the path would never see the writes). A path lookup, so the publisher
+// calls it on its periodic rewrite, not on the event path.
+func (s *Segment) Check() error {
+	if s.file == nil {
+		return fmt.Errorf("clockbound segment %s: not mapped: %w", s.path, ErrTruncated)
+	}
+	var fd, at syscall.Stat_t
+	if err := syscall.Fstat(int(s.file.Fd()), &fd); err != nil {
+		return fmt.Errorf("clockbound segment %s: %w", s.path, err)
+	}
+	err := syscall.Lstat(s.path, &at)
+	if err != nil || at.Dev != fd.Dev || at.Ino != fd.Ino {
+		return fmt.Errorf("clockbound segment %s is no longer the file clockwatch maps (removed or replaced: %v): %w", s.path, err, ErrReplaced)
+	}
+	return nil
+}
+
+// faultSafe runs fn, which loads from and stores to the mapping, with a
+// fault turned into ErrTruncated: a store past the end of a truncated file
+// raises SIGBUS, which the Go runtime makes a fatal "unexpected fault
+// address" unless the goroutine asked for a panic (debug.SetPanicOnFault,
+// which applies to the calling goroutine only).
+func (s *Segment) faultSafe(fn func()) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(interface{ Addr() uintptr })
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("clockbound segment %s: the mapping faulted at %#x (the file was truncated while mapped): %w", s.path, f.Addr(), ErrTruncated)
+		}
+	}()
+	fn()
+	return nil
 }
 
 // reusable reports whether path holds a segment of this layout: a regular
@@ -203,8 +300,21 @@ func (s *Segment) storeVersionGeneration(version, generation uint16) {
 // Write updates the segment under the seqlock: the generation goes odd, the
 // fields are stored, the generation goes even (wrapping to 2, never 0), as
 // ClockBound's ShmWriter::write does. Every store is atomic, so no reader
-// sees a field move across the generation's stores.
-func (s *Segment) Write(r Record) {
+// sees a field move across the generation's stores. A segment truncated
+// under the mapping is an error (ErrTruncated), checked before the stores and
+// caught if it happens during them, never a SIGBUS: Recreate then writes a
+// new one (and after Check's ErrReplaced).
+func (s *Segment) Write(r Record) error {
+	if s.mem == nil {
+		return fmt.Errorf("clockbound segment %s: not mapped: %w", s.path, ErrTruncated)
+	}
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.faultSafe(func() { s.write(r) })
+}
+
+func (s *Segment) write(r Record) {
 	_, gen := s.versionGeneration()
 	if gen&1 == 0 { // odd already: a previous writer died mid-update
 		gen++
@@ -241,14 +351,23 @@ func (s *Segment) Write(r Record) {
 // see it age into free running, then unknown, as ClockBound's do when its
 // daemon stops, and a restarted clockwatch carries on in the same file.
 func (s *Segment) Close() error {
+	err := s.unmap()
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
+	return err
+}
+
+func (s *Segment) unmap() error {
 	var err error
 	if s.mem != nil {
 		err = syscall.Munmap(s.mem)
 		s.mem = nil
 	}
-	if s.lock != nil {
-		s.lock.Close()
-		s.lock = nil
+	if s.file != nil {
+		s.file.Close()
+		s.file = nil
 	}
 	return err
 }

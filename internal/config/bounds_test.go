@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -111,7 +113,101 @@ func TestLoadRefusesAHugeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Load(path)
-	if want := path + ": larger than 1048576 bytes (1 MiB): not a clockwatch configuration"; err == nil || err.Error() != want {
+	if want := path + ": larger than 65536 bytes (64 KiB): not a clockwatch configuration (the documented file with every key is under 8 KiB)"; err == nil || err.Error() != want {
 		t.Errorf("Load() = %v, want %s", err, want)
+	}
+}
+
+// flowList is a valid configuration of about n bytes that is one long flow
+// list (the costliest YAML to decode per byte, found by trying: block lists
+// cost a third of it).
+func flowList(n int) []byte {
+	var b strings.Builder
+	b.WriteString("stepdown: {allow_uids: [")
+	for b.Len() < n-8 {
+		b.WriteString("1,")
+	}
+	b.WriteString("1]}\n")
+	return []byte(b.String())
+}
+
+// TestHugeReloadIsBounded: a 1 MiB configuration of list entries was read
+// and decoded, and a reload raised the daemon's RSS from 18.7 to 123.5 MB
+// (issue 32, item 6). It is refused unread now, and the largest file
+// accepted costs a bounded amount of memory to decode.
+func TestHugeReloadIsBounded(t *testing.T) { // not parallel: it measures allocation
+	path := filepath.Join(t.TempDir(), "list.yml")
+	if err := os.WriteFile(path, flowList(1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than 65536 bytes") {
+		t.Errorf("a 1 MiB list: Load() = %v, want it refused", err)
+	}
+	worst := flowList(MaxFileBytes)
+	if err := os.WriteFile(path, worst, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Total allocation, not the heap: it bounds the peak whatever the GC
+	// does, and other tests running in parallel only add to it.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := Load(path); err != nil {
+		t.Fatalf("the largest accepted file: %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("decoding the largest accepted file (%d bytes) allocated %d MiB, want under 64 MiB", len(worst), got>>20)
+	}
+}
+
+// TestOpenRefusesConfigFIFO: a FIFO as the configuration hung --config.check
+// and a SIGHUP reload (after which SIGTERM no longer ended the daemon); a
+// link to a file outside the configuration's directory was followed. Both
+// are refused at once, naming the file (issue 32, items 3 and 6).
+func TestOpenRefusesConfigFIFO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere.yml")
+	if err := os.WriteFile(outside, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	escape := filepath.Join(dir, "escape.yml")
+	if err := os.Symlink(outside, escape); err != nil {
+		t.Fatal(err)
+	}
+	// A ConfigMap volume: config.yml -> ..data/config.yml.
+	if err := os.MkdirAll(filepath.Join(dir, "..2026_12_04"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "..2026_12_04", "config.yml"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..2026_12_04", filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	configMap := filepath.Join(dir, "config.yml")
+	if err := os.Symlink("..data/config.yml", configMap); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{fifo, "the configuration file " + fifo + " is a FIFO, not a regular file"},
+		{escape, "the configuration file " + escape + " is a symbolic link to " + outside + ", outside " + dir},
+		{"/dev/zero", "the configuration file /dev/zero is a device, not a regular file"},
+		{configMap, ""},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := Load(tc.path); done <- err }()
+		select {
+		case err := <-done:
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Load(%s) = %v, want %q", tc.path, err, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Load(%s) blocked", tc.path)
+		}
 	}
 }

@@ -381,6 +381,11 @@ func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http
 		<-ctx.Done()
 		return nil
 	}
+	if f := d.opts.Web.WebConfigFile; f != nil {
+		if err := checkWebConfig(*f); err != nil {
+			return err
+		}
+	}
 	limit := newConnLimiter(d.maxHTTPConns())
 	if listeners == nil {
 		srv := newHTTPServer(h, limit)

@@ -290,7 +290,9 @@ func (p *ChronyProbe) update(ch chan<- prometheus.Metric, s chrony.Snapshot, sta
 	gauge(p.rootDelay, t.RootDelay)
 	gauge(p.rootDisp, t.RootDispersion)
 	gauge(p.updateInterval, t.UpdateInterval)
-	gauge(p.refTime, float64(t.RefTime.UnixNano())/1e9)
+	// Unix and Nanosecond, not UnixNano: past 2262 it wraps (the poller
+	// refuses such a reference time; this keeps the export right anyway).
+	gauge(p.refTime, float64(t.RefTime.Unix())+float64(t.RefTime.Nanosecond())/1e9)
 	gauge(p.errorBound, t.ErrorBound())
 	gauge(p.selectable, float64(s.Data.SelectableSources()))
 

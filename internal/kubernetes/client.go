@@ -13,12 +13,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/clockwatch/clockwatch/internal/safefile"
 )
 
 // In a pod, the service account's credentials and the API server's address
@@ -27,6 +29,30 @@ const (
 	serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 	requestTimeout    = 10 * time.Second
 )
+
+// Limits of what is read from files and answers. A service account token
+// is about a kilobyte; a kubeconfig with many clusters some tens; a CA
+// bundle some hundreds.
+const (
+	maxTokenBytes      = 64 << 10
+	maxKubeconfigBytes = 1 << 20
+	maxPEMBytes        = 1 << 20
+	// maxAnswerBytes bounds a 2xx answer (a Node with its image list);
+	// maxErrorBytes an error's body, of which at most MaxExcerpt bytes
+	// reach an error message and so the log.
+	maxAnswerBytes = 4 << 20
+	maxErrorBytes  = 64 << 10
+	// MaxExcerpt is the most bytes of an answer's body an error quotes.
+	MaxExcerpt = 512
+)
+
+// fileSpec is how the client reads each of its files: no FIFO, no device,
+// bounded, and links followed only within the file's own directory (a
+// projected token is token -> ..data/token; a link to /dev/zero or to an
+// unrelated file elsewhere is refused, not sent as a bearer token).
+func fileSpec(what string, limit int64) safefile.Spec {
+	return safefile.Spec{What: what, Limit: limit, Links: safefile.LinksWithinDir}
+}
 
 // Client is a REST client for the few requests the transport makes. The
 // bearer token is re-read from its file for each request: a projected
@@ -62,13 +88,13 @@ func InClusterConfig(getenv func(string) string, dir string) (*Client, error) {
 	if dir == "" {
 		dir = serviceAccountDir
 	}
-	ca, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	ca, err := safefile.Read(fileSpec("the service account's CA", maxPEMBytes), filepath.Join(dir, "ca.crt"))
 	if err != nil {
-		return nil, fmt.Errorf("the service account's CA: %w (is automountServiceAccountToken off?)", err)
+		return nil, fmt.Errorf("%w (is automountServiceAccountToken off?)", err)
 	}
 	tokenFile := filepath.Join(dir, "token")
-	if _, err := os.Stat(tokenFile); err != nil {
-		return nil, fmt.Errorf("the service account's token: %w", err)
+	if _, err := readToken(tokenFile); err != nil {
+		return nil, err
 	}
 	return newClient("https://"+net.JoinHostPort(host, port), ca, nil, "", tokenFile, false)
 }
@@ -101,16 +127,24 @@ type kubeconfig struct {
 			ClientCertificateData string `yaml:"client-certificate-data"`
 			ClientKey             string `yaml:"client-key"`
 			ClientKeyData         string `yaml:"client-key-data"`
+			// Credentials clockwatch cannot use: named only to refuse
+			// them rather than send requests without credentials.
+			Exec         any    `yaml:"exec"`
+			AuthProvider any    `yaml:"auth-provider"`
+			Username     string `yaml:"username"`
+			Password     string `yaml:"password"`
 		} `yaml:"user"`
 	} `yaml:"users"`
 }
 
 // KubeconfigClient reads a kubeconfig file's current context: its
 // cluster's server and CA, its user's token, token file or client
-// certificate. Exec plugins and auth providers are not supported: give a
-// token.
+// certificate. A context must name a user the file has, and that user must
+// have one of those credentials: exec plugins, auth providers and basic
+// auth are refused (give a token), never ignored into requests without
+// credentials.
 func KubeconfigClient(path string) (*Client, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(fileSpec("the kubeconfig", maxKubeconfigBytes), path)
 	if err != nil {
 		return nil, fmt.Errorf("--kubernetes.kubeconfig: %w", err)
 	}
@@ -151,9 +185,9 @@ func KubeconfigClient(path string) (*Client, error) {
 		if file == "" {
 			return nil, nil
 		}
-		d, err := os.ReadFile(rel(file))
+		d, err := safefile.Read(fileSpec("the "+what, maxPEMBytes), rel(file))
 		if err != nil {
-			return nil, fail("%s: %v", what, err)
+			return nil, fail("%v", err)
 		}
 		return d, nil
 	}
@@ -176,11 +210,31 @@ func KubeconfigClient(path string) (*Client, error) {
 	}
 	var cert *tls.Certificate
 	var token, tokenFile string
+	if userName == "" {
+		return nil, fail("context %q names no user: clockwatch needs credentials (a token, a tokenFile or a client certificate)", kc.CurrentContext)
+	}
+	found = false
 	for _, u := range kc.Users {
 		if u.Name != userName {
 			continue
 		}
+		found = true
+		switch {
+		case u.User.Exec != nil:
+			return nil, fail("user %q authenticates with an exec plugin, which clockwatch does not run: give it a token or tokenFile (a ServiceAccount's) or a client certificate", userName)
+		case u.User.AuthProvider != nil:
+			return nil, fail("user %q authenticates with an auth-provider, which clockwatch does not support: give it a token or tokenFile (a ServiceAccount's) or a client certificate", userName)
+		case u.User.Username != "" || u.User.Password != "":
+			return nil, fail("user %q authenticates with a username and password (basic auth), which clockwatch does not send: give it a token or tokenFile or a client certificate", userName)
+		case u.User.Token == "" && u.User.TokenFile == "" && u.User.ClientCertificate == "" && u.User.ClientCertificateData == "":
+			return nil, fail("user %q has no credentials clockwatch can use: give it a token, a tokenFile or a client certificate", userName)
+		}
 		token, tokenFile = u.User.Token, rel(u.User.TokenFile)
+		if tokenFile != "" {
+			if _, err := readToken(tokenFile); err != nil {
+				return nil, fail("user %q: %v", userName, err)
+			}
+		}
 		crt, err := data(u.User.ClientCertificateData, u.User.ClientCertificate, "client-certificate")
 		if err != nil {
 			return nil, err
@@ -197,13 +251,43 @@ func KubeconfigClient(path string) (*Client, error) {
 			cert = &c
 		}
 	}
+	if !found {
+		return nil, fail("context %q names user %q, which is not among its users: clockwatch would send requests without credentials", kc.CurrentContext, userName)
+	}
 	return newClient(server, ca, cert, token, tokenFile, insecure)
+}
+
+// readToken reads a bearer token from its file: a regular file (links only
+// within its directory), at most maxTokenBytes, not empty.
+func readToken(path string) (string, error) {
+	b, err := safefile.Read(fileSpec("the bearer token file", maxTokenBytes), path)
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("the bearer token file %s is empty", path)
+	}
+	return tok, nil
+}
+
+// loopback reports whether host (a URL's host, without the port) is this
+// machine: 127.0.0.0/8, ::1 or localhost.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func newClient(server string, ca []byte, cert *tls.Certificate, token, tokenFile string, insecure bool) (*Client, error) {
 	u, err := url.Parse(server)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("API server %q: want an https:// URL", server)
+		return nil, fmt.Errorf("API server %q: want an https:// URL (or http:// to a loopback address: 127.0.0.1, ::1, localhost)", server)
+	}
+	if u.Scheme == "http" && !loopback(u.Hostname()) {
+		return nil, fmt.Errorf("API server %s: plain http:// is accepted only to a loopback address (127.0.0.1, ::1, localhost): the bearer token would cross the network in clear; use https://", server)
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // only when the kubeconfig says so
 	if len(ca) > 0 {
@@ -219,9 +303,42 @@ func newClient(server string, ca []byte, cert *tls.Certificate, token, tokenFile
 	tr := &http.Transport{TLSClientConfig: tc, Proxy: nil, MaxIdleConns: 2, IdleConnTimeout: 90 * time.Second,
 		TLSHandshakeTimeout: 5 * time.Second, ResponseHeaderTimeout: requestTimeout,
 		DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext}
-	return &Client{base: u, http: &http.Client{Transport: tr, Timeout: requestTimeout}, token: token, tokenFile: tokenFile,
-		userAgent: "clockwatch"}, nil
+	// A redirect is never followed: a 301/302 turned the condition's
+	// PATCH into a GET that counted as a success, and a 307 to http://
+	// sent the token in clear. do() reports it, naming the Location.
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{base: u, http: &http.Client{Transport: tr, Timeout: requestTimeout, CheckRedirect: noRedirect},
+		token: token, tokenFile: tokenFile, userAgent: "clockwatch"}, nil
 }
+
+// RedirectError is an API server's answer with a redirect, which the client
+// never follows.
+type RedirectError struct {
+	Code     int
+	Location string
+	Request  string
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%s: the API server answered %d with a redirect to %q: not followed (clockwatch never follows a redirect: it could change the request or send the token elsewhere; give the API server's own address)",
+		e.Request, e.Code, e.Location)
+}
+
+// Excerpt returns at most MaxExcerpt bytes of b as text, saying how much
+// was left out: an error body can be megabytes, and it ends up in the log.
+func Excerpt(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) <= MaxExcerpt {
+		return s
+	}
+	cut := MaxExcerpt
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)-cut) + " more bytes)"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // SetUserAgent sets the User-Agent (the API server's audit log shows it).
 func (c *Client) SetUserAgent(ua string) { c.userAgent = ua }
@@ -242,11 +359,10 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	}
 	tok := c.token
 	if c.tokenFile != "" {
-		b, err := os.ReadFile(c.tokenFile)
-		if err != nil {
-			return fmt.Errorf("%s: reading the token: %w", what, err)
+		// Re-read at each request: the kubelet rotates a projected token.
+		if tok, err = readToken(c.tokenFile); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		tok = strings.TrimSpace(string(b))
 	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -256,7 +372,14 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if resp.StatusCode/100 == 3 {
+		return &RedirectError{Code: resp.StatusCode, Location: Excerpt([]byte(resp.Header.Get("Location"))), Request: what}
+	}
+	limit := int64(maxAnswerBytes)
+	if resp.StatusCode/100 != 2 {
+		limit = maxErrorBytes
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return fmt.Errorf("%s: reading the answer: %w", what, err)
 	}
@@ -267,9 +390,9 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 		}
 		_ = json.Unmarshal(b, &st)
 		if st.Message == "" {
-			st.Message = strings.TrimSpace(string(b))
+			st.Message = string(b)
 		}
-		return &APIError{Code: resp.StatusCode, Reason: st.Reason, Message: st.Message, Request: what}
+		return &APIError{Code: resp.StatusCode, Reason: Excerpt([]byte(st.Reason)), Message: Excerpt([]byte(st.Message)), Request: what}
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {

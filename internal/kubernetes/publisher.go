@@ -112,7 +112,7 @@ func NewWithClient(c *Client, node string, logger *slog.Logger) *Publisher {
 	return &Publisher{c: c, node: node, log: logger.With("component", "kubernetes", "node", node), now: time.Now,
 		BackoffMin: defaultBackoff, BackoffMax: defaultMaxBackoff,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRequests,
-			Help: "Requests to the Kubernetes API server, by request (get_node, patch_condition, create_event, patch_event) and result (ok, or the HTTP status, or error)."},
+			Help: "Requests to the Kubernetes API server, by request (get_node, patch_condition, create_event, patch_event) and result (ok, the HTTP status of a refusal, redirect: never followed, or error)."},
 			[]string{"request", "result"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricEventsDropped,
 			Help: "Stepdown and resume Events not posted on the Node, by why: rate_limited (the kubelet's limit), queue_full, failed (the API server refused or was unreachable after retries)."},
@@ -144,9 +144,12 @@ func (cs collectors) Collect(ch chan<- prometheus.Metric) {
 func (p *Publisher) count(request string, err error) {
 	result := "ok"
 	var ae *APIError
+	var re *RedirectError
 	switch {
 	case errors.As(err, &ae):
 		result = fmt.Sprint(ae.Code)
+	case errors.As(err, &re):
+		result = "redirect"
 	case err != nil:
 		result = "error"
 	}

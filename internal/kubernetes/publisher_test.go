@@ -83,7 +83,7 @@ func TestKubeconfigErrors(t *testing.T) {
 		"no context":      {"apiVersion: v1\nkind: Config\n", "no current-context"},
 		"unknown context": {"current-context: x\ncontexts: []\n", `current-context "x" is not among its contexts`},
 		"no server":       {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n", `no server for cluster "c"`},
-		"bad CA": {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', certificate-authority-data: bm90IGEgY2VydA==}\n",
+		"bad CA": {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', certificate-authority-data: bm90IGEgY2VydA==}\nusers:\n- name: u\n  user: {token: t}\n",
 			"the CA holds no PEM certificate"},
 		"not yaml": {"{", "--kubernetes.kubeconfig"},
 	} {

@@ -89,14 +89,7 @@ func ReadFile(what, path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s %s is larger than %d bytes, which clockwatch never writes", what, path, limit)
-	}
-	return b, nil
+	return ReadAll(Spec{What: what, Limit: limit}, path, f)
 }
 
 // Dir checks that path is a directory itself, not a symbolic link to one

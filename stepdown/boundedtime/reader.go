@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -67,7 +68,9 @@ func OpenVMClock(path, vmclockPath string) (*Reader, error) {
 	if path == "" {
 		path = DefaultPath
 	}
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO in the segment's place must not hang the open;
+	// it is refused below.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening the bounded-time segment: %w (is clockwatch running with clockbound.enabled?)", err)
 	}
@@ -75,6 +78,9 @@ func OpenVMClock(path, vmclockPath string) (*Reader, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("bounded-time segment %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("bounded-time segment %s is not a regular file (%s): %w", path, fi.Mode().Type(), ErrNotInitialized)
 	}
 	if fi.Size() < Size {
 		// Mapping past the end of the file would fault on first read.
@@ -108,7 +114,7 @@ func newReader(path string, mem []byte, t0 time.Time, mono0 time.Duration) (*Rea
 		return nil, fmt.Errorf("bounded-time segment %s: %d bytes mapped, want %d: %w", path, len(mem), Size, ErrNotInitialized)
 	}
 	r := &Reader{path: path, mem: mem, base: unsafe.Pointer(&mem[0]), t0: t0, mono0: mono0, little: *(*byte)(unsafe.Pointer(&one)) == 1}
-	if err := r.checkHeader(); err != nil {
+	if err := r.checkHeaderSafe(); err != nil {
 		return nil, fmt.Errorf("bounded-time segment %s: %w", path, err)
 	}
 	if _, err := r.Snapshot(); err != nil {
@@ -146,6 +152,20 @@ func (r *Reader) versionGeneration() (version, generation uint16) {
 	return uint16(w >> 16), uint16(w)
 }
 
+// checkHeaderSafe is checkHeader with a fault (a truncated file) an error.
+func (r *Reader) checkHeaderSafe() (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(interface{ Addr() uintptr }); !ok {
+				panic(p)
+			}
+			err = ErrTruncated
+		}
+	}()
+	return r.checkHeader()
+}
+
 // checkHeader is ClockBound's ShmHeader::is_valid and the size check of
 // ShmReader::new, in their order.
 func (r *Reader) checkHeader() error {
@@ -178,8 +198,26 @@ func (r *Reader) Snapshot() (Snapshot, error) {
 	return s, err
 }
 
-// snapshot fills s in place: Now's path copies nothing it need not.
-func (r *Reader) snapshot(s *Snapshot) error {
+// snapshot fills s in place: Now's path copies nothing it need not. A
+// segment truncated under the mapping makes its loads fault (SIGBUS), which
+// the Go runtime makes fatal unless the goroutine asked for a panic:
+// snapshot asks for one around the loads (debug.SetPanicOnFault, which
+// applies to the calling goroutine only and costs no system call) and
+// returns ErrTruncated.
+func (r *Reader) snapshot(s *Snapshot) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(interface{ Addr() uintptr }); !ok {
+				panic(p)
+			}
+			err = ErrTruncated
+		}
+	}()
+	return r.load(s)
+}
+
+func (r *Reader) load(s *Snapshot) error {
 	version, gen := r.versionGeneration()
 	if version != 0 && version != Version {
 		return ErrVersion

@@ -22,6 +22,10 @@ var (
 	// monotonic clock (by more than ClockBound's 1 µs allowance): it was
 	// written by another boot, or the clocks are broken.
 	ErrCausality = errors.New("bounded-time segment written after now (causality breach)")
+	// ErrTruncated: the segment's file was truncated while mapped (a read
+	// of it faulted). Close the Reader and Open the path again: clockwatch
+	// writes a new segment when its own is truncated.
+	ErrTruncated = errors.New("bounded-time segment truncated under the reader")
 )
 
 // Readers' rules, as ClockBound's compute_bound_at applies them.

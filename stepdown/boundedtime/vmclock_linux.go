@@ -5,6 +5,7 @@ package boundedtime
 import (
 	"encoding/binary"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -47,8 +48,24 @@ func (d *vmclockDevice) matches(marker uint64) bool {
 			return false
 		}
 	}
-	m, ok := vmclockMarker(unsafe.Pointer(base))
+	m, ok := vmclockMarkerSafe(unsafe.Pointer(base))
 	return ok && m == marker
+}
+
+// vmclockMarkerSafe is vmclockMarker with a fault (a regular file in the
+// device's place, truncated while mapped) a failed read rather than a
+// crash; see Reader.snapshot.
+func vmclockMarkerSafe(base unsafe.Pointer) (m uint64, ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, isFault := p.(interface{ Addr() uintptr }); !isFault {
+				panic(p)
+			}
+			m, ok = 0, false
+		}
+	}()
+	return vmclockMarker(base)
 }
 
 // vmclockMarker reads the disruption marker under the page's seqlock.
@@ -93,22 +110,50 @@ func (d *vmclockDevice) open() *byte {
 	return &mem[0]
 }
 
+// vmclockMinSize is the VMClock page's structure up to time_maxerror_nanosec
+// (vmclock-abi.h): a regular file shorter than that is not a page.
+const vmclockMinSize = 104
+
 func mapVMClock(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO in the device's place must not hang Now.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch m := fi.Mode(); {
+	case m&os.ModeCharDevice != 0: // the device
+	case m.IsRegular() && fi.Size() >= vmclockMinSize: // a page saved to a file
+	default:
+		return nil, syscall.EPROTO
+	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, os.Getpagesize(), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, err
 	}
 	// ClockBound's VMClockShmReader::new checks the magic and version 1.
-	if binary.LittleEndian.Uint32(mem) != vmclockMagic || binary.LittleEndian.Uint16(mem[8:]) != 1 {
+	if !vmclockHeaderSafe(mem) {
 		syscall.Munmap(mem)
 		return nil, syscall.EPROTO
 	}
 	return mem, nil
+}
+
+func vmclockHeaderSafe(mem []byte) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			if _, isFault := p.(interface{ Addr() uintptr }); !isFault {
+				panic(p)
+			}
+			ok = false
+		}
+	}()
+	return binary.LittleEndian.Uint32(mem) == vmclockMagic && binary.LittleEndian.Uint16(mem[8:]) == 1
 }
 
 func (d *vmclockDevice) close() {

@@ -2,6 +2,7 @@ package chrony
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -86,6 +87,28 @@ func TestTrackingFigures(t *testing.T) {
 	}
 }
 
+// TestTrackingReferenceTimeFigures: a reference time of 2^40 s was exported
+// as -7.29e9 (UnixNano wraps past 2262; issue 32, item 6). One outside
+// 1970–2262 makes the poll fail; 0, what chronyd says before its first
+// update, is fine.
+func TestTrackingReferenceTimeFigures(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ref     time.Time
+		wantErr string
+	}{
+		{time.Unix(1<<40, 0), "reference time is 1099511627776 s after 1970, outside 1970–2262"},
+		{time.Unix(-1, 0), "reference time is -1 s after 1970"},
+		{time.Unix(0, 0), ""},
+		{time.Unix(1_800_000_000, 5), ""},
+	} {
+		err := Tracking{RefTime: tc.ref}.check()
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("reference time %v: %v, want %q", tc.ref.Unix(), err, tc.wantErr)
+		}
+	}
+}
+
 // TestFakeChronydFigures: a fake chronyd on a unix socket replays the
 // captured replies with the tracking report's root dispersion changed: 1e10
 // s and chrony's largest float (about 4.6e18 s) saturate the error bound,
@@ -99,16 +122,24 @@ func TestFakeChronydFigures(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		disp    float64
+		refHigh uint32 // the reference time's high 32 bits of seconds
 		wantErr string
 	}{
 		{name: "1e10 s", disp: 1e10},
 		{name: "4.6e18 s", disp: chronydtest.MaxFloat},
 		{name: "-1000 s", disp: -1000, wantErr: "root dispersion is -1000 s, below zero"},
+		{name: "reference time 2^40 s", disp: 0.001, refHigh: 1 << 8, wantErr: "chronyd's reference time is 1099511627776 s after 1970"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := chronydtest.StartFake(t, replies)
-			f.Edit("tracking", func(b []byte) { chronydtest.Float(b, chronydtest.TrackingRootDispersion, tc.disp) })
+			f.Edit("tracking", func(b []byte) {
+				chronydtest.Float(b, chronydtest.TrackingRootDispersion, tc.disp)
+				if tc.refHigh != 0 {
+					binary.BigEndian.PutUint32(b[chronydtest.TrackingRefTime:], tc.refHigh)
+					binary.BigEndian.PutUint32(b[chronydtest.TrackingRefTime+4:], 0)
+				}
+			})
 			cfg := DefaultConfig()
 			cfg.Address, cfg.ReplySocketDir = f.Socket, t.TempDir()
 			p := NewPoller(cfg, nil)

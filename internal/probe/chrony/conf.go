@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/clockwatch/clockwatch/internal/safefile"
 )
 
 // DefaultMaxSlewRate is chronyd's default and largest maxslewrate
@@ -114,7 +115,10 @@ func AuditFile(p string) (*Audit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auditing chrony configuration %s: %w", p, err)
 	}
-	return AuditFS(os.DirFS("/"), abs)
+	// chrony.conf and what it includes through safefile: no FIFO, device or
+	// file over 1 MiB (chronyd's own is a few KiB); links are followed, as
+	// chronyd follows them.
+	return AuditFS(safefile.ReadFS{Spec: safefile.Spec{What: "chrony configuration file", Limit: 1 << 20, Links: safefile.AnyLinks}}, abs)
 }
 
 // AuditFS audits the chrony.conf at the absolute path p inside fsys, which

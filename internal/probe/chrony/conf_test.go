@@ -157,7 +157,7 @@ func TestAuditFindings(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "chrony.conf")
 	got := AuditFindings(missing)
-	want := []Finding{{Warning: true, Text: `Cannot audit chrony's configuration: reading chrony configuration ` + missing + `: open ` + missing[1:] + `: no such file or directory (set chrony.conf_path to its location, or to "" to turn the audit off).`}}
+	want := []Finding{{Warning: true, Text: `Cannot audit chrony's configuration: reading chrony configuration ` + missing + `: open ` + missing + `: no such file or directory (set chrony.conf_path to its location, or to "" to turn the audit off).`}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

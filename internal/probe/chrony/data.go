@@ -2,6 +2,7 @@ package chrony
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -96,7 +97,22 @@ func (t Tracking) check() error {
 	_, _, err := timesource.NTPFigures(SourceName, t.SystemOffset, t.RootDispersion, t.RootDelay)
 	_, errR := timesource.Bound("chronyd's RMS offset", t.RMSOffset)
 	_, errS := timesource.Bound("chronyd's skew", t.Skew)
-	return errors.Join(err, errR, errS)
+	return errors.Join(err, errR, errS, t.checkRefTime())
+}
+
+// maxRefTimeSec is the last second whose nanoseconds since 1970 fit an
+// int64 (year 2262): past it UnixNano wraps, and a reference time of 2^40 s
+// was exported as -7.29e9.
+const maxRefTimeSec = math.MaxInt64 / int64(time.Second)
+
+// checkRefTime refuses a reference time before 1970 or after 2262: chronyd
+// reports 0 (1970) until it first updates the clock, and a real one is now.
+// (Go's zero time is no figure chronyd can send: it means none was read.)
+func (t Tracking) checkRefTime() error {
+	if sec := t.RefTime.Unix(); !t.RefTime.IsZero() && (sec < 0 || sec >= maxRefTimeSec) {
+		return fmt.Errorf("%w: chronyd's reference time is %d s after 1970, outside 1970–2262", timesource.ErrFigure, sec)
+	}
+	return nil
 }
 
 // Source is one line of `chronyc sources` with its `sourcestats`.

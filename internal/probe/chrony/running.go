@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/clockwatch/clockwatch/internal/safefile"
 )
 
 // DefaultPIDFile is where Debian's and Red Hat's chronyd write their PID
@@ -33,7 +34,9 @@ func RunningConf(proc fs.FS, pidFile, def string) (path string, running bool, er
 		}
 	}
 	slices.Sort(pids)
-	if b, err := os.ReadFile(pidFile); err == nil {
+	// Through safefile: a FIFO or a link to /dev/zero in the pid file's
+	// place must not hang or flood the status.
+	if b, err := safefile.Read(safefile.Spec{What: "chronyd's pid file", Limit: 64, Links: safefile.LinksWithinDir}, pidFile); err == nil {
 		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			pids = append([]int{pid}, pids...) // tried first; a stale file names no chronyd
 		}

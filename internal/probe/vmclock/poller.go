@@ -62,8 +62,12 @@ type Poller struct {
 	opts Options
 	log  *slog.Logger
 
-	// dev is used by the poll goroutine only.
-	dev Device
+	// dev and logged are used by the poll goroutine only. logged is the
+	// failure last logged ("" after a success): a failure is logged when
+	// it changes, not at every poll (a page never readable in mode on
+	// logged an ERROR every 10 ms); the metrics count every one.
+	dev    Device
+	logged string
 
 	mu   sync.RWMutex
 	snap Snapshot
@@ -122,6 +126,12 @@ func (p *Poller) Poll() {
 		p.dev = dev
 	}
 	page, err := p.dev.Read()
+	if errors.Is(err, ErrTruncated) {
+		// The file shrank under the mapping: map it again at the next
+		// poll, which checks its size anew.
+		p.dev.Close()
+		p.dev = nil
+	}
 	now := p.opts.Now()
 	p.mu.Lock()
 	s := p.snap
@@ -132,11 +142,10 @@ func (p *Poller) Poll() {
 		s.Failures++
 		p.snap = s
 		p.mu.Unlock()
-		if wasUp || first {
-			p.log.Error("cannot read the VMClock page", "path", p.cfg.Path, "err", err)
-		}
+		p.logFailure("cannot read the VMClock page", err)
 		return
 	}
+	p.logged = ""
 	prev := s.Page
 	changed := !first && (page.DisruptionMarker != prev.DisruptionMarker || page.ClockStatus != prev.ClockStatus)
 	if !first && page.DisruptionMarker != prev.DisruptionMarker {
@@ -182,15 +191,24 @@ func (p *Poller) failOpen(err error) {
 		}
 		return
 	}
-	wasUp := s.Up || s.Polls == 0
 	s.Polls++
 	s.Failures++
 	s.Up, s.Err = false, fmt.Errorf("opening the VMClock device: %w", err)
 	p.snap = s
 	p.mu.Unlock()
-	if wasUp {
-		p.log.Error("cannot open the VMClock device", "path", p.cfg.Path, "err", err)
+	p.logFailure("cannot open the VMClock device", err)
+}
+
+// logFailure logs a failed poll when it differs from the last one logged:
+// once per change, however fast the polls (the failures metric counts them
+// all).
+func (p *Poller) logFailure(msg string, err error) {
+	key := msg + ": " + err.Error()
+	if key == p.logged {
+		return
 	}
+	p.logged = key
+	p.log.Error(msg, "path", p.cfg.Path, "err", err)
 }
 
 // Reading is the snapshot as a normalised reading. VMClock describes the

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -194,7 +195,7 @@ func (p *Policy) Step(s Step) []Event {
 	e := p.stepdownEvent(stepdown.ReasonStep, s.Mono)
 	e.StepSeconds = stepdown.Float(s.Seconds)
 	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How.String()
-	e.Detail = fmt.Sprintf("wall clock stepped by %s", time.Duration(s.Seconds*float64(time.Second)))
+	e.Detail = fmt.Sprintf("wall clock stepped by %s", durationText(s.Seconds))
 	if s.How == SeenRestart {
 		e.Detail += " while clockwatch was not running"
 	}
@@ -387,7 +388,7 @@ func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Ev
 		return nil
 	}
 	e.OffsetSeconds = stepdown.Float(seconds)
-	e.Detail = fmt.Sprintf("system clock offset %s from %s is over %s", time.Duration(seconds*float64(time.Second)), source, t.Threshold)
+	e.Detail = fmt.Sprintf("system clock offset %s from %s is over %s", durationText(seconds), source, t.Threshold)
 	return []Event{e}
 }
 
@@ -409,7 +410,7 @@ func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) 
 		return nil
 	}
 	e.ErrorBoundSeconds = stepdown.Float(seconds)
-	e.Detail = fmt.Sprintf("clock error bound %s from %s is over %s", time.Duration(seconds*float64(time.Second)), source, t.Threshold)
+	e.Detail = fmt.Sprintf("clock error bound %s from %s is over %s", durationText(seconds), source, t.Threshold)
 	return []Event{e}
 }
 
@@ -655,4 +656,15 @@ func (p *Policy) conditionText(c Condition, d time.Duration) string {
 		what += fmt.Sprintf(" for %s", d.Round(time.Millisecond))
 	}
 	return what
+}
+
+// durationText writes a figure in seconds for an event's detail: as a
+// time.Duration within its range (±292 years), as a number of seconds past
+// it. time.Duration(x*1e9) wraps there: a saturated error bound printed as
+// "-2562047h47m16.854775808s" under a verdict that was right.
+func durationText(seconds float64) string {
+	if math.IsNaN(seconds) || math.Abs(seconds) >= float64(math.MaxInt64)/1e9 {
+		return strconv.FormatFloat(seconds, 'g', 4, 64) + "s"
+	}
+	return time.Duration(seconds * float64(time.Second)).String()
 }
