@@ -14,7 +14,8 @@ import (
 // dashboard's "chrony sources", "NTP peers" and ack latency quantile panels
 // and the chrony_exporter migration rules' source series do
 // (docs/metrics.md, "Leaving the detail out").
-var DetailPrefixes = []string{"clockwatch_chrony_source_", "clockwatch_ntpd_peer_"}
+// The collectors' scrape durations go too (their success stays).
+var DetailPrefixes = []string{"clockwatch_chrony_source_", "clockwatch_ntpd_peer_", MetricCollectorDuration}
 
 // IsDetail reports whether metrics.detail: false leaves the family out.
 func IsDetail(family string) bool {
@@ -30,7 +31,8 @@ func IsDetail(family string) bool {
 // While it is false, it leaves out the per-source families (IsDetail),
 // every family's HELP text, which is a third of a scrape's bytes and which
 // Prometheus keeps only as metadata, and the histograms' buckets but +Inf
-// (their _sum and _count stay, so means and rates are still there): the
+// and the summaries' quantiles (their _sum and _count stay, so means and
+// rates are still there): the
 // other families' names, types and series are the same. detail is read at every gather, so that a reload applies
 // at the next scrape. g's families are not changed: they may be cached and
 // shared with other gathers.
@@ -55,12 +57,27 @@ func (d detailGatherer) Gather() ([]*dto.MetricFamily, error) {
 			continue
 		}
 		ms := mf.Metric
-		if mf.GetType() == dto.MetricType_HISTOGRAM {
+		switch mf.GetType() {
+		case dto.MetricType_HISTOGRAM:
 			ms = withoutBuckets(ms)
+		case dto.MetricType_SUMMARY:
+			ms = withoutQuantiles(ms)
 		}
 		out = append(out, &dto.MetricFamily{Name: mf.Name, Type: mf.Type, Unit: mf.Unit, Metric: ms})
 	}
 	return out, err
+}
+
+// withoutQuantiles returns copies of a summary's series (the Go runtime's
+// go_gc_duration_seconds) with only the sum and count.
+func withoutQuantiles(ms []*dto.Metric) []*dto.Metric {
+	out := make([]*dto.Metric, len(ms))
+	for i, m := range ms {
+		s := m.GetSummary()
+		out[i] = &dto.Metric{Label: m.Label, TimestampMs: m.TimestampMs,
+			Summary: &dto.Summary{SampleCount: s.SampleCount, SampleSum: s.SampleSum}}
+	}
+	return out
 }
 
 // withoutBuckets returns copies of a histogram's series with only the sum
