@@ -7,6 +7,11 @@
 #   IDLE=120s BLOCK=500 ROUNDS=3 SOURCES=8 ./scripts/bench-peers.sh
 #   BEFORE=path/to/older/clockwatch ./scripts/bench-peers.sh   # also measure an older build
 #   NO_STEPDOWN=1 ./scripts/bench-peers.sh   # also clockwatch with stepdown.enabled: false
+#   DETAIL=0 ./scripts/bench-peers.sh   # leave out clockwatch with metrics.detail: false
+#
+# clockwatch runs twice by default: as configured by default, and with
+# metrics.detail: false (the per-source series and HELP text left out), so
+# that bytes and CPU per scrape of both stand next to node_exporter's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/clockwatch-bench
@@ -34,5 +39,6 @@ exec_args=(-clockwatch "$tmp/clockwatch" -node-exporter "$ne" -idle "${IDLE:-120
 	-rounds "${ROUNDS:-3}" -sources "${SOURCES:-8}")
 [ -n "${BEFORE:-}" ] && exec_args+=(-clockwatch-before "$BEFORE")
 [ -n "${NO_STEPDOWN:-}" ] && exec_args+=(-no-stepdown)
+[ "${DETAIL:-1}" = 0 ] || exec_args+=(-variant 'no detail=metrics:\n  detail: false')
 [ -n "$ce" ] && exec_args+=(-chrony-exporter "$ce")
 "$tmp/benchpeers" "${exec_args[@]}"

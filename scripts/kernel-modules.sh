@@ -23,13 +23,22 @@ if [ -n "$missing" ]; then
 	chmod 0755 "$work"
 	chown _apt "$work" 2>/dev/null || true
 	trap 'rm -rf "$work"' EXIT
-	if ! (cd "$work" && apt-get download -qq "$pkg"); then
-		apt-get update -qq
-		(cd "$work" && apt-get download -qq "$pkg") || { echo "$who: cannot download $pkg" >&2; exit 1; }
+	# 40-vm.sh keeps the package in $cache/debs; download it only when it is
+	# not there (an older cache), and keep it for the next caller.
+	debs=$cache/debs
+	deb=$(find "$debs" -maxdepth 1 -name "${pkg}_*.deb" 2>/dev/null | head -n1)
+	if [ -z "$deb" ]; then
+		if ! (cd "$work" && apt-get download -qq "$pkg"); then
+			apt-get update -qq
+			(cd "$work" && apt-get download -qq "$pkg") || { echo "$who: cannot download $pkg" >&2; exit 1; }
+		fi
+		mkdir -p "$debs"
+		mv "$work"/"$pkg"_*.deb "$debs/"
+		deb=$(find "$debs" -maxdepth 1 -name "${pkg}_*.deb" | head -n1)
 	fi
 	patterns=()
 	for m in "$@"; do patterns+=("./lib/modules/*/$m.ko"); done
-	dpkg-deb --fsys-tarfile "$work"/"$pkg"_*.deb | tar -x -C "$work" --wildcards "${patterns[@]}"
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards "${patterns[@]}"
 	for m in "$@"; do
 		src=$(find "$work/lib/modules" -name "$m.ko" | head -n1)
 		[ -n "$src" ] || { echo "$who: $m.ko not in $pkg" >&2; exit 1; }

@@ -51,6 +51,19 @@ type Config struct {
 	VMClock vmclock.Config `yaml:"vmclock"`
 	// ClockBound is the bounded-time segment applications read.
 	ClockBound clockbound.Config `yaml:"clockbound"`
+	// Metrics shapes what /metrics serves.
+	Metrics Metrics `yaml:"metrics"`
+}
+
+// Metrics shapes the exposition, as node_exporter's collector flags do.
+type Metrics struct {
+	// Detail serves the per-source series (each chrony source's, each ntpd
+	// association's), the collectors' scrape durations, every family's
+	// HELP text and the histograms' buckets. false leaves them out: a
+	// scrape of a host with 8 chrony sources drops from about 43 kB to
+	// about 15 kB (docs/metrics.md, "Leaving the detail out"). A reload
+	// applies it at the next scrape.
+	Detail bool `yaml:"detail"`
 }
 
 // Clock configures the local clock sampling.
@@ -132,6 +145,7 @@ func Default() Config {
 		Timesyncd:  timesyncd.DefaultConfig(),
 		VMClock:    vmclock.DefaultConfig(),
 		ClockBound: clockbound.DefaultConfig(),
+		Metrics:    Metrics{Detail: true},
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
 			OffsetWarning:      dh.OffsetWarning,

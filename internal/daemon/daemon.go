@@ -232,6 +232,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// chronyd's figures change only when the poller polls, seconds apart:
 	// gather them once per poll, not once per scrape.
 	gatherer := exporter.MergeGatherers(reg, sources.Gatherers()...)
+	// metrics.detail: false leaves the per-source families and the HELP
+	// text out; read at every scrape, so that a reload applies it.
+	gatherer = exporter.DetailGatherer(gatherer, func() bool { return d.cfg.Load().Metrics.Detail })
 	listeners, err := d.listen()
 	if err != nil {
 		return fail(err)

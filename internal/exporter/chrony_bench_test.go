@@ -47,7 +47,9 @@ func BenchmarkChronyScrape(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		reg  prometheus.Gatherer
-	}{{"full-registry", full}, {"full-registry-per-poll", cached}, {"chrony-only", only}} {
+	}{{"full-registry", full}, {"full-registry-per-poll", cached}, {"chrony-only", only},
+		// metrics.detail: false: no per-source families, no HELP text.
+		{"full-registry-per-poll-no-detail", DetailGatherer(cached, func() bool { return false })}} {
 		b.Run(bc.name, func(b *testing.B) {
 			h := MetricsHandler(bc.reg, nil)
 			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -61,6 +63,9 @@ func BenchmarkChronyScrape(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			b.ReportMetric(float64(w.Body.Len()), "bytes/scrape")
 		})
 	}
 }

@@ -33,6 +33,11 @@ if ! fetch; then
 	fetch || { echo "40-vm.sh: cannot download linux-image-cloud-amd64's kernel package" >&2; exit 1; }
 fi
 dpkg-deb --fsys-tarfile "$work"/"$pkg"_*.deb | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
+# The package is kept: scripts/kernel-modules.sh takes the modules 41-ptp.sh,
+# 42-disk.sh and the kubelet VM need from it instead of downloading it again
+# (three downloads of the same kernel package on a fresh machine before).
+mkdir -p "$cache/debs"
+mv "$work"/"$pkg"_*.deb "$cache/debs/"
 src=$(ls "$work"/boot/vmlinuz-* | head -n1)
 install -m 0644 "$src" "$kernel.tmp"
 printf '%s\n' "$pkg" >"$cache/vmlinuz.package"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-deps: parallel (its own apt lists and cache; runs beside the other scripts)
 # Fetches what test/vm's VMClock tests boot (issue 22): qemu 10, whose
 # `-device vmclock` gives the guest a VMClock page, and Linux 7.3.4, whose
 # ptp_vmclock driver maps it as /dev/vmclock0. Neither is in bookworm: qemu

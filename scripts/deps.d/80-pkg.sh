@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-deps: early (needs only go; starts before apt-get, scripts/test-deps.sh)
 # nfpm for scripts/package.sh and the package test, pinned; go install puts it
 # in $(go env GOPATH)/bin, where package.sh looks. Safe to run again.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test-deps: early (needs only go; starts before apt-get, scripts/test-deps.sh)
 # helm for the chart tests (deploy/helm, helm lint and helm template), pinned,
 # from the Go module proxy; go install puts it in $(go env GOPATH)/bin, where
 # the tests look. Safe to run again.
