@@ -122,14 +122,14 @@ func TestStateField(t *testing.T) {
 		ok   bool
 	}{
 		{name: "placeholder", in: nil, ok: false},
-		{name: "ok", in: &State{State: stepdown.StateOK, Epoch: 7, ErrorBound: 1500 * time.Microsecond, HasErrorBound: true},
-			want: State{State: stepdown.StateOK, Epoch: 7, ErrorBound: 1500 * time.Microsecond, HasErrorBound: true}, ok: true},
+		{name: "ok", in: &State{State: stepdown.StateOK, Epoch: 7, ErrorBound: 1500 * time.Microsecond, HasErrorBound: true, Agent: 0xfeedface},
+			want: State{State: stepdown.StateOK, Epoch: 7, ErrorBound: 1500 * time.Microsecond, HasErrorBound: true, Agent: 0xfeedface}, ok: true},
 		{name: "stepdown", in: &State{State: stepdown.StateStepdown, Reason: stepdown.ReasonGrandmasterChanged, Epoch: 1 << 40},
 			want: State{State: stepdown.StateStepdown, Reason: stepdown.ReasonGrandmasterChanged, Epoch: 1 << 40}, ok: true},
 		{name: "unknown", in: &State{State: stepdown.StateUnknown, Reason: stepdown.ReasonStarting},
 			want: State{State: stepdown.StateUnknown, Reason: stepdown.ReasonStarting}, ok: true},
-		{name: "reason cut at 24 bytes", in: &State{State: stepdown.StateStepdown, Reason: "a_reason_longer_than_twenty_four"},
-			want: State{State: stepdown.StateStepdown, Reason: "a_reason_longer_than_twe"}, ok: true},
+		{name: "reason cut at 32 bytes", in: &State{State: stepdown.StateStepdown, Reason: "a_reason_longer_than_thirty_two_bytes"},
+			want: State{State: stepdown.StateStepdown, Reason: "a_reason_longer_than_thirty_two_"}, ok: true},
 		{name: "negative bound dropped", in: &State{State: stepdown.StateOK, ErrorBound: -1, HasErrorBound: true},
 			want: State{State: stepdown.StateOK}, ok: true},
 	}
@@ -153,7 +153,7 @@ func TestStateField(t *testing.T) {
 	f[5] |= flagErrorBound
 	f[6] = 9
 	copy(f[16:24], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
-	copy(f[24:], "st\nep\x1b[1m")
+	copy(f[32:], "st\nep\x1b[1m")
 	got, ok := parseStateField(b)
 	if want := (State{State: stepdown.StateUnknown, Reason: "step[1m"}); !ok || got != want {
 		t.Errorf("hostile field: %+v %v, want %+v", got, ok, want)
@@ -164,5 +164,5 @@ func TestStateField(t *testing.T) {
 		}
 	}
 	golden(t, "state-field.hex", []byte(hex.Dump(appendStateField(nil, &State{State: stepdown.StateStepdown,
-		Reason: stepdown.ReasonStep, Epoch: 3, ErrorBound: 2 * time.Millisecond, HasErrorBound: true}))))
+		Reason: stepdown.ReasonStep, Epoch: 3, ErrorBound: 2 * time.Millisecond, HasErrorBound: true, Agent: 0x0123456789abcdef}))))
 }

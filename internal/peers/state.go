@@ -17,10 +17,14 @@ const (
 	// type space, away from the IANA-assigned types (NTS's 0x0104 ...).
 	stateFieldType = 0xF357
 	// stateFieldLen is the whole field, header included: over RFC 7822's
-	// 28-byte minimum for a last field without a MAC.
-	stateFieldLen  = 48
+	// 28-byte minimum for a last field without a MAC, and with the header a
+	// multiple of AES's 16-byte block: github.com/beevik/ntp v1.6.0 checks
+	// the AES-CMAC of a reply whose signed part is not a whole number of
+	// blocks against a digest its padding has overwritten (it pads the
+	// last block in place, over the MAC that follows), and fails.
+	stateFieldLen  = 64
 	stateVersion   = 1
-	reasonLen      = 24
+	reasonLen      = 32
 	flagReply      = 1 << 0
 	flagErrorBound = 1 << 1
 )
@@ -40,6 +44,10 @@ type State struct {
 	// when HasErrorBound.
 	ErrorBound    time.Duration
 	HasErrorBound bool
+	// Agent is a random number each agent draws at start: a node that
+	// finds its own among the replies is measuring itself (a static list
+	// shared by every node, an address behind NAT) and drops that peer.
+	Agent uint64
 }
 
 // appendStateField appends the state field to b: st's, or, for nil, the
@@ -61,7 +69,8 @@ func appendStateField(b []byte, st *State) []byte {
 			f[5] |= flagErrorBound
 			binary.BigEndian.PutUint64(f[16:], uint64(st.ErrorBound))
 		}
-		copy(f[24:24+reasonLen], st.Reason)
+		binary.BigEndian.PutUint64(f[24:], st.Agent)
+		copy(f[32:32+reasonLen], st.Reason)
 	}
 	return append(b, f[:]...)
 }
@@ -93,7 +102,8 @@ func parseStateField(pkt []byte) (st State, ok bool) {
 			st.ErrorBound, st.HasErrorBound = time.Duration(v), true
 		}
 	}
-	reason := f[24 : 24+reasonLen]
+	st.Agent = binary.BigEndian.Uint64(f[24:])
+	reason := f[32 : 32+reasonLen]
 	if i := bytes.IndexByte(reason, 0); i >= 0 {
 		reason = reason[:i]
 	}
