@@ -16,6 +16,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
@@ -51,6 +52,8 @@ type Config struct {
 	VMClock vmclock.Config `yaml:"vmclock"`
 	// ClockBound is the bounded-time segment applications read.
 	ClockBound clockbound.Config `yaml:"clockbound"`
+	// Peers is the fleet's clock: the other agents this one measures.
+	Peers peers.Config `yaml:"peers"`
 }
 
 // Clock configures the local clock sampling.
@@ -132,6 +135,7 @@ func Default() Config {
 		Timesyncd:  timesyncd.DefaultConfig(),
 		VMClock:    vmclock.DefaultConfig(),
 		ClockBound: clockbound.DefaultConfig(),
+		Peers:      peers.DefaultConfig(),
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
 			OffsetWarning:      dh.OffsetWarning,
@@ -181,7 +185,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.VMClock, c.ClockBound} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.VMClock, c.ClockBound, c.Peers} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -56,8 +56,8 @@ func TestDiscovery(t *testing.T) {
 	local := func() ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("127.0.0.1")}, nil
 	}
-	nodes := &fakeNodes{nodes: []kubernetes.NodeAddress{{"node-a", "10.0.0.1"}, {"node-b", "10.0.0.2"}, {"node-c", "10.0.0.3"},
-		{"node-d", ""}, {"me", "10.0.0.5"}}}
+	nodes := &fakeNodes{nodes: []kubernetes.NodeAddress{{Name: "node-a", InternalIP: "10.0.0.1"}, {Name: "node-b", InternalIP: "10.0.0.2"}, {Name: "node-c", InternalIP: "10.0.0.3"},
+		{Name: "node-d", InternalIP: ""}, {Name: "me", InternalIP: "10.0.0.5"}}}
 	tests := []struct {
 		name    string
 		d       *Discovery
@@ -94,7 +94,7 @@ func TestDiscovery(t *testing.T) {
 // TestDiscoveryKeepsLast: a place that fails keeps the peers it gave last.
 func TestDiscoveryKeepsLast(t *testing.T) {
 	t.Parallel()
-	nodes := &fakeNodes{nodes: []kubernetes.NodeAddress{{"node-a", "10.0.0.1"}}}
+	nodes := &fakeNodes{nodes: []kubernetes.NodeAddress{{Name: "node-a", InternalIP: "10.0.0.1"}}}
 	d := &Discovery{Kubernetes: nodes, Port: 1}
 	if _, err := d.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
