@@ -72,6 +72,12 @@ const (
 	// running, or its clock status is "unreliable". Nothing in the guest
 	// steps the clock: it may be off by the pause or the other host's error.
 	ReasonVMDisruption Reason = "vm_disruption"
+	// ReasonPeerOffset: this node's clock disagrees with a strict majority
+	// of the other clockwatch agents it measured (at least two) by more
+	// than peers.max_offset beyond the measurement's uncertainty, for
+	// longer than the grace: its time daemon may vouch for it, the fleet
+	// does not.
+	ReasonPeerOffset Reason = "peer_offset"
 	// ReasonDrill: an operator asked for a drill; nothing is wrong.
 	ReasonDrill Reason = "drill"
 	// ReasonStarting: clockwatch has just started and has no reading yet.
@@ -82,7 +88,7 @@ const (
 // protocol documents them: the one list the server's metrics, its drill
 // validation and `clockwatch drill` use.
 func TriggerReasons() []Reason {
-	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend, ReasonGrandmasterChanged, ReasonVMDisruption}
+	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend, ReasonGrandmasterChanged, ReasonVMDisruption, ReasonPeerOffset}
 }
 
 // DrillReasons are the reasons a drill may carry: drill itself and every

@@ -50,8 +50,23 @@ type Discovery struct {
 	// among them is this node, left out (nil: none left out).
 	LocalAddrs func() ([]netip.Addr, error)
 
-	mu   sync.Mutex
-	last map[string][]Peer
+	mu     sync.Mutex
+	last   map[string][]Peer
+	failed map[string]bool
+}
+
+// Places returns each configured place and whether its last refresh
+// worked.
+func (d *Discovery) Places() map[string]bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string]bool{}
+	for place, on := range map[string]bool{"static": len(d.Static) > 0, "dns": d.DNS != "", "kubernetes": d.Kubernetes != nil} {
+		if on {
+			out[place] = !d.failed[place]
+		}
+	}
+	return out
 }
 
 // Refresh asks every configured place for its peers and returns them all,
@@ -61,7 +76,7 @@ func (d *Discovery) Refresh(ctx context.Context) ([]Peer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.last == nil {
-		d.last = map[string][]Peer{}
+		d.last, d.failed = map[string][]Peer{}, map[string]bool{}
 	}
 	var local []netip.Addr
 	if d.LocalAddrs != nil {
@@ -70,6 +85,7 @@ func (d *Discovery) Refresh(ctx context.Context) ([]Peer, error) {
 	self := func(a netip.Addr) bool { return slices.Contains(local, a.Unmap()) }
 	var errs []error
 	update := func(place string, ps []Peer, err error) {
+		d.failed[place] = err != nil
 		if err != nil {
 			errs = append(errs, fmt.Errorf("peers.%s: %w", place, err))
 			return

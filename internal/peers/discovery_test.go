@@ -169,3 +169,12 @@ func TestPick(t *testing.T) {
 	}
 	t.Logf("1000 nodes, 16 a round: the busiest peer asked by %d", most)
 }
+
+func TestDiscoveryPlaces(t *testing.T) {
+	t.Parallel()
+	d := &Discovery{Static: []string{"192.0.2.1:1"}, DNS: "gone.example", Resolver: fakeResolver{}}
+	d.Refresh(context.Background())
+	if diff := cmp.Diff(map[string]bool{"static": true, "dns": false}, d.Places()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -28,6 +30,12 @@ type Env struct {
 	// $DBUS_SYSTEM_BUS_ADDRESS); nil is an empty one. Sources never read
 	// the environment themselves.
 	Getenv func(string) string
+	// Local is what this node says of its own clock to others (the
+	// peers' replies carry it); nil: unknown.
+	Local func() peers.State
+	// Kubernetes are the --kubernetes.* credentials and node name (the
+	// peers' Node list).
+	Kubernetes kubernetes.Options
 }
 
 func (e Env) getenv() func(string) string {

@@ -1,0 +1,110 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clockwatch/clockwatch/internal/daemontest"
+	"github.com/clockwatch/clockwatch/internal/peers"
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+// movable is a peer's socket whose clock runs off by a shift the test
+// moves: the kernel's receive timestamps are moved as the transmit ones.
+type movable struct {
+	peers.PacketConn
+	shift *atomic.Int64
+}
+
+func (m movable) ReadFrom(b []byte) (int, netip.AddrPort, time.Time, error) {
+	n, from, rx, err := m.PacketConn.ReadFrom(b)
+	return n, from, rx.Add(time.Duration(m.shift.Load())), err
+}
+
+// fakeFleet runs n responders on loopback, their clocks off by *shift.
+func fakeFleet(t *testing.T, n int, shift *atomic.Int64) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var addrs []string
+	for range n {
+		c, err := peers.ListenUDP("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := peers.NewResponder(movable{c, shift}, peers.ResponderOptions{Rate: 100, Burst: 100,
+			Allowed: func(a netip.Addr) bool { return a.IsLoopback() },
+			Now:     func() time.Time { return time.Now().Add(time.Duration(shift.Load())) },
+			Local:   func() peers.State { return peers.State{State: stepdown.StateOK, Epoch: 1} }})
+		go r.Run(ctx)
+		addrs = append(addrs, c.LocalAddr().String())
+	}
+	return addrs
+}
+
+// TestPeerOffsetStepsDown runs the real binary with two peers whose clocks
+// are 800 ms ahead of this host's: the majority says this clock is 800 ms
+// behind, and it steps down with peer_offset after the grace; the peers set
+// right, it resumes after the hold-down. The whole path: the exchange, the
+// judge, the policy's graced trigger, the announcer and the socket.
+func TestPeerOffsetStepsDown(t *testing.T) {
+	t.Parallel()
+	var shift atomic.Int64
+	addrs := fakeFleet(t, 2, &shift)
+	conf := filepath.Join(t.TempDir(), "clockwatch.yml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`chrony:
+  enabled: false
+ntpd:
+  enabled: false
+ptp:
+  enabled: false
+timesyncd:
+  mode: "off"
+stepdown:
+  hold_down: 2s
+  triggers:
+    error_bound:
+      threshold: 20s
+    unsynchronized:
+      enabled: false
+    peer_offset:
+      grace: 1s
+peers:
+  listen: "127.0.0.1:0"
+  static: [%q, %q]
+  interval: 1s
+  exchanges: 2
+  timeout: 200ms
+  max_rtt: 50ms
+`, addrs[0], addrs[1])), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := daemontest.Build(t)
+	d := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + conf}})
+	w := watchDaemon(t, d)
+	w.state(stepdown.StateOK, 20*time.Second)
+
+	shift.Store(int64(800 * time.Millisecond))
+	moved := time.Now()
+	m := w.state(stepdown.StateStepdown, 20*time.Second)
+	took := time.Since(moved)
+	if m.Reason != stepdown.ReasonPeerOffset || m.Source != "peers" || !strings.Contains(m.Detail, "2 of 2 peers more than 100ms off") {
+		t.Errorf("stepdown %s, want reason peer_offset from peers", m)
+	}
+	t.Logf("peers moved 800 ms: %s %.1fs later (interval 1s, grace 1s)", m, took.Seconds())
+
+	shift.Store(0)
+	back := time.Now()
+	m = w.state(stepdown.StateOK, 20*time.Second)
+	if m.Type != stepdown.TypeResume || m.Reason != stepdown.ReasonPeerOffset {
+		t.Errorf("resume %s, want a resume of peer_offset", m)
+	}
+	t.Logf("peers set back: %s %.1fs later (hold-down 2s)", m, time.Since(back).Seconds())
+}
