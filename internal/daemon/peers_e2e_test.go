@@ -3,15 +3,19 @@ package daemon_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/daemontest"
+	"github.com/clockwatch/clockwatch/internal/metricsdoc"
 	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -99,6 +103,32 @@ peers:
 		t.Errorf("stepdown %s, want reason peer_offset from peers", m)
 	}
 	t.Logf("peers moved 800 ms: %s %.1fs later (interval 1s, grace 1s)", m, took.Seconds())
+	body := scrape(t, d)
+	for _, want := range []string{"clockwatch_peer_outside 1", "clockwatch_peer_measured 2", "clockwatch_peer_disagreeing 2"} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
+	if v := metricValue(t, body, "clockwatch_peer_fleet_offset_seconds"); v < 0.79 || v > 0.81 {
+		t.Errorf("clockwatch_peer_fleet_offset_seconds %v, want 0.8", v)
+	}
+	// Every peers series is documented, with its type.
+	doc, err := metricsdoc.Read("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(body, "\n") {
+		if f := strings.Fields(line); len(f) == 4 && f[1] == "TYPE" && strings.HasPrefix(f[2], "clockwatch_peer_") {
+			n++
+			if m, ok := doc[f[2]]; !ok || m.Type != f[3] {
+				t.Errorf("%s (%s) is not in docs/metrics.md with its type (%+v)", f[2], f[3], m)
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d clockwatch_peer_ families exported", n)
+	}
 
 	shift.Store(0)
 	back := time.Now()
@@ -107,4 +137,34 @@ peers:
 		t.Errorf("resume %s, want a resume of peer_offset", m)
 	}
 	t.Logf("peers set back: %s %.1fs later (hold-down 2s)", m, time.Since(back).Seconds())
+}
+
+func scrape(t *testing.T, d *daemontest.Daemon) string {
+	t.Helper()
+	resp, err := http.Get("http://" + d.Addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// metricValue is the value of the series that starts the line with name.
+func metricValue(t *testing.T, body, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in /metrics", name)
+	return 0
 }
