@@ -46,7 +46,9 @@ var _ prometheus.Collector = (*PeersCollector)(nil)
 // NewPeersCollector exports what src measures.
 func NewPeersCollector(src PeersSnapshot) *PeersCollector {
 	peer := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, []string{"peer"}, nil) }
-	one := func(name, help string, labels ...string) *prometheus.Desc { return prometheus.NewDesc(name, help, labels, nil) }
+	one := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
 	return &PeersCollector{
 		src:         src,
 		up:          peer(MetricPeerUp, "Whether the last round measured the peer: an exchange answered within peers.max_rtt."),
