@@ -15,8 +15,8 @@ const Version = 1
 // server closes a connection that sends a longer one.
 const MaxLineBytes = 4096
 
-// Message types. The server sends hello, stepdown, resume, heartbeat and
-// error; a client sends ack and drill.
+// Message types. The server sends hello, stepdown, resume, heartbeat,
+// peer and error; a client sends ack, drill and watch_peer.
 const (
 	TypeHello     = "hello"
 	TypeStepdown  = "stepdown"
@@ -25,6 +25,12 @@ const (
 	TypeAck       = "ack"
 	TypeError     = "error"
 	TypeDrill     = "drill"
+	// TypeWatchPeer asks to follow the clock of a peer (another node's
+	// clockwatch this one measures, named in Peer); TypePeer is the
+	// server's answer, at once and at every change of that peer's state,
+	// reason or epoch. The local state is not theirs to change.
+	TypeWatchPeer = "watch_peer"
+	TypePeer      = "peer"
 )
 
 // State is whether the local clock can be trusted.
@@ -80,6 +86,10 @@ const (
 	ReasonPeerOffset Reason = "peer_offset"
 	// ReasonDrill: an operator asked for a drill; nothing is wrong.
 	ReasonDrill Reason = "drill"
+	// ReasonPeerUnreachable: (peer messages only) this node cannot
+	// measure the peer (it does not answer, or is not among this node's
+	// peers): its clock is unknown.
+	ReasonPeerUnreachable Reason = "peer_unreachable"
 	// ReasonStarting: clockwatch has just started and has no reading yet.
 	ReasonStarting Reason = "starting"
 )
@@ -169,6 +179,10 @@ type Message struct {
 	// Code and Error describe an error message.
 	Code  string `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Peer names the peer a watch_peer asks for and a peer message is
+	// about: as this node names it (a peers.static entry, an IP:port, a
+	// Node's name), or its IP address.
+	Peer string `json:"peer,omitempty"`
 }
 
 // Float returns a pointer to v, for the optional number fields of Message.
@@ -223,6 +237,10 @@ func (m Message) String() string {
 	switch m.Type {
 	case TypeHello, TypeHeartbeat, TypeStepdown, TypeResume:
 		fmt.Fprintf(&b, " state=%s epoch=%d seq=%d", m.State, m.Epoch, m.Seq)
+	case TypePeer:
+		fmt.Fprintf(&b, " peer=%s state=%s epoch=%d", m.Peer, m.State, m.Epoch)
+	case TypeWatchPeer:
+		fmt.Fprintf(&b, " peer=%s", m.Peer)
 	case TypeAck:
 		fmt.Fprintf(&b, " seq=%d", m.Seq)
 	}

@@ -173,7 +173,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
 		if cfg.Stepdown.Enabled {
-			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.logger)
+			var peers server.PeerWatcher
+			if pw := sources.PeerWatcher(); pw != nil {
+				peers = pw
+			}
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.logger, peers)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -167,4 +168,77 @@ func metricValue(t *testing.T, body, name string) float64 {
 	}
 	t.Fatalf("no %s in /metrics", name)
 	return 0
+}
+
+// TestWatchPeerAcrossDaemons: two real clockwatch processes measuring each
+// other; a Go subscriber on A's socket watches B; B is drilled on its own
+// socket: the subscriber hears B's clock untrusted, then trusted again,
+// through A, while A's own state stays ok.
+func TestWatchPeerAcrossDaemons(t *testing.T) {
+	t.Parallel()
+	bin := daemontest.Build(t)
+	portA, portB := freeUDPPort(t), freeUDPPort(t)
+	conf := func(port, peer int) string {
+		path := filepath.Join(t.TempDir(), "clockwatch.yml")
+		if err := os.WriteFile(path, []byte(fmt.Sprintf(`chrony: {enabled: false}
+stepdown:
+  triggers:
+    error_bound: {enabled: false}
+    unsynchronized: {enabled: false}
+peers: {listen: "127.0.0.1:%d", static: ["127.0.0.1:%d"], interval: 1s, exchanges: 1}
+`, port, peer)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + conf(portA, portB)}})
+	b := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + conf(portB, portA)}})
+	watchDaemon(t, a).state(stepdown.StateOK, 20*time.Second)
+	watchDaemon(t, b).state(stepdown.StateOK, 20*time.Second)
+	peerB := fmt.Sprintf("127.0.0.1:%d", portB)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sub := stepdown.Subscribe(ctx, stepdown.Options{Path: a.StepdownSocket(), WatchPeers: []string{peerB}})
+	wait := func(what string, ok func(stepdown.Message) bool) stepdown.Message {
+		t.Helper()
+		for {
+			select {
+			case ev := <-sub.Events():
+				if ev.Type == stepdown.TypePeer && ok(ev.Message) {
+					return ev.Message
+				}
+			case <-ctx.Done():
+				t.Fatalf("%s: not heard; A's log:\n%s", what, a.Log())
+			}
+		}
+	}
+	wait("B trusted", func(m stepdown.Message) bool { return m.State == stepdown.StateOK && m.Peer == peerB })
+	c, err := stepdown.Dial(ctx, b.StepdownSocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	drilled := time.Now()
+	if err := c.Send(stepdown.Message{Type: stepdown.TypeDrill, Reason: stepdown.ReasonStep, HoldSeconds: 3}); err != nil {
+		t.Fatal(err)
+	}
+	m := wait("B's drill", func(m stepdown.Message) bool { return m.State == stepdown.StateStepdown })
+	if m.Reason != stepdown.ReasonDrill {
+		t.Errorf("B's stepdown as A tells it: %s", m)
+	}
+	t.Logf("B drilled: A's subscriber heard %s %v later", m, time.Since(drilled).Round(time.Millisecond))
+	wait("B trusted again", func(m stepdown.Message) bool { return m.State == stepdown.StateOK })
+	if st, _ := sub.State(); st != stepdown.StateOK {
+		t.Errorf("A's own state %s", st)
+	}
+}
+
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
 }

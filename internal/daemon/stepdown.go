@@ -15,9 +15,10 @@ import (
 // NewStepdownSocket returns the stepdown socket, a transport of ann, with
 // the socket open, so that a socket that cannot be opened fails the start
 // with a message that says why. cfg is resolved already (Config.Resolve);
-// env gives the environment and pid of socket activation.
-func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, env host.Env, logger *slog.Logger) (*server.Server, error) {
-	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID})
+// env gives the environment and pid of socket activation; peers serves
+// watch_peer (nil: refused).
+func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, env host.Env, logger *slog.Logger, peers server.PeerWatcher) (*server.Server, error) {
+	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
 	}

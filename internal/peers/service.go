@@ -259,8 +259,9 @@ func (s *Service) round(ctx context.Context) {
 			"disagreeing", strings.Join(v.Disagreeing, ","), "fleet_offset", v.FleetOffset)
 	}
 	s.last, s.verdict, s.lastAt = kept, v, time.Now()
+	found := s.peers
 	s.mu.Unlock()
-	s.watch.update(kept)
+	s.watch.update(found, kept)
 }
 
 // Reading is the majority judge's last verdict as a time source's reading:

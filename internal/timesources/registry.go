@@ -250,7 +250,7 @@ func newPeers(cfg *config.Config, env Env) *Member {
 	// A second opinion whose verdict (OutsideFleet) is a trigger of its
 	// own; fed every poll interval, as its rounds come at their own rate.
 	return &Member{Role: timesource.SecondOpinion, Readings: one(s), Notes: s.Notes, Tasks: []func(context.Context) error{s.Run},
-		Collectors: []prometheus.Collector{exporter.NewPeersCollector(s)}, OwnRate: func() bool { return true }}
+		Collectors: []prometheus.Collector{exporter.NewPeersCollector(s)}, WatchPeer: s.WatchPeer, OwnRate: func() bool { return true }}
 }
 
 // Polling is what most sources are: a task that polls and keeps its last
