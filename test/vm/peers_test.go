@@ -235,9 +235,9 @@ func TestFleetPeersInVM(t *testing.T) {
 		}
 		// printf's format: \n are its newlines. Every peer is 10.0.2.2 to
 		// a guest (slirp's gateway): they share one rate-limit budget.
-		// No time daemon runs in the guests: their probes off (under load a
-		// probe of an absent chronyd can time out, which counts as a lost
-		// probe, not an absent daemon).
+		// No time daemon runs in the guests: their probes off (under load,
+		// the chrony probe of A and B, absent at its first look, failed
+		// for over 10 s in two runs: probe_lost).
 		conf := `chrony: {enabled: false}\nntpd: {enabled: false}\nptp: {enabled: false}\ntimesyncd: {mode: "off"}\nvmclock: {mode: "off"}\n` +
 			`stepdown:\n  hold_down: 5s\n  triggers:\n` + step +
 			`    error_bound: {enabled: false}\n    unsynchronized: {enabled: false}\n` +
