@@ -3,6 +3,8 @@ package clients
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,19 +19,34 @@ import (
 )
 
 // startClockwatch runs a real clockwatch with its stepdown socket in a
-// temporary runtime directory and a short heartbeat, and returns the
-// environment a client's tests read: the socket and the metrics URL.
+// temporary runtime directory and a short heartbeat, and a second one that
+// the first measures as its peer (and the other way round), and returns the
+// environment a client's tests read: the first one's socket and metrics URL,
+// the peer's name as the first knows it and the peer's own socket.
 func startClockwatch(t *testing.T) []string {
+	t.Helper()
+	bin := daemontest.Build(t)
+	portA, portB := freeUDPPort(t), freeUDPPort(t)
+	a := startDaemon(t, bin, portA, portB)
+	b := startDaemon(t, bin, portB, portA)
+	return []string{"CLOCKWATCH_STEPDOWN_SOCKET=" + a.StepdownSocket(), "CLOCKWATCH_METRICS_URL=http://" + a.Addr + "/metrics",
+		"CLOCKWATCH_PEER=" + fmt.Sprintf("127.0.0.1:%d", portB), "CLOCKWATCH_PEER_SOCKET=" + b.StepdownSocket()}
+}
+
+// startDaemon runs a clockwatch answering its peers on 127.0.0.1:port and
+// measuring the one on peer every second.
+func startDaemon(t *testing.T, bin string, port, peer int) *daemontest.Daemon {
 	t.Helper()
 	confFile := filepath.Join(t.TempDir(), "clockwatch.yml")
 	// No time daemon disciplines this machine's clock for the test: the
 	// kernel may say unsynchronised with a 16 s error bound. Those triggers
 	// are off so that the state is ok and only the tests' drills step down.
-	conf := "chrony: {enabled: false}\nstepdown:\n  heartbeat: 200ms\n  triggers:\n    error_bound: {enabled: false}\n    unsynchronized: {enabled: false}\n"
+	conf := "chrony: {enabled: false}\nstepdown:\n  heartbeat: 200ms\n  triggers:\n    error_bound: {enabled: false}\n    unsynchronized: {enabled: false}\n" +
+		fmt.Sprintf("peers: {listen: \"127.0.0.1:%d\", static: [\"127.0.0.1:%d\"], interval: 1s, exchanges: 1}\n", port, peer)
 	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := daemontest.Start(t, daemontest.Build(t), daemontest.Options{Args: []string{"--config.file=" + confFile}})
+	d := daemontest.Start(t, bin, daemontest.Options{Args: []string{"--config.file=" + confFile}})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := os.Stat(d.StepdownSocket()); err == nil {
@@ -40,7 +57,18 @@ func startClockwatch(t *testing.T) []string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return []string{"CLOCKWATCH_STEPDOWN_SOCKET=" + d.StepdownSocket(), "CLOCKWATCH_METRICS_URL=http://" + d.Addr + "/metrics"}
+	return d
+}
+
+// freeUDPPort returns a loopback UDP port free a moment ago.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
 // run runs a command with env added, failing the test with its output.

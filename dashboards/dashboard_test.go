@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/daemontest"
 	"github.com/clockwatch/clockwatch/internal/metricsdoc"
+	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/promtest"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/mixin/generate"
@@ -279,6 +281,8 @@ func TestRequiredPanels(t *testing.T) {
 		{"Stepdown subscribers", "timeseries", "clockwatch_stepdown_subscribers"},
 		{"Stepdown events", "timeseries", "clockwatch_stepdown_events_total"},
 		{"Agent status", "table", "clockwatch_clock_up"},
+		{"Skew to the fleet, per node", "timeseries", "clockwatch_peer_fleet_offset_seconds"},
+		{"Offsets between nodes", "heatmap", "clockwatch_peer_offset_seconds"},
 	} {
 		var found *panel
 		for _, p := range d.allPanels() {
@@ -369,7 +373,10 @@ func TestQueriesReturnData(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ntpd enabled where none listens: clockwatch_ntpd_up 0 is data too.
-	ntpdConf := fmt.Sprintf("ntpd: {enabled: true, address: %q, poll_interval: 1s, timeout: 200ms}\n", promtest.FreeAddr(t))
+	// Two peers on loopback for the fleet's row (real responders).
+	peer1, peer2 := peerOnLoopback(t), peerOnLoopback(t)
+	ntpdConf := fmt.Sprintf("ntpd: {enabled: true, address: %q, poll_interval: 1s, timeout: 200ms}\n", promtest.FreeAddr(t)) +
+		fmt.Sprintf("peers: {listen: \"127.0.0.1:0\", static: [%q, %q], interval: 1s, exchanges: 2, timeout: 200ms}\n", peer1, peer2)
 	args := []string{"--config.file=" + writeFile(t, ntpdConf)}
 	withChrony := testtool.InCI() || haveChronyd()
 	if withChrony {
@@ -392,6 +399,7 @@ ntp_probes:
 	// Enough samples for rate() and delta() over the substituted windows,
 	// and chronyd synchronised with statistics for its sources.
 	prom.WaitVector(t, `count_over_time(clockwatch_clock_up[1m]) >= 3`, 30*time.Second, promtest.NonEmpty)
+	prom.WaitVector(t, `clockwatch_peer_measured == 2`, 30*time.Second, promtest.NonEmpty)
 	if withChrony {
 		prom.WaitVector(t, `clockwatch_chrony_selectable_sources >= 1 and on () count(clockwatch_chrony_source_estimated_offset_seconds) == 2 and on () count(clockwatch_ntp_probe_offset_seconds) == 2`, 60*time.Second, promtest.NonEmpty)
 	}
@@ -481,6 +489,22 @@ func queriesReturnData(t *testing.T, prom *promtest.Prometheus, d dashboard, sub
 	if len(empty) > 0 {
 		t.Logf("no data in this setup, as expected:\n  %s", strings.Join(empty, "\n  "))
 	}
+}
+
+// peerOnLoopback runs a clockwatch peer's responder on loopback (in this
+// process) and returns its address.
+func peerOnLoopback(t *testing.T) string {
+	t.Helper()
+	c, err := peers.ListenUDP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := peers.NewResponder(c, peers.ResponderOptions{Rate: 100, Burst: 100, Allowed: func(a netip.Addr) bool { return a.IsLoopback() }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c.LocalAddr().String()
 }
 
 // writeFile writes content to a new file in a temporary directory.

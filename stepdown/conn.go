@@ -68,5 +68,9 @@ func (c *Conn) Send(m Message) error {
 // Ack tells clockwatch the event with this seq has been acted upon.
 func (c *Conn) Ack(seq uint64) error { return c.Send(Message{Type: TypeAck, Seq: seq}) }
 
+// WatchPeer asks to follow the clock of peer (another node's clockwatch
+// this one measures): peer messages follow, at once and at every change.
+func (c *Conn) WatchPeer(peer string) error { return c.Send(Message{Type: TypeWatchPeer, Peer: peer}) }
+
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }

@@ -31,6 +31,12 @@ type Options struct {
 	EventBuffer int
 	// Heartbeats delivers heartbeat messages on Events too.
 	Heartbeats bool
+	// WatchPeers names peers (other nodes' clockwatch that this node's
+	// measures: a name as its metrics show it, an IP:port or an IP) whose
+	// clocks to follow: after each hello the subscription asks for them
+	// (watch_peer), delivers their peer messages on Events and keeps their
+	// state (PeerState). Their state does not change the local one.
+	WatchPeers []string
 }
 
 // Event is what a Subscription delivers: a message from the server, or a
@@ -78,6 +84,8 @@ type Subscription struct {
 	guards  map[*guard]struct{}
 	changed chan struct{} // closed at each state change
 	dropped uint64
+	// peers is each watched peer's last peer message.
+	peers map[string]Message
 }
 
 type guard struct{ cancel context.CancelCauseFunc }
@@ -100,7 +108,7 @@ func Subscribe(ctx context.Context, opts Options) *Subscription {
 	s := &Subscription{
 		opts: opts, events: make(chan Event, opts.EventBuffer), done: make(chan struct{}),
 		state: StateUnknown, lastErr: errors.New("not connected yet"),
-		guards: map[*guard]struct{}{}, changed: make(chan struct{}),
+		guards: map[*guard]struct{}{}, changed: make(chan struct{}), peers: map[string]Message{},
 	}
 	go s.run(ctx)
 	return s
@@ -125,6 +133,19 @@ func (s *Subscription) State() (State, Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state, s.last
+}
+
+// PeerState returns the state of a watched peer's clock (Options.WatchPeers)
+// and the peer message that said it: unknown until the first, and whenever
+// the connection to the local clockwatch is lost.
+func (s *Subscription) PeerState(peer string) (State, Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.peers[peer]
+	if !ok {
+		return StateUnknown, Message{}
+	}
+	return m.State, m
 }
 
 // WaitOK blocks until the state is ok or ctx is done.
@@ -228,6 +249,7 @@ func (s *Subscription) run(ctx context.Context) {
 		}
 		s.mu.Lock()
 		s.conn = nil
+		clear(s.peers)
 		s.setLocked(StateUnknown, Message{}, err)
 		s.deliverLocked(Event{Message: Message{Type: TypeDisconnected, State: StateUnknown, Error: err.Error()}, Err: err})
 		s.mu.Unlock()
@@ -281,6 +303,8 @@ func (s *Subscription) session(ctx context.Context) (gotHello bool, err error) {
 				timeout = time.Duration(3 * m.HeartbeatSeconds * float64(time.Second))
 			}
 			s.setLocked(m.State, m, nil)
+		case TypePeer:
+			s.peers[m.Peer] = m
 		case TypeStepdown, TypeResume:
 			s.setLocked(m.State, m, nil)
 		case TypeHeartbeat:
@@ -292,5 +316,13 @@ func (s *Subscription) session(ctx context.Context) (gotHello bool, err error) {
 			s.deliverLocked(Event{Message: m})
 		}
 		s.mu.Unlock()
+		if m.Type == TypeHello {
+			// Asked again on every connection: a watch ends with it.
+			for _, p := range s.opts.WatchPeers {
+				if err := c.WatchPeer(p); err != nil {
+					return gotHello, err
+				}
+			}
+		}
 	}
 }

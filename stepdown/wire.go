@@ -15,8 +15,8 @@ const Version = 1
 // server closes a connection that sends a longer one.
 const MaxLineBytes = 4096
 
-// Message types. The server sends hello, stepdown, resume, heartbeat and
-// error; a client sends ack and drill.
+// Message types. The server sends hello, stepdown, resume, heartbeat,
+// peer and error; a client sends ack, drill and watch_peer.
 const (
 	TypeHello     = "hello"
 	TypeStepdown  = "stepdown"
@@ -25,6 +25,12 @@ const (
 	TypeAck       = "ack"
 	TypeError     = "error"
 	TypeDrill     = "drill"
+	// TypeWatchPeer asks to follow the clock of a peer (another node's
+	// clockwatch this one measures, named in Peer); TypePeer is the
+	// server's answer, at once and at every change of that peer's state,
+	// reason or epoch. The local state is not theirs to change.
+	TypeWatchPeer = "watch_peer"
+	TypePeer      = "peer"
 )
 
 // State is whether the local clock can be trusted.
@@ -72,8 +78,18 @@ const (
 	// running, or its clock status is "unreliable". Nothing in the guest
 	// steps the clock: it may be off by the pause or the other host's error.
 	ReasonVMDisruption Reason = "vm_disruption"
+	// ReasonPeerOffset: this node's clock disagrees with a strict majority
+	// of the other clockwatch agents it measured (at least two) by more
+	// than peers.max_offset beyond the measurement's uncertainty, for
+	// longer than the grace: its time daemon may vouch for it, the fleet
+	// does not.
+	ReasonPeerOffset Reason = "peer_offset"
 	// ReasonDrill: an operator asked for a drill; nothing is wrong.
 	ReasonDrill Reason = "drill"
+	// ReasonPeerUnreachable: (peer messages only) this node cannot
+	// measure the peer (it does not answer, or is not among this node's
+	// peers): its clock is unknown.
+	ReasonPeerUnreachable Reason = "peer_unreachable"
 	// ReasonStarting: clockwatch has just started and has no reading yet.
 	ReasonStarting Reason = "starting"
 )
@@ -82,7 +98,7 @@ const (
 // protocol documents them: the one list the server's metrics, its drill
 // validation and `clockwatch drill` use.
 func TriggerReasons() []Reason {
-	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend, ReasonGrandmasterChanged, ReasonVMDisruption}
+	return []Reason{ReasonStep, ReasonOffset, ReasonUnsynchronized, ReasonErrorBound, ReasonProbeLost, ReasonSuspend, ReasonGrandmasterChanged, ReasonVMDisruption, ReasonPeerOffset}
 }
 
 // DrillReasons are the reasons a drill may carry: drill itself and every
@@ -163,6 +179,10 @@ type Message struct {
 	// Code and Error describe an error message.
 	Code  string `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Peer names the peer a watch_peer asks for and a peer message is
+	// about: as this node names it (a peers.static entry, an IP:port, a
+	// Node's name), or its IP address.
+	Peer string `json:"peer,omitempty"`
 }
 
 // Float returns a pointer to v, for the optional number fields of Message.
@@ -217,6 +237,10 @@ func (m Message) String() string {
 	switch m.Type {
 	case TypeHello, TypeHeartbeat, TypeStepdown, TypeResume:
 		fmt.Fprintf(&b, " state=%s epoch=%d seq=%d", m.State, m.Epoch, m.Seq)
+	case TypePeer:
+		fmt.Fprintf(&b, " peer=%s state=%s epoch=%d", m.Peer, m.State, m.Epoch)
+	case TypeWatchPeer:
+		fmt.Fprintf(&b, " peer=%s", m.Peer)
 	case TypeAck:
 		fmt.Fprintf(&b, " seq=%d", m.Seq)
 	}

@@ -140,7 +140,7 @@ func TestSocatWalkthrough(t *testing.T) {
 	// Mistakes are answered.
 	send(`{"type":"hello"}`)
 	e := next("the error", map[string]any{"type": "error", "code": "unknown_type"})
-	if msg, _ := e["error"].(string); msg != `clients may send ack or drill, not "hello"` {
+	if msg, _ := e["error"].(string); msg != `clients may send ack, drill or watch_peer, not "hello"` {
 		t.Errorf("the error says %q", msg)
 	}
 	t.Logf("socat printed:\n%s", strings.Join(seen, "\n"))

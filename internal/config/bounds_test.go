@@ -52,7 +52,7 @@ func TestEveryNumericKeyIsBounded(t *testing.T) {
 		n++
 		var extremes []any
 		switch {
-		case strings.HasSuffix(path, "max_slew_rate"):
+		case strings.HasSuffix(path, "max_slew_rate"), path == "peers.rate_limit":
 			extremes = []any{1e300, -1.0, math.NaN(), math.Inf(1)}
 		case path == "ntp_probes.samples":
 			extremes = []any{int64(1 << 40), int64(-1)}

@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
@@ -51,6 +52,8 @@ type Config struct {
 	VMClock vmclock.Config `yaml:"vmclock"`
 	// ClockBound is the bounded-time segment applications read.
 	ClockBound clockbound.Config `yaml:"clockbound"`
+	// Peers is the fleet's clock: the other agents this one measures.
+	Peers peers.Config `yaml:"peers"`
 	// Metrics shapes what /metrics serves.
 	Metrics Metrics `yaml:"metrics"`
 }
@@ -146,6 +149,7 @@ func Default() Config {
 		VMClock:    vmclock.DefaultConfig(),
 		ClockBound: clockbound.DefaultConfig(),
 		Metrics:    Metrics{Detail: true},
+		Peers:      peers.DefaultConfig(),
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
 			OffsetWarning:      dh.OffsetWarning,
@@ -196,7 +200,7 @@ func (c *Config) Validate() error {
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.VMClock, c.ClockBound} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.VMClock, c.ClockBound, c.Peers} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -137,7 +137,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		stepCfg.IdleInterval = min(stepCfg.IdleInterval, wd/4)
 	}
 	steps := NewSteps(stepCfg, cfg.Journal.Resolve(d.opts.Env.Getenv), d.opts.Clocks, d.logger)
-	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex, Getenv: d.opts.Env.Getenv})
+	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex, Getenv: d.opts.Env.Getenv,
+		Local: d.localClock, Kubernetes: d.opts.Kubernetes})
 	d.sources = sources
 	probes := append([]exporter.Probe{exporter.NewClockProbe(d.opts.Clocks)}, sources.Probes()...)
 	collectors := append([]prometheus.Collector{
@@ -172,7 +173,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
 		if cfg.Stepdown.Enabled {
-			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.logger)
+			var peers server.PeerWatcher
+			if pw := sources.PeerWatcher(); pw != nil {
+				peers = pw
+			}
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.logger, peers)
 			if err != nil {
 				return err
 			}
@@ -262,10 +267,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // announcerWanted says whether any of the announcer's transports is on: the
-// stepdown socket or the bounded-time segment. A new transport adds its
+// stepdown socket, the bounded-time segment, or the peers (whose replies
+// carry the state, and whose judge is a trigger). A new transport adds its
 // switch here.
 func announcerWanted(cfg *config.Config) bool {
-	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled
+	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled || cfg.Peers.Enabled()
 }
 
 // systemdTasks tell systemd the daemon is ready (every task has started and

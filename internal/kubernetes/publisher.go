@@ -90,6 +90,16 @@ type Publisher struct {
 // New returns the transport for o, or an error naming what is wrong with
 // the credentials.
 func New(o Options, getenv func(string) string, logger *slog.Logger) (*Publisher, error) {
+	c, err := NewClient(o, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithClient(c, o.NodeName, logger), nil
+}
+
+// NewClient returns a client with o's credentials: o.Kubeconfig's, else the
+// pod's service account's.
+func NewClient(o Options, getenv func(string) string) (*Client, error) {
 	var c *Client
 	var err error
 	if o.Kubeconfig != "" {
@@ -100,7 +110,7 @@ func New(o Options, getenv func(string) string, logger *slog.Logger) (*Publisher
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	return NewWithClient(c, o.NodeName, logger), nil
+	return c, nil
 }
 
 // NewWithClient returns the transport with a client of the caller's.

@@ -39,6 +39,8 @@ func TestConditionAndEvents(t *testing.T) {
 			Reason: stepdown.ReasonOffset, Source: "chrony", OffsetSeconds: f(-1.999997973), Detail: "system clock offset -1.999997973s from chrony is over 1s"})},
 		{name: "error bound", snap: snap(stepdown.StateStepdown, stepdown.ReasonErrorBound, false, policy.Event{Type: stepdown.TypeStepdown,
 			Reason: stepdown.ReasonErrorBound, Source: "chrony", Detail: "clock error bound 1.2s from chrony is over 1s"})},
+		{name: "peer offset", snap: snap(stepdown.StateStepdown, stepdown.ReasonPeerOffset, false, policy.Event{Type: stepdown.TypeStepdown,
+			Reason: stepdown.ReasonPeerOffset, Source: "peers", Detail: "this clock disagrees with the majority of its peers (2 of 2 peers more than 100ms off) for 10s"})},
 		{name: "drill", snap: snap(stepdown.StateStepdown, stepdown.ReasonDrill, true, policy.Event{Type: stepdown.TypeStepdown,
 			Reason: stepdown.ReasonDrill, Drill: true, Detail: "drill: nothing is wrong with the clock"})},
 		{name: "drill of a step", snap: snap(stepdown.StateStepdown, stepdown.ReasonStep, true, policy.Event{Type: stepdown.TypeStepdown,

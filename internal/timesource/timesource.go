@@ -123,6 +123,13 @@ type Reading struct {
 	// trusted at all now (VMClock's clock status "unreliable"): a stepdown
 	// trigger while it holds.
 	ClockUnreliable bool
+	// JudgesFleet marks the reading of the fleet's majority judge (the
+	// peers source): while it is up, OutsideFleet is the judge's verdict
+	// (this clock disagrees with a strict majority of the peers measured),
+	// a stepdown trigger whatever the source's role; while it is down
+	// (fewer than two peers measured) the judge decides nothing.
+	JudgesFleet  bool
+	OutsideFleet bool
 }
 
 // Noter is what a source implements, besides Source, when its own rich data

@@ -10,8 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/timesource"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // Env is what a source is built with besides its configuration section: the
@@ -28,6 +31,12 @@ type Env struct {
 	// $DBUS_SYSTEM_BUS_ADDRESS); nil is an empty one. Sources never read
 	// the environment themselves.
 	Getenv func(string) string
+	// Local is what this node says of its own clock to others (the
+	// peers' replies carry it); nil: unknown.
+	Local func() peers.State
+	// Kubernetes are the --kubernetes.* credentials and node name (the
+	// peers' Node list).
+	Kubernetes kubernetes.Options
 }
 
 func (e Env) getenv() func(string) string {
@@ -97,6 +106,9 @@ type Member struct {
 	// Wake asks for a poll now: a clock set changes the source's figures
 	// (and the source may be what set the clock).
 	Wake func()
+	// WatchPeer, when set, follows another node's clock for the stepdown
+	// socket's watch_peer (the peers source).
+	WatchPeer func(peer string, send func(stepdown.Message)) (stop func(), err error)
 	// OwnRate, when set, reports whether the source has news at its own
 	// rate (found, for ptp4l and ntpd; always, for the NTP probes): while
 	// any has, the stepdown feed is fed every poll interval.
@@ -220,6 +232,25 @@ func (ms Members) News() <-chan struct{} {
 		}
 	}
 	return nil
+}
+
+// PeerWatcher is the member that follows other nodes' clocks, for the
+// stepdown socket's watch_peer (nil: none does).
+func (ms Members) PeerWatcher() PeerWatcher {
+	for _, m := range ms {
+		if m.WatchPeer != nil {
+			return PeerWatcher(m.WatchPeer)
+		}
+	}
+	return nil
+}
+
+// PeerWatcher is a member's WatchPeer as the stepdown socket takes it.
+type PeerWatcher func(peer string, send func(stepdown.Message)) (stop func(), err error)
+
+// WatchPeer calls f.
+func (f PeerWatcher) WatchPeer(peer string, send func(stepdown.Message)) (func(), error) {
+	return f(peer, send)
 }
 
 // OwnRate reports whether any member has news at its own rate; once one

@@ -9,6 +9,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
@@ -82,6 +84,7 @@ func Registry() []Registration {
 		{Name: ptp.SourceName, New: newPTP, Status: ptpStatus},
 		{Name: timesyncd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newTimesyncd, Status: timesyncdStatus},
 		{Name: vmclock.SourceName, Traits: Traits{Disruptions: true}, New: newVMClock, Status: vmclockStatus},
+		{Name: peers.SourceName, New: newPeers},
 	}
 }
 
@@ -236,6 +239,18 @@ func newVMClock(cfg *config.Config, env Env) *Member {
 
 func vmclockStatus(_ context.Context, cfg *config.Config, _ Env) []Report {
 	return reportIf(vmclock.StatusOnce(cfg.VMClock))
+}
+
+func newPeers(cfg *config.Config, env Env) *Member {
+	if !cfg.Peers.Enabled() {
+		return nil
+	}
+	s := peers.New(cfg.Peers, peers.Options{Logger: env.logger(peers.SourceName), Local: env.Local, Self: env.Kubernetes.NodeName,
+		Kubernetes: func() (peers.NodeLister, error) { return kubernetes.NewClient(env.Kubernetes, env.getenv()) }})
+	// A second opinion whose verdict (OutsideFleet) is a trigger of its
+	// own; fed every poll interval, as its rounds come at their own rate.
+	return &Member{Role: timesource.SecondOpinion, Readings: one(s), Notes: s.Notes, Tasks: []func(context.Context) error{s.Run},
+		Collectors: []prometheus.Collector{exporter.NewPeersCollector(s)}, WatchPeer: s.WatchPeer, OwnRate: func() bool { return true }}
 }
 
 // Polling is what most sources are: a task that polls and keeps its last

@@ -98,6 +98,28 @@ local utils = import '../lib/utils.libsonnet';
             },
           },
           {
+            // The fleet's majority judge (peers:): this clock disagrees
+            // with a strict majority of the other agents it measured.
+            // clockwatch stepped down (peer_offset) after its grace.
+            alert: 'ClockwatchClockOffsetPeersCritical',
+            expr: 'abs(clockwatch_peer_fleet_offset_seconds{%(clockwatchSelector)s}) and on (%(by)s) clockwatch_peer_outside{%(clockwatchSelector)s} == 1' % c,
+            'for': '1m',
+            labels: { severity: page },
+            annotations: {
+              summary: "The clock disagrees with the majority of the other nodes' clocks.",
+              description: |||
+                clockwatch on {{ $labels.instance }} finds its clock
+                {{ $value | humanizeDuration }} from the median of the fleet's clocks, and
+                more than peers.max_offset away from most of the peers it measured
+                ({{ with printf `clockwatch_peer_disagreeing{instance="%s",job="%s"}` $labels.instance $labels.job | query }}{{ . | first | value }}{{ end }}
+                of {{ with printf `clockwatch_peer_measured{instance="%s",job="%s"}` $labels.instance $labels.job | query }}{{ . | first | value }}{{ end }}),
+                for a minute. Its own time daemon may vouch for it: the
+                fleet does not. Lock holders on it were told to step down
+                (reason peer_offset).
+              |||,
+            },
+          },
+          {
             alert: 'ClockwatchClockStepBackward',
             expr: 'instance:clockwatch_clock_steps:increase10m{%(clockwatchSelector)s,direction="backward"} > 0' % c,
             labels: { severity: page },
@@ -397,6 +419,41 @@ local utils = import '../lib/utils.libsonnet';
                 NTP server {{ $labels.server }} for 10 minutes (timeouts, refusals
                 or answers rejected as unusable): the independent offset check
                 has one server fewer.
+              |||,
+            },
+          },
+          {
+            alert: 'ClockwatchPeerUnreachable',
+            expr: 'clockwatch_peer_up{%(clockwatchSelector)s} == 0' % c,
+            'for': '10m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: 'A peer does not answer clockwatch.',
+              description: |||
+                clockwatch on {{ $labels.instance }} has not measured peer
+                {{ $labels.peer }} for 10 minutes (timeouts, refused or unusable
+                replies, round trips over peers.max_rtt): the fleet's judge has one
+                peer fewer, and applications watching that peer's clock are told
+                it is unknown.
+              |||,
+            },
+          },
+          {
+            // A node that measures fewer than two peers decides nothing:
+            // the stepdown state stays as it was. In a fleet larger than
+            // peers.sample the per-peer series rotate; this one does not.
+            alert: 'ClockwatchFleetJudgeUndecided',
+            expr: 'clockwatch_peer_measured{%(clockwatchSelector)s} < 2 and on (%(by)s) clockwatch_peer_discovered{%(clockwatchSelector)s} >= 2' % c,
+            'for': '10m',
+            labels: { severity: 'warning' },
+            annotations: {
+              summary: "clockwatch cannot compare the clock with the fleet's.",
+              description: |||
+                clockwatch on {{ $labels.instance }} has measured only
+                {{ $value }} of its peers in each round for 10 minutes: with fewer
+                than two the fleet's judge decides nothing, so this node would not
+                step down if its clock left the fleet's (a partition, a firewall
+                on peers.listen's UDP port, peers.allow or a key that differs).
               |||,
             },
           },

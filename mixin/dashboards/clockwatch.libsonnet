@@ -1554,5 +1554,243 @@ function(config)
             },
           },
         },
+        {
+          type: 'row',
+          id: 24,
+          title: "Fleet's clock (peers)",
+          collapsed: false,
+          panels: [],
+          gridPos: {
+            x: 0,
+            y: 59,
+            w: 24,
+            h: 1,
+          },
+        },
+        {
+          type: 'timeseries',
+          id: 25,
+          title: 'Skew to the fleet, per node',
+          description: "Each node's clock against the median of the fleet's clocks as it measures them (clockwatch_peer_fleet_offset_seconds, negated: positive, the node is ahead). Only with peers: configured (docs/peers.md). A node the majority finds more than peers.max_offset away steps down with reason peer_offset.",
+          datasource: ds,
+          gridPos: {
+            x: 0,
+            y: 60,
+            w: 12,
+            h: 8,
+          },
+          targets: [
+            {
+              datasource: ds,
+              refId: 'A',
+              expr: q('-clockwatch_peer_fleet_offset_seconds{%(sel)s}'),
+              legendFormat: '{{instance}}',
+              range: true,
+              instant: false,
+            },
+          ],
+          fieldConfig: {
+            defaults: {
+              unit: 's',
+              custom: {
+                drawStyle: 'line',
+                lineWidth: 1,
+                fillOpacity: 0,
+                showPoints: 'never',
+                spanNulls: false,
+              },
+              color: {
+                mode: 'palette-classic',
+              },
+            },
+            overrides: [],
+          },
+          options: {
+            legend: {
+              displayMode: 'table',
+              placement: 'right',
+              showLegend: true,
+              calcs: ['lastNotNull', 'max', 'min'],
+            },
+            tooltip: {
+              mode: 'multi',
+              sort: 'desc',
+            },
+          },
+        },
+        {
+          type: 'heatmap',
+          id: 26,
+          title: 'Offsets between nodes',
+          description: 'Every offset measured between two nodes (clockwatch_peer_offset_seconds: the peer minus the node that measured it), bucketed: a healthy fleet is one band around 0; a node off the fleet shows as two bands at ±its offset.',
+          datasource: ds,
+          gridPos: {
+            x: 12,
+            y: 60,
+            w: 12,
+            h: 8,
+          },
+          targets: [
+            {
+              datasource: ds,
+              refId: 'A',
+              expr: q('clockwatch_peer_offset_seconds{%(sel)s}'),
+              legendFormat: '{{instance}} → {{peer}}',
+              range: true,
+              instant: false,
+            },
+          ],
+          fieldConfig: {
+            defaults: {
+              custom: {
+                scaleDistribution: {
+                  type: 'linear',
+                },
+              },
+            },
+            overrides: [],
+          },
+          options: {
+            calculate: true,
+            calculation: {
+              yBuckets: {
+                mode: 'count',
+                value: '40',
+              },
+            },
+            cellGap: 1,
+            color: {
+              mode: 'scheme',
+              scheme: 'Oranges',
+              steps: 64,
+            },
+            yAxis: {
+              unit: 's',
+            },
+            tooltip: {
+              mode: 'single',
+              yHistogram: true,
+            },
+            legend: {
+              show: true,
+            },
+          },
+        },
+        {
+          type: 'timeseries',
+          id: 27,
+          title: 'Fleet judge',
+          description: 'Per node: the peers measured in the last round, those more than peers.max_offset away, and whether the majority finds the node outside (1). With fewer than two measured the judge decides nothing.',
+          datasource: ds,
+          gridPos: {
+            x: 0,
+            y: 68,
+            w: 12,
+            h: 7,
+          },
+          targets: [
+            {
+              datasource: ds,
+              refId: 'A',
+              expr: q('clockwatch_peer_measured{%(sel)s}'),
+              legendFormat: '{{instance}} measured',
+              range: true,
+              instant: false,
+            },
+            {
+              datasource: ds,
+              refId: 'B',
+              expr: q('clockwatch_peer_disagreeing{%(sel)s}'),
+              legendFormat: '{{instance}} disagreeing',
+              range: true,
+              instant: false,
+            },
+            {
+              datasource: ds,
+              refId: 'C',
+              expr: q('clockwatch_peer_outside{%(sel)s}'),
+              legendFormat: '{{instance}} outside',
+              range: true,
+              instant: false,
+            },
+          ],
+          fieldConfig: {
+            defaults: {
+              unit: 'short',
+              custom: {
+                drawStyle: 'line',
+                lineWidth: 1,
+                fillOpacity: 0,
+                showPoints: 'never',
+                spanNulls: false,
+              },
+              color: {
+                mode: 'palette-classic',
+              },
+            },
+            overrides: [],
+          },
+          options: {
+            legend: {
+              displayMode: 'list',
+              placement: 'bottom',
+              showLegend: true,
+            },
+            tooltip: {
+              mode: 'multi',
+              sort: 'none',
+            },
+          },
+        },
+        {
+          type: 'timeseries',
+          id: 28,
+          title: 'Peer round trips',
+          description: 'Round trip of the best exchange with each peer in the last round (clockwatch_peer_rtt_seconds): half of it bounds the offset error from the path. Samples over peers.max_rtt are dropped.',
+          datasource: ds,
+          gridPos: {
+            x: 12,
+            y: 68,
+            w: 12,
+            h: 7,
+          },
+          targets: [
+            {
+              datasource: ds,
+              refId: 'A',
+              expr: q('clockwatch_peer_rtt_seconds{%(sel)s}'),
+              legendFormat: '{{instance}} → {{peer}}',
+              range: true,
+              instant: false,
+            },
+          ],
+          fieldConfig: {
+            defaults: {
+              unit: 's',
+              custom: {
+                drawStyle: 'line',
+                lineWidth: 1,
+                fillOpacity: 0,
+                showPoints: 'never',
+                spanNulls: false,
+              },
+              color: {
+                mode: 'palette-classic',
+              },
+            },
+            overrides: [],
+          },
+          options: {
+            legend: {
+              displayMode: 'list',
+              placement: 'bottom',
+              showLegend: true,
+            },
+            tooltip: {
+              mode: 'multi',
+              sort: 'none',
+            },
+          },
+        },
       ],
   }

@@ -54,4 +54,12 @@
 // vmclock and Linux 7.3.4 with ptp_vmclock.ko (scripts/deps.d/42-vmclock.sh
 // unpacks both from the backports): TestVMClockMigrationInVM moves a guest
 // running clockwatch four ways (issue 22).
+//
+// TestFleetPeersInVM boots three guests at once (Boot, Options.Modules with
+// NetModules: a virtio NIC on qemu's user-mode network, each guest's 9847
+// forwarded from a host port, the others reached at 10.0.2.2) for the
+// fleet's clock (issue 34): peerprobe sets each guest's clock from the
+// test's NTP server and asks a responder from outside its allow-list,
+// sockwatch -watch-peer follows another guest's clock, and the host drives
+// the guests through a tiny HTTP gate.
 package vm

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -94,6 +95,9 @@ type Options struct {
 	// Kill.Delay after the console first shows Kill.After. A run killed
 	// so returns no error for it; Result.Killed says it happened.
 	Kill *Kill
+	// Modules are kernel modules of ModuleDir loaded, in order, before the
+	// script starts (NetModules for a virtio NIC).
+	Modules []string
 }
 
 // Kill says when Run cuts the power of the VM.
@@ -105,6 +109,10 @@ type Kill struct {
 // DiskModules are the kernel modules Options.Disk needs, in load order
 // (scripts/deps.d/42-disk.sh fetches them beside the kernel).
 var DiskModules = []string{"virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci", "virtio_blk"}
+
+// NetModules are what a virtio NIC (-device virtio-net-pci) needs, in load
+// order (scripts/deps.d/43-net.sh fetches the last three).
+var NetModules = []string{"failover", "net_failover", "virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev", "virtio_pci", "virtio_net"}
 
 // modulesFile lists, in the guest, the modules /init loads first.
 const modulesFile = "/etc/clockwatch-test/modules"
@@ -258,19 +266,28 @@ func prepare(t testing.TB, opts Options) (*prepared, error) {
 		kernel = opts.Kernel
 	}
 	if opts.Disk != "" {
+		for _, m := range DiskModules {
+			if !slices.Contains(opts.Modules, m) {
+				opts.Modules = append(opts.Modules, m)
+			}
+		}
+	}
+	if len(opts.Modules) > 0 {
 		dir := ModuleDir(t)
 		files := map[string]string{}
 		for k, v := range opts.Files {
 			files[k] = v
 		}
-		for _, m := range DiskModules {
+		for _, m := range opts.Modules {
 			p := filepath.Join(dir, m+".ko")
 			if _, err := os.Stat(p); err != nil {
-				testtool.Missing(t, p+" not found; run scripts/test-deps.sh (42-disk.sh)")
+				testtool.Missing(t, p+" not found; run scripts/test-deps.sh (42-disk.sh, 43-net.sh)")
 			}
 			files["/lib/modules/"+m+".ko"] = p
 		}
 		opts.Files = files
+	}
+	if opts.Disk != "" {
 		// The image is the test's: qemu writes to it and nothing else.
 		opts.QemuArgs = append([]string{"-drive", "file=" + opts.Disk + ",format=raw,if=virtio,cache=writeback"}, opts.QemuArgs...)
 	}
@@ -430,8 +447,8 @@ func writeInitramfs(name, busybox string, opts Options) error {
 	r.addBytes(ScriptPath, 0o755, []byte(". "+LibPath+"\n"+opts.Script))
 	r.addBytes("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"))
 	r.addBytes("etc/group", 0o644, []byte("root:x:0:\n"))
-	if opts.Disk != "" {
-		r.addBytes(strings.TrimPrefix(modulesFile, "/"), 0o644, []byte(strings.Join(DiskModules, "\n")+"\n"))
+	if len(opts.Modules) > 0 {
+		r.addBytes(strings.TrimPrefix(modulesFile, "/"), 0o644, []byte(strings.Join(opts.Modules, "\n")+"\n"))
 	}
 	for guestPath, hostPath := range opts.Files {
 		if err := checkStatic(hostPath); err != nil {

@@ -23,6 +23,10 @@ import clockwatch_stepdown as cs
 
 SOCKET = os.environ.get(cs.SOCKET_ENV, "")
 METRICS = os.environ.get("CLOCKWATCH_METRICS_URL", "")
+# A second clockwatch that the first measures (peers.static): its name as the
+# first knows it, and its own socket, where the tests drill it.
+PEER = os.environ.get("CLOCKWATCH_PEER", "")
+PEER_SOCKET = os.environ.get("CLOCKWATCH_PEER_SOCKET", "")
 README = os.path.join(os.path.dirname(__file__), "..", "README.md")
 
 
@@ -164,6 +168,46 @@ class TestAgainstClockwatch(unittest.TestCase):
             return released
 
         self.assertEqual(asyncio.run(asyncio.wait_for(main(), 30)), ["suspend"])
+
+    def test_watch_peer(self):
+        # The peer's drill: its clock untrusted, told through this node's
+        # socket; this node's own state does not move.
+        self.assertTrue(PEER and PEER_SOCKET, "CLOCKWATCH_PEER and CLOCKWATCH_PEER_SOCKET are not set")
+        sub = cs.Subscriber(SOCKET, watch_peers=[PEER])
+        stop = threading.Event()
+        timer = threading.Timer(30, stop.set)
+        timer.daemon = True
+        timer.start()
+        peer_states, local = [], []
+        drilled = False
+        for ev in sub.events(stop):
+            if ev.type != "peer":
+                local.append(ev.state)
+                continue
+            self.assertEqual(ev.peer, PEER)
+            peer_states.append((ev.state, ev.reason))
+            if ev.state == "ok" and not drilled:
+                drilled = True
+                threading.Thread(target=lambda: cs.request_drill(PEER_SOCKET, reason="drill", hold_seconds=2)).start()
+            elif ev.state == "ok" and ("stepdown", "drill") in peer_states:
+                stop.set()
+        self.assertIn(("stepdown", "drill"), peer_states, "the peer's drill was not heard")
+        self.assertEqual(peer_states[-1], ("ok", None), "the peer's resume was not heard")
+        self.assertEqual(set(local), {"ok"}, "this node's state moved with its peer's")
+
+    def test_async_watch_peer(self):
+        async def main():
+            sub = cs.AsyncSubscriber(SOCKET, watch_peers=[PEER])
+            async for ev in sub.events():
+                if ev.type == "peer" and ev.state == "ok":
+                    await sub._close()
+                    return ev
+            return None
+
+        ev = asyncio.run(asyncio.wait_for(main(), 30))
+        self.assertIsNotNone(ev)
+        self.assertEqual(ev.peer, PEER)
+        self.assertIsNotNone(ev.fields.get("offset_seconds"))
 
     def test_readme_example(self):
         with open(README) as f:

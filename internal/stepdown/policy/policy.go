@@ -249,6 +249,13 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		}
 		out = append(out, p.Unreliable(r.ClockUnreliable, name, mono)...)
 	}
+	if r.JudgesFleet && r.Found && r.Up {
+		// The fleet's majority judge, whatever the source's role. A
+		// judge that is down (fewer than two peers measured) decides
+		// nothing: the condition stays as it was.
+		p.detail[name] = r.Detail
+		out = append(out, p.PeerOffset(r.OutsideFleet, name, mono)...)
+	}
 	if r.Role == timesource.SecondOpinion {
 		// Judged by health and the alerts; here evidence only, whatever
 		// it says, lost or not.
@@ -369,6 +376,24 @@ func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) 
 	}
 	e.Detail = fmt.Sprintf("%s says the clock is unreliable", source)
 	return []Event{e}
+}
+
+// PeerOffset feeds the fleet's majority judge's verdict from source (the
+// peers): outside or not. Outside for longer than the grace is a condition
+// that holds the state down until a verdict of inside.
+func (p *Policy) PeerOffset(outside bool, source string, mono time.Duration) []Event {
+	c := Condition{stepdown.ReasonPeerOffset, source}
+	if !outside || !p.cfg.Triggers.PeerOffset.Enabled {
+		delete(p.pending, c)
+		p.clearCond(c, mono)
+		return nil
+	}
+	if _, ok := p.pending[c]; !ok {
+		if _, ok := p.active[c]; !ok {
+			p.pending[c] = mono
+		}
+	}
+	return nil
 }
 
 // Offset feeds source's estimate of the system clock's offset, in seconds.

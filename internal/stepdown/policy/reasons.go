@@ -72,7 +72,7 @@ type Trigger struct {
 // in Triggers (and SourceTriggers when PerSource); the tests fail until all
 // agree. Then the input that raises it: a method like Offset, called from
 // Reading, or a daemon input for an instant one.
-func triggerTable() [8]Trigger {
+func triggerTable() [9]Trigger {
 	return [...]Trigger{
 		{Reason: stepdown.ReasonStep, Kind: Instant, Key: "step", Disrupts: true,
 			global: func(t Triggers) Setting { return t.Step.setting() }},
@@ -103,6 +103,17 @@ func triggerTable() [8]Trigger {
 		// hypervisor calls unreliable holds while it says so.
 		{Reason: stepdown.ReasonVMDisruption, Kind: Instant, Key: "vm_disruption", Disrupts: true,
 			global: func(t Triggers) Setting { return t.VMDisruption.setting() }},
+		// The fleet's majority judge (the peers source) says this clock is
+		// outside: graced, so that one round's verdict is not enough.
+		{Reason: stepdown.ReasonPeerOffset, Kind: Graced, Key: "peer_offset",
+			global: func(t Triggers) Setting { return t.PeerOffset.setting() },
+			text: func(c Condition, detail string) string {
+				what := "this clock disagrees with the majority of its peers"
+				if detail != "" {
+					what += " (" + detail + ")"
+				}
+				return what
+			}},
 	}
 }
 

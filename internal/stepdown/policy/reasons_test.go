@@ -154,6 +154,7 @@ func TestValidateNamesEveryTrigger(t *testing.T) {
 		"x.error_bound.threshold: must be positive when enabled, got 0s",
 		"x.probe_lost.grace: must be positive when enabled, got 0s",
 		"x.suspend.threshold: must be positive when enabled, got 0s",
+		"x.peer_offset.grace: must be positive when enabled, got 0s",
 	}
 	if diff := cmp.Diff(want, strings.Split(ts.Validate("x").Error(), "\n")); diff != "" {
 		t.Errorf("Triggers.Validate (-want +got):\n%s", diff)
@@ -181,8 +182,8 @@ func TestDisrupts(t *testing.T) {
 		stepdown.ReasonDrill: true, stepdown.ReasonStep: true, stepdown.ReasonSuspend: true,
 		stepdown.ReasonOffset: false, stepdown.ReasonUnsynchronized: false, stepdown.ReasonErrorBound: false,
 		stepdown.ReasonProbeLost: false, stepdown.ReasonGrandmasterChanged: false, stepdown.ReasonStarting: false,
-		stepdown.ReasonVMDisruption: true,
-		"no_such_reason":            false,
+		stepdown.ReasonVMDisruption: true, stepdown.ReasonPeerOffset: false,
+		"no_such_reason": false,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Disrupts (-want +got):\n%s", diff)

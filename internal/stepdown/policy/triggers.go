@@ -35,6 +35,10 @@ type Triggers struct {
 	// changes, also across a restart in the same boot, and holds while a
 	// source says its clock is unreliable.
 	VMDisruption Switch `yaml:"vm_disruption"`
+	// PeerOffset fires when the fleet's majority judge (peers:) has found
+	// this clock outside for longer than the grace, and holds until it
+	// finds it inside again.
+	PeerOffset Grace `yaml:"peer_offset"`
 	// Sources replaces Offset, ErrorBound and Unsynchronized for the named
 	// sources: a PTP clock runs at nanoseconds to microseconds, where the
 	// 1 s that suits NTP means nothing. It is not read from the stepdown
@@ -104,7 +108,8 @@ type Grace struct {
 // DefaultTriggers returns the triggers clockwatch uses unless configured
 // otherwise: all enabled, a step over 1 ms, an offset over 1 s, unsynchronised
 // for over 60 s, an error bound over 1 s, a probe failing for over 10 s, a
-// suspend over 1 ms, a grandmaster changed, a VM disruption.
+// suspend over 1 ms, a grandmaster changed, a VM disruption, outside the
+// fleet for over 10 s.
 func DefaultTriggers() Triggers {
 	return Triggers{
 		Step:           Threshold{Enabled: true, Threshold: time.Millisecond},
@@ -116,6 +121,7 @@ func DefaultTriggers() Triggers {
 
 		GrandmasterChanged: Switch{Enabled: true},
 		VMDisruption:       Switch{Enabled: true},
+		PeerOffset:         Grace{Enabled: true, Grace: 10 * time.Second},
 	}
 }
 

@@ -33,6 +33,8 @@ type client struct {
 	done    chan struct{}
 	once    sync.Once
 	lastAck uint64 // read loop only
+	// peerWatches counts the watch_peer requests served (read loop only).
+	peerWatches int
 	// helloSeq is the seq of the hello: events after it were sent to this
 	// connection, and only their acks measure the ack latency.
 	helloSeq uint64
@@ -218,8 +220,10 @@ func (c *client) readLoop() {
 			c.s.ack(c, m.Seq)
 		case stepdown.TypeDrill:
 			c.s.drillFrom(c, m)
+		case stepdown.TypeWatchPeer:
+			c.s.watchPeer(c, m)
 		default:
-			c.sendError(stepdown.CodeUnknownType, fmt.Sprintf("clients may send ack or drill, not %q", m.Type))
+			c.sendError(stepdown.CodeUnknownType, fmt.Sprintf("clients may send ack, drill or watch_peer, not %q", m.Type))
 		}
 	}
 }

@@ -51,6 +51,8 @@ clockwatch_stepdown_events_total{drill="false",reason="grandmaster_changed",type
 clockwatch_stepdown_events_total{drill="false",reason="grandmaster_changed",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="offset",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="offset",type="stepdown"} 0
+clockwatch_stepdown_events_total{drill="false",reason="peer_offset",type="resume"} 0
+clockwatch_stepdown_events_total{drill="false",reason="peer_offset",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="probe_lost",type="resume"} 0
 clockwatch_stepdown_events_total{drill="false",reason="probe_lost",type="stepdown"} 0
 clockwatch_stepdown_events_total{drill="false",reason="starting",type="resume"} 1

@@ -58,6 +58,8 @@ type Options struct {
 	// Pulse, when set, beats the heartbeat on the daemon's shared ticks
 	// (the caller runs it); nil: Run runs a pulse of its own.
 	Pulse *pulse.Pulse
+	// Peers serves watch_peer; nil refuses it.
+	Peers PeerWatcher
 }
 
 // Server is the stepdown socket server: the unix-socket transport of an

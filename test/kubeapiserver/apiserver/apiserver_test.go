@@ -230,7 +230,13 @@ users:
 					t.Fatalf("the transport works without %q on %s: the ClusterRole is not minimal", verb, rule.Resources[0])
 				}
 				t.Logf("without %s the check fails, as it must: %v", name, err)
-				if m := d.metric("clockwatch_kubernetes_requests_total", `result="403"`); m == "" {
+				// The Node list is the peers' (peers.kubernetes), counted in
+				// their discovery_up, not in the transport's requests.
+				if verb == "list" {
+					if m := d.metric("clockwatch_peer_discovery_up", `place="kubernetes"} 0`); m == "" {
+						t.Errorf("clockwatch_peer_discovery_up{place=\"kubernetes\"} is not 0:\n%s", d.metrics())
+					}
+				} else if m := d.metric("clockwatch_kubernetes_requests_total", `result="403"`); m == "" {
 					t.Errorf("no 403 counted in clockwatch_kubernetes_requests_total:\n%s", d.metrics())
 				}
 			})
@@ -322,6 +328,16 @@ journal:
 clockbound:
   enabled: false
 `, e.chrony.Socket, filepath.Join(dir, "stepdown.sock"), filepath.Join(dir, "state")))
+	if node != "" {
+		// The fleet's clock from the Node list (list nodes): its peers are
+		// the Nodes' InternalIPs.
+		f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, "peers:\n  kubernetes: true\n  listen: \"127.0.0.1:%d\"\n", freeUDPPort(t))
+		f.Close()
+	}
 	d := &daemon{t: t, bin: e.bin, node: node, socket: filepath.Join(dir, "stepdown.sock"), cs: e.cs,
 		metricsURL: "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics"}
 	args := []string{"--config.file=" + conf, "--web.listen-address=127.0.0.1:" + strconv.Itoa(port)}
@@ -360,6 +376,15 @@ func (d *daemon) drill(t *testing.T) *proc {
 func (d *daemon) check(ctx context.Context, report *strings.Builder) error {
 	if err := d.waitCondition(ctx, 30*time.Second, "False", "ClockTrusted", ""); err != nil {
 		return err
+	}
+	// The peers' Node list (list nodes) worked.
+	if err := waitFor(ctx, 30*time.Second, func() error {
+		if d.metric("clockwatch_peer_discovery_up", `place="kubernetes"} 1`) == "" {
+			return errors.New("not yet")
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("node %s: the Node list for peers.kubernetes did not work: %s", d.node, d.metric("clockwatch_peer_discovery_up", ""))
 	}
 	d.record(ctx, report, "at start")
 	dr := d.drill(d.t)

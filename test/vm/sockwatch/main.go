@@ -22,6 +22,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	socket := fl.String("socket", "/run/clockwatch/stepdown.sock", "clockwatch's stepdown socket")
 	out := fl.String("out", "", "file the received lines are appended to")
 	tag := fl.String("tag", "", "tag of the result lines, to tell several subscribers apart")
+	watchPeer := fl.String("watch-peer", "", "a peer whose clock to follow too (watch_peer)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -29,14 +30,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sockwatch: refusing to run: %v\n", err)
 		return 3
 	}
-	if err := watch(*socket, *out, *tag, stdout); err != nil {
+	if err := watch(*socket, *out, *tag, *watchPeer, stdout); err != nil {
 		fmt.Fprintf(stderr, "sockwatch: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func watch(socket, out, tag string, stdout io.Writer) error {
+func watch(socket, out, tag, watchPeer string, stdout io.Writer) error {
 	var conn net.Conn
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -48,6 +49,12 @@ func watch(socket, out, tag string, stdout io.Writer) error {
 		}
 	}
 	defer conn.Close()
+	if watchPeer != "" {
+		req, _ := json.Marshal(map[string]string{"type": "watch_peer", "peer": watchPeer})
+		if _, err := conn.Write(append(req, '\n')); err != nil {
+			return fmt.Errorf("asking to watch %s: %w", watchPeer, err)
+		}
+	}
 	var file *os.File
 	if out != "" {
 		if file, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err != nil {

@@ -10,6 +10,9 @@ format is docs/stepdown-protocol.md in clockwatch's repository.
 - LeaseGuard / AsyncLeaseGuard: run lock-dependent work in ``hold()``
   sections; a stepdown calls your release callback, waits for the sections,
   then acks.
+- Subscriber(watch_peers=[...]): ``peer`` events for the clocks of other
+  nodes (the node your lock server runs on), when clockwatch measures its
+  peers (peers: in its configuration).
 """
 
 from ._async import AsyncLeaseGuard, AsyncSubscriber

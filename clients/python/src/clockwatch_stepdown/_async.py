@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Awaitable, Callable, Optional, Union
+from typing import AsyncIterator, Awaitable, Callable, Optional, Sequence, Union
 
-from ._protocol import MAX_LINE, Backoff, Event, ProtocolError, ack, default_socket, parse, unknown
+from ._protocol import MAX_LINE, Backoff, Event, ProtocolError, ack, default_socket, parse, unknown, watch_peer
 from ._sync import HELLO_TIMEOUT, ClockUntrusted
 
 Callback = Callable[[str], Union[None, Awaitable[None]]]
 
 
 class AsyncSubscriber:
-    """The asyncio twin of Subscriber: ``async for ev in sub.events()``."""
+    """The asyncio twin of Subscriber: ``async for ev in sub.events()``,
+    with ``peer`` events for the clocks of watch_peers."""
 
-    def __init__(self, path: Optional[str] = None) -> None:
+    def __init__(self, path: Optional[str] = None, watch_peers: Sequence[str] = ()) -> None:
         self.path = path or default_socket()
+        self.watch_peers = list(watch_peers)
         self._writer: Optional[asyncio.StreamWriter] = None
 
     async def events(self) -> AsyncIterator[Event]:
@@ -27,6 +29,9 @@ class AsyncSubscriber:
             try:
                 async for ev in self._session():
                     backoff.reset()
+                    if ev.type == "peer":
+                        yield ev
+                        continue
                     if ev.type == "heartbeat" and ev.state == state:
                         continue
                     state = ev.state
@@ -54,7 +59,10 @@ class AsyncSubscriber:
             ev = parse(line)
             if ev.type == "hello":
                 silence = 3 * float(ev.fields.get("heartbeat_seconds", 1.0))
-            if ev.type in ("hello", "stepdown", "resume", "heartbeat"):
+                for p in self.watch_peers:
+                    writer.write(watch_peer(p))
+                await writer.drain()
+            if ev.type in ("hello", "stepdown", "resume", "heartbeat", "peer"):
                 yield ev
 
     async def ack(self, event: Event) -> None:
@@ -128,6 +136,8 @@ class AsyncLeaseGuard:
 
     async def _follow(self) -> None:
         async for ev in self._sub.events():
+            if ev.type == "peer":
+                continue  # another node's clock: not this guard's
             if ev.trusted:
                 async with self._cond:
                     self._trusted = True

@@ -33,8 +33,10 @@ class Event:
 
     ``type`` is ``hello``, ``stepdown``, ``resume``, ``heartbeat`` or
     ``unknown`` (no connection, or silence for three heartbeats: treat it
-    like a stepdown). ``state`` is ``ok``, ``stepdown`` or ``unknown``.
-    Fields the protocol may add later are kept in ``fields``.
+    like a stepdown), or ``peer``: the state of a watched peer's clock
+    (another node's clockwatch, named in ``peer``), which says nothing of
+    this node's. ``state`` is ``ok``, ``stepdown`` or ``unknown``. Fields
+    the protocol may add later are kept in ``fields``.
     """
 
     type: str
@@ -45,6 +47,7 @@ class Event:
     drill: bool = False
     step_seconds: Optional[float] = None
     detail: Optional[str] = None
+    peer: Optional[str] = None
     fields: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -86,6 +89,7 @@ def parse(line: bytes) -> Event:
         drill=bool(obj.get("drill", False)),
         step_seconds=float(step) if isinstance(step, (int, float)) else None,
         detail=obj.get("detail"),
+        peer=obj.get("peer"),
         fields=obj,
     )
 
@@ -111,6 +115,12 @@ def drill(reason: str = "drill", step_seconds: Optional[float] = None, hold_seco
     if hold_seconds is not None:
         msg["hold_seconds"] = hold_seconds
     return encode(msg)
+
+
+def watch_peer(peer: str) -> bytes:
+    """Asks to follow the clock of a peer (another node's clockwatch this one
+    measures: a name as its metrics show it, an IP:port or an IP)."""
+    return encode({"type": "watch_peer", "peer": peer})
 
 
 class Lines:

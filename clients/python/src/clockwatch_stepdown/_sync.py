@@ -6,9 +6,9 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
-from ._protocol import Backoff, Event, Lines, ProtocolError, ack, default_socket, drill, parse, unknown
+from ._protocol import Backoff, Event, Lines, ProtocolError, ack, default_socket, drill, parse, unknown, watch_peer
 
 #: How long to wait for the hello before the heartbeat interval is known.
 HELLO_TIMEOUT = 5.0
@@ -26,10 +26,17 @@ class Subscriber:
     can no longer be heard (the connection is lost, or silent for three
     heartbeats). The state starts unknown: until a hello arrives, treat the
     clock as untrusted. After releasing for a stepdown, call ack(event).
+
+    watch_peers names other nodes' clocks to follow (the node a lock server
+    runs on): after each hello the subscriber asks for them, and events()
+    yields ``peer`` events, at once and whenever such a peer's state, reason
+    or clock epoch changes (a changed epoch: its clock stepped). A peer
+    event says nothing of this node's clock.
     """
 
-    def __init__(self, path: Optional[str] = None) -> None:
+    def __init__(self, path: Optional[str] = None, watch_peers: Sequence[str] = ()) -> None:
         self.path = path or default_socket()
+        self.watch_peers = list(watch_peers)
         self._sock: Optional[socket.socket] = None
         self._lock = threading.Lock()
 
@@ -42,6 +49,9 @@ class Subscriber:
             try:
                 for ev in self._session(stop):
                     backoff.reset()
+                    if ev.type == "peer":
+                        yield ev
+                        continue
                     if ev.type == "heartbeat" and ev.state == state:
                         continue
                     state = ev.state
@@ -80,7 +90,10 @@ class Subscriber:
                 ev = parse(line)
                 if ev.type == "hello":
                     silence = 3 * float(ev.fields.get("heartbeat_seconds", 1.0))
-                if ev.type in ("hello", "stepdown", "resume", "heartbeat"):
+                    # Asked again on every connection: a watch ends with it.
+                    for p in self.watch_peers:
+                        s.sendall(watch_peer(p))
+                if ev.type in ("hello", "stepdown", "resume", "heartbeat", "peer"):
                     yield ev
                 # error messages and types added later are ignored
 
@@ -198,6 +211,8 @@ class LeaseGuard:
 
     def _follow(self) -> None:
         for ev in self._sub.events(self._stop):
+            if ev.type == "peer":
+                continue  # another node's clock: not this guard's
             if ev.trusted:
                 with self._cond:
                     was, self._trusted = self._trusted, True

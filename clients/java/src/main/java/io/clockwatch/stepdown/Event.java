@@ -6,7 +6,8 @@ import java.util.Map;
  * One message from clockwatch's stepdown socket, or a synthetic {@code unknown} event.
  *
  * <p>{@code type} is {@code hello}, {@code stepdown}, {@code resume}, {@code heartbeat} or
- * {@code unknown} (not connected, or silent for three heartbeats: treat it like a stepdown).
+ * {@code unknown} (not connected, or silent for three heartbeats: treat it like a stepdown), or
+ * {@code peer}: the state of a watched peer's clock, named by {@link #peer()}.
  * {@code state} is {@code ok}, {@code stepdown} or {@code unknown}. Fields the protocol may add later
  * are kept, as text, in {@code fields}.
  */
@@ -16,6 +17,11 @@ public record Event(String type, String state, long seq, long epoch, String reas
     /** Whether the clock may be trusted after this event: only in state ok. */
     public boolean trusted() {
         return "ok".equals(state);
+    }
+
+    /** The peer a {@code peer} event is about (null for the others). */
+    public String peer() {
+        return fields.get("peer");
     }
 
     /** Whether clockwatch waits for an ack of this event (stepdowns). */

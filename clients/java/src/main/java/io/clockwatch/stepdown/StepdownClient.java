@@ -11,6 +11,7 @@ import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -43,6 +44,7 @@ public final class StepdownClient implements Closeable {
     // socket then, and that silence is the application's, not clockwatch's.
     private volatile boolean inListener;
     private volatile String state = "unknown";
+    private volatile List<String> watchPeers = List.of();
 
     /** A client of the socket at $CLOCKWATCH_STEPDOWN_SOCKET, or the default path. */
     public StepdownClient(StepdownListener listener) {
@@ -62,6 +64,16 @@ public final class StepdownClient implements Closeable {
     public static Path defaultSocket() {
         String env = System.getenv(SOCKET_ENV);
         return Path.of(env == null || env.isEmpty() ? DEFAULT_SOCKET : env);
+    }
+
+    /**
+     * Follows the clocks of these peers too (other nodes' clockwatch this one measures: a name as its
+     * metrics show it, an IP:port or an IP): after each hello the client asks for them, and
+     * {@link StepdownListener#onPeer} hears their changes. Call before {@link #start}.
+     */
+    public StepdownClient watchPeers(String... peers) {
+        this.watchPeers = List.of(peers);
+        return this;
     }
 
     /** Starts following the socket; returns at once. */
@@ -138,7 +150,20 @@ public final class StepdownClient implements Closeable {
                 case "hello" -> {
                     String hb = ev.fields().get("heartbeat_seconds");
                     silenceNanos = 3 * (long) (1e9 * (hb == null ? 1.0 : Double.parseDouble(hb)));
+                    // Asked again on every connection: a watch ends with it.
+                    for (String p : watchPeers) {
+                        send("{\"type\":\"watch_peer\",\"peer\":" + Json.quote(p) + "}");
+                    }
                     handle(ev);
+                }
+                case "peer" -> {
+                    inListener = true;
+                    try {
+                        listener.onPeer(ev);
+                    } finally {
+                        lastMessageNanos = System.nanoTime();
+                        inListener = false;
+                    }
                 }
                 case "stepdown", "resume" -> handle(ev);
                 case "heartbeat" -> {

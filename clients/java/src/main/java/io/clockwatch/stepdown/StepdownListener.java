@@ -16,4 +16,11 @@ public interface StepdownListener {
 
     /** The clock may be trusted again ({@code hello} in state ok, or a {@code resume}). */
     default void onTrusted(Event event) {}
+
+    /**
+     * A watched peer's clock (see {@link StepdownClient#watchPeers}): another node's, at once and whenever
+     * its state, reason or clock epoch changes (a changed epoch: its clock stepped). It says nothing of
+     * this node's clock; nothing is acked.
+     */
+    default void onPeer(Event event) {}
 }

@@ -156,6 +156,55 @@ public final class StepdownClientTest {
         waitFor(() -> acks() >= before + 1, 10, "clockwatch counting the ack");
     }
 
+    /**
+     * The peer clockwatch (CLOCKWATCH_PEER, measured by the first) is drilled on its own socket: a watcher of
+     * it on the first node's socket hears its clock untrusted, then trusted again, while this node's own
+     * state stays ok.
+     */
+    static void testWatchPeer() throws Exception {
+        String peer = System.getenv("CLOCKWATCH_PEER");
+        String peerSocket = System.getenv("CLOCKWATCH_PEER_SOCKET");
+        check(peer != null && peerSocket != null, "CLOCKWATCH_PEER and CLOCKWATCH_PEER_SOCKET are not set");
+        List<Event> peerEvents = new CopyOnWriteArrayList<>();
+        List<Event> local = new CopyOnWriteArrayList<>();
+        StepdownListener l = new StepdownListener() {
+            @Override
+            public void onStepdown(Event e) {
+                local.add(e);
+            }
+
+            @Override
+            public void onTrusted(Event e) {
+                local.add(e);
+            }
+
+            @Override
+            public void onPeer(Event e) {
+                peerEvents.add(e);
+            }
+        };
+        try (StepdownClient c = new StepdownClient(SOCKET, l).watchPeers(peer).start()) {
+            waitFor(() -> peerEvents.stream().anyMatch(e -> "ok".equals(e.state())), 20, "the peer's clock trusted");
+            check(peer.equals(peerEvents.get(0).peer()), "peer event about " + peerEvents.get(0).peer());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (true) {
+                try {
+                    StepdownClient.requestDrill(Path.of(peerSocket), "drill", null, 2.0);
+                    break;
+                } catch (IOException e) {
+                    if (!String.valueOf(e.getMessage()).contains("busy") || System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    Thread.sleep(100);
+                }
+            }
+            waitFor(() -> peerEvents.stream().anyMatch(e -> "stepdown".equals(e.state()) && "drill".equals(e.reason())), 20,
+                    "the peer's drill");
+            waitFor(() -> "ok".equals(peerEvents.get(peerEvents.size() - 1).state()), 20, "the peer's resume");
+            check(local.stream().allMatch(Event::trusted), "this node's state moved with its peer's: " + local);
+        }
+    }
+
     static void testClockGuardAcksAfterWorkUnlocks() throws Exception {
         List<String> released = new CopyOnWriteArrayList<>();
         ClockGuard guard = new ClockGuard(released::add);
