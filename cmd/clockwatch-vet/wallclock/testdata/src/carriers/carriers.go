@@ -117,7 +117,7 @@ func (h *heartbeat) loop(t *time.Ticker, timer *time.Timer) {
 // through an embedded struct is followed too.
 type state struct {
 	Meta
-	Deadline int64 `json:"-"` // want Deadline:`holds wallint`
+	Deadline int64  `json:"-"` // want Deadline:`holds wallint`
 	Name     string `json:"name"`
 }
 
