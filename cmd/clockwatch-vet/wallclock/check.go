@@ -76,8 +76,9 @@ func (c *checker) checkBinary(n *ast.BinaryExpr, parents []ast.Node, report func
 
 // comparator reports whether the innermost function around a node orders
 // two values for a sort or a heap: a Less or Compare method, or a function
-// literal of two parameters of one type returning a bool or an int passed
-// to a call (sort.Slice, slices.SortFunc, a btree's or heap's constructor).
+// literal passed to a call with two parameters of one type returning an int
+// (slices.SortFunc) or a bool (sort.Slice, a btree's less), the parameters
+// not interfaces (sync.Map.Range's callback is not a comparator).
 // Ordering two readings is not a deadline: a step moves both.
 func comparator(info *types.Info, parents []ast.Node) bool {
 	for i := len(parents) - 1; i >= 0; i-- {
@@ -101,7 +102,7 @@ func comparator(info *types.Info, parents []ast.Node) bool {
 				return false
 			}
 			b, ok := sig.Results().At(0).Type().Underlying().(*types.Basic)
-			return ok && (b.Kind() == types.Bool || b.Kind() == types.Int)
+			return ok && (b.Kind() == types.Int || b.Kind() == types.Bool && !types.IsInterface(sig.Params().At(0).Type()))
 		}
 	}
 	return false

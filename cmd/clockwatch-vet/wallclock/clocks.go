@@ -194,3 +194,35 @@ func namedType(obj types.Object) *types.Named {
 	}
 	return n
 }
+
+// Methods of containers of other packages (a queue, a sync.Map, a ring
+// buffer): what is stored through one comes back through the other. Their
+// bodies are in another package, where a parameter cannot be followed.
+var (
+	containerStores = map[string]bool{"Push": true, "PushBack": true, "PushFront": true, "Put": true, "Set": true, "Add": true, "Store": true, "Enqueue": true, "Insert": true, "Offer": true, "Swap": true, "LoadOrStore": true}
+	containerLoads  = map[string]bool{"Get": true, "Peek": true, "Pop": true, "Load": true, "Dequeue": true, "Front": true, "Back": true, "Poll": true, "Swap": true, "LoadOrStore": true, "LoadAndDelete": true}
+)
+
+// foreignMethod reports whether fn is a method whose body the analysis does
+// not follow parameters into: an interface's, or one declared in another
+// package (other than time's and the atomics', modelled on their own).
+func (c *checker) foreignMethod(fn *types.Func) bool {
+	if fn.Signature().Recv() == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg && !isInterfaceMethod(fn) {
+		return false
+	}
+	p := fn.Pkg().Path()
+	return p != "time" && p != "sync/atomic" && !clockPackages[p]
+}
+
+// containerLoad is what a load from a container of another package returns:
+// what was stored into it.
+func (c *checker) containerLoad(fn *types.Func, call *ast.CallExpr) (kind, bool) {
+	if !containerLoads[fn.Name()] || !c.foreignMethod(fn) {
+		return none, false
+	}
+	v := c.target(recvOf(call))
+	if v == nil {
+		return none, false
+	}
+	return c.varKind(v), true
+}

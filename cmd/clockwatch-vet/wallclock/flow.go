@@ -167,6 +167,9 @@ func (c *checker) assignAll(lhs, rhs []ast.Expr) {
 				if k, ok := clockMethod(fn); ok {
 					ks = []kind{k}
 				}
+				if k, ok := c.containerLoad(fn, call); ok && k != none {
+					ks = []kind{k}
+				}
 				for i := range lhs {
 					if i < len(ks) {
 						c.setVar(c.target(lhs[i]), ks[i])
@@ -222,6 +225,8 @@ func (c *checker) call(call *ast.CallExpr) {
 		return
 	}
 	switch {
+	case containerStores[fn.Name()] && c.foreignMethod(fn) && len(call.Args) > 0:
+		c.setVar(c.target(recvOf(call)), c.classify(call.Args[len(call.Args)-1]))
 	case fn.Pkg() == c.pass.Pkg:
 		c.params(fn.Origin().Type(), call)
 	case atomicTypeMethod(fn):

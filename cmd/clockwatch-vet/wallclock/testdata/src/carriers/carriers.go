@@ -173,3 +173,47 @@ func fine(t *time.Ticker, start time.Time) (time.Duration, string) {
 }
 
 func callFine(t *time.Ticker) { fine(t, time.Now()) }
+
+// A container of another package (a queue of entries, as bigcache keeps
+// them): what goes in through Push comes back through Peek.
+type shard struct {
+	q queueOf
+}
+
+type queueOf interface {
+	Push([]byte)
+	Peek() ([]byte, error)
+}
+
+func (s *shard) set() {
+	blob := make([]byte, 8)
+	binary.LittleEndian.PutUint64(blob, uint64(time.Now().Unix()))
+	s.q.Push(blob)
+}
+
+func (s *shard) cleanUp(life uint64) bool {
+	oldest, err := s.q.Peek()
+	if err != nil {
+		return false
+	}
+	now := uint64(time.Now().Unix())
+	return now-binary.LittleEndian.Uint64(oldest) > life // want `subtracts two wall-clock readings`
+}
+
+// A cron-like schedule: the next run is a calendar time, compared with the
+// clock on purpose (not reported).
+func nextRun(last time.Time) time.Time {
+	t := last.In(time.UTC).Truncate(time.Hour)
+	t = time.Date(t.Year(), t.Month(), t.Day()+1, 3, 0, 0, 0, time.UTC)
+	return t
+}
+
+func wait(last time.Time) time.Duration {
+	next := nextRun(last)
+	if next.Before(time.Now()) {
+		return 0
+	}
+	return next.Sub(time.Now())
+}
+
+func callWait() time.Duration { return wait(time.Now()) }
