@@ -58,6 +58,13 @@ if [ "$what" = all ] || [ "$what" = go ]; then
 	# redsync's go-redis pool: the Redis client its locks run on.
 	go_project goredis github.com/redis/go-redis/v9@v9.23.0 github.com/redis/go-redis/v9/...
 	go_project consul github.com/hashicorp/consul/api@v1.34.5 github.com/hashicorp/consul/api
+	# Added for issue 37: clocks behind interfaces, TTL caches, schedulers, gossip.
+	go_project ratelimit go.uber.org/ratelimit@v0.3.1 go.uber.org/ratelimit
+	go_project gocache github.com/patrickmn/go-cache@v2.1.0+incompatible github.com/patrickmn/go-cache
+	go_project bigcache github.com/allegro/bigcache/v3@v3.1.0 github.com/allegro/bigcache/v3/...
+	go_project freecache github.com/coocood/freecache@v1.2.7 github.com/coocood/freecache
+	go_project gocron github.com/go-co-op/gocron/v2@v2.21.2 github.com/go-co-op/gocron/v2
+	go_project memberlist github.com/hashicorp/memberlist@v0.7.0 github.com/hashicorp/memberlist
 fi
 
 if [ "$what" = all ] || [ "$what" = java ]; then

@@ -7,12 +7,21 @@
 // it found something (1 when the packages do not load). Through go vet:
 //
 //	go vet -vettool=$(command -v clockwatch-vet) ./...
+//
+// With -sarif it writes SARIF 2.1.0 for code-scanning UIs instead (sarif.go).
 package main
 
 import (
+	"os"
+
 	"golang.org/x/tools/go/analysis/singlechecker"
 
 	"github.com/clockwatch/clockwatch/cmd/clockwatch-vet/wallclock"
 )
 
-func main() { singlechecker.Main(wallclock.Analyzer) }
+func main() {
+	if wantsSARIF(os.Args[1:]) {
+		os.Exit(runSARIF(os.Args[1:], "", os.Stdout, os.Stderr))
+	}
+	singlechecker.Main(wallclock.Analyzer)
+}

@@ -388,8 +388,7 @@ final class Analyzer {
 
         /** The methods m overrides or implements get what m returns. */
         private void overrides(ExecutableElement m) {
-            TypeKind rk = m.getReturnType().getKind();
-            if (m.getModifiers().contains(Modifier.STATIC) || rk != TypeKind.LONG && rk != TypeKind.DECLARED) {
+            if (m.getModifiers().contains(Modifier.STATIC)) {
                 return;
             }
             Element owner = m.getEnclosingElement();
@@ -409,6 +408,12 @@ final class Analyzer {
                     if (o.getKind() == ElementKind.METHOD && o.getSimpleName().equals(m.getSimpleName())
                             && elementUtils.overrides(m, (ExecutableElement) o, type)) {
                         program.override(m, o);
+                        // A call through the overridden method passes its arguments to m.
+                        List<? extends VariableElement> mp = m.getParameters();
+                        List<? extends VariableElement> op = ((ExecutableElement) o).getParameters();
+                        for (int i = 0; i < mp.size() && i < op.size(); i++) {
+                            program.override(op.get(i), mp.get(i));
+                        }
                     }
                 }
                 todo.addAll(types.directSupertypes(t));

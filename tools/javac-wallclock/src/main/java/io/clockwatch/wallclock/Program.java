@@ -50,7 +50,11 @@ final class Program {
         }
     }
 
-    /** What the implementation m returns, a call of the method it overrides returns too. */
+    /**
+     * What the implementation m returns, a call of the method it overrides returns too; and what a
+     * call of the overridden method passes to a parameter (here m is that parameter), the
+     * implementation's parameter receives.
+     */
     void override(Element m, Element overridden) {
         flows.add(() -> set(overridden, kindOf(m)));
     }
