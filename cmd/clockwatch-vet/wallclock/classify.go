@@ -264,13 +264,6 @@ func (c *checker) timeCall(fn *types.Func, call *ast.CallExpr) (kind, bool) {
 	}
 	if isTimeMethod(fn) {
 		k := c.classify(recvOf(call))
-		if k == calendar {
-			switch fn.Name() {
-			case "Add", "AddDate", "Round", "Truncate", "UTC", "Local", "In":
-				return calendar, true
-			}
-			return none, true
-		}
 		if !k.local() {
 			return none, true
 		}
@@ -292,10 +285,6 @@ func (c *checker) timeCall(fn *types.Func, call *ast.CallExpr) (kind, bool) {
 	switch fn.Name() {
 	case "Now", "After", "Tick":
 		return mono, true // After and Tick: channels of readings
-	case "Date":
-		// A calendar time (a cron schedule's next run, midnight): absolute, and a
-		// variable that ever holds one is compared with the clock on purpose.
-		return calendar, true
 	case "Unix", "UnixMilli", "UnixMicro":
 		for _, a := range call.Args {
 			if c.classify(a) == wallInt {

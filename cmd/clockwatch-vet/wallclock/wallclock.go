@@ -58,7 +58,6 @@ const (
 	none      kind = iota
 	mono           // a time.Time from a clock's Now() that keeps its monotonic reading
 	stripped       // a local time.Time without its monotonic reading
-	calendar       // a time built from calendar fields (time.Date): an absolute time, like a token's exp
 	formatted      // text or bytes made from a local time.Time (Format, MarshalText, ...)
 	wallBytes      // bytes or text holding a wall-clock number (binary.PutUint64, strconv.FormatInt)
 	wallInt        // a wall-clock reading as a number (Unix, UnixMilli, ... and arithmetic on it)
@@ -79,8 +78,6 @@ func (k kind) String() string {
 		return "reading"
 	case stripped:
 		return "stripped"
-	case calendar:
-		return "calendar"
 	case formatted:
 		return "formatted"
 	case wallBytes:
