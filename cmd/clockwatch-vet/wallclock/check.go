@@ -41,7 +41,12 @@ func (c *checker) check(f *ast.File) {
 }
 
 func (c *checker) checkBinary(n *ast.BinaryExpr, parents []ast.Node, report func(analysis.Diagnostic)) {
-	if c.classify(n.X) != wallInt || c.classify(n.Y) != wallInt {
+	kx, ky := c.classify(n.X), c.classify(n.Y)
+	if kx == wallInt && ky == passed || kx == passed && ky == wallInt {
+		c.checkPassed(n, parents, report)
+		return
+	}
+	if kx != wallInt || ky != wallInt {
 		return
 	}
 	switch n.Op {
@@ -72,6 +77,24 @@ func (c *checker) checkBinary(n *ast.BinaryExpr, parents []ast.Node, report func
 			"%s compares wall-clock readings for a deadline or an expiry: a clock step back postpones it by the step, a step forward brings it early; keep the deadline as a time.Time from time.Now().Add(d) and test time.Now().After(deadline)",
 			c.render(n))})
 	}
+}
+
+// checkPassed reports, in the lower-severity category, a reading subtracted
+// from or compared with a time a caller in another package passed in: the
+// caller may pass a deadline from time.Now().Add(d) (a step moves it) or an
+// absolute time (an expiry from a server), which the analysis cannot tell.
+func (c *checker) checkPassed(n *ast.BinaryExpr, parents []ast.Node, report func(analysis.Diagnostic)) {
+	switch n.Op {
+	case token.SUB, token.LSS, token.LEQ, token.GTR, token.GEQ:
+	default:
+		return
+	}
+	if !c.cfg.Ambiguous || comparator(c.pass.TypesInfo, parents) || c.minMax(n, parents) || n.Op == token.SUB && c.rebase(n, parents) {
+		return
+	}
+	report(analysis.Diagnostic{Pos: n.Pos(), End: n.End(), Category: CategoryAmbiguous, Message: fmt.Sprintf(
+		"%s meets a wall-clock reading with a time.Time a caller in another package passes to an exported function (%s, lower severity): if callers pass a deadline made from time.Now(), a clock step moves it by the step (keep it a time.Time and use time.Until); if they pass an absolute time (an expiry from a server), the wall clock is right; -ambiguous=false turns this category off",
+		c.render(n), CategoryAmbiguous)})
 }
 
 // comparator reports whether the innermost function around a node orders

@@ -144,12 +144,20 @@ func (c *checker) classify(e ast.Expr) kind {
 		l, r := c.classify(e.X), c.classify(e.Y)
 		switch e.Op {
 		case token.ADD, token.MUL:
-			if (l == wallInt) != (r == wallInt) {
+			switch {
+			case (l == wallInt) != (r == wallInt):
 				return wallInt
+			case l == wallInt && r == wallInt:
+				return none
+			case (l == passed) != (r == passed):
+				return passed
 			}
 		case token.SUB, token.QUO:
-			if l == wallInt && r != wallInt {
+			switch {
+			case l == wallInt && r != wallInt && r != passed:
 				return wallInt
+			case l == passed && r != wallInt && r != passed:
+				return passed
 			}
 		}
 	case *ast.CallExpr:
@@ -265,6 +273,14 @@ func (c *checker) timeCall(fn *types.Func, call *ast.CallExpr) (kind, bool) {
 	if isTimeMethod(fn) {
 		k := c.classify(recvOf(call))
 		if !k.local() {
+			if id, ok := ast.Unparen(recvOf(call)).(*ast.Ident); ok && k == none {
+				if v, ok := c.pass.TypesInfo.Uses[id].(*types.Var); ok && c.foreign[v] {
+					switch fn.Name() {
+					case "Unix", "UnixMilli", "UnixMicro", "UnixNano":
+						return passed, true
+					}
+				}
+			}
 			return none, true
 		}
 		switch fn.Name() {

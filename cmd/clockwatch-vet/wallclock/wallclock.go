@@ -56,6 +56,7 @@ type kind uint8
 
 const (
 	none      kind = iota
+	passed         // a wall-clock number from a time.Time a caller in another package passed in: a deadline or an absolute time
 	mono           // a time.Time from a clock's Now() that keeps its monotonic reading
 	stripped       // a local time.Time without its monotonic reading
 	formatted      // text or bytes made from a local time.Time (Format, MarshalText, ...)
@@ -74,6 +75,8 @@ func join(a, b kind) kind {
 
 func (k kind) String() string {
 	switch k {
+	case passed:
+		return "passed"
 	case mono:
 		return "reading"
 	case stripped:
@@ -151,7 +154,8 @@ type checker struct {
 	lits    map[*ast.FuncLit]kind
 	results map[*types.Func][]kind // declared functions and methods, and interface methods learned from implementations
 	impls   []impl
-	ifaces  map[string][]kind // interface methods implemented with readings elsewhere (package facts)
+	foreign map[*types.Var]bool // time.Time parameters of exported functions: callers elsewhere pass them
+	ifaces  map[string][]kind   // interface methods implemented with readings elsewhere (package facts)
 	changed bool
 }
 
@@ -173,6 +177,7 @@ func run(pass *analysis.Pass, cfg Config) (any, error) {
 		}
 	}
 	c.impls = implementations(pass)
+	c.foreign = foreignParams(pass)
 	// Flow-insensitive propagation: repeat until no variable changes kind.
 	// Each round can only raise a kind, so it ends; the cap is a guard.
 	for range 32 {
@@ -194,6 +199,29 @@ func run(pass *analysis.Pass, cfg Config) (any, error) {
 		c.check(f)
 	}
 	return nil, nil
+}
+
+// foreignParams are the time.Time parameters of this package's exported
+// functions and methods: another package may pass a deadline made from
+// time.Now() (a reading the analysis cannot see) or an absolute time.
+func foreignParams(pass *analysis.Pass) map[*types.Var]bool {
+	out := map[*types.Var]bool{}
+	for _, f := range pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() {
+				continue
+			}
+			for _, fld := range fd.Type.Params.List {
+				for _, n := range fld.Names {
+					if v, ok := pass.TypesInfo.Defs[n].(*types.Var); ok && isTimeType(v.Type(), "Time") {
+						out[v] = true
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 func joinKinds(a, b []kind) []kind {
