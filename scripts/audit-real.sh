@@ -45,12 +45,12 @@ go_project() { # name module@version packages...
 		} >tools.go
 		go get "$modver" >/dev/null 2>&1
 		go mod tidy >/dev/null 2>&1
-		local t0=$(date +%s.%N)
+		t0=$(date +%s.%N)
 		# -test=false: the code that runs, not its tests. Exit 3 means findings.
 		"$work/clockwatch-vet" -test=false "$@" 2>"$dir/vet.txt" || [ $? -eq 3 ]
-		local t1=$(date +%s.%N)
+		t1=$(date +%s.%N)
 		printf 'time\t%s\t%.1f s\n' "$name" "$(echo "$t1 - $t0" | bc)" >&2
-		local cache
+		cache=
 		cache=$(go env GOMODCACHE)
 		{ grep -E '^/' "$dir/vet.txt" || true; } | sed "s#^$cache/##" |
 			awk -v n="$name" '{ i=index($0, ": "); printf "%s\t%s\t%s\n", n, substr($0, 1, i-1), substr($0, i+2, 100) }' >>"$out"
@@ -68,7 +68,7 @@ fix_project() {
 	(
 		cd "$dir"
 		go mod download all >/dev/null 2>&1 || true
-		local before after
+		before= after=
 		before=$(go test -count=1 -short -timeout 10m $tests 2>&1 | tail -3 | tr '\n' ' ')
 		"$work/clockwatch-vet" -test=false -fix ./... >"$work/fix-$name.log" 2>&1 || true
 		printf 'fix\t%s\tfiles changed: %s\n' "$name" "$(diff -rq "$dir.orig" . | wc -l)"
@@ -118,17 +118,17 @@ java_debian() {
 	(
 		cd "$dir"
 		if [ ! -d src ]; then
-			local A="-o Dir::Etc::sourcelist=$work/apt/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$work/apt/lists"
+			A="-o Dir::Etc::sourcelist=$work/apt/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$work/apt/lists"
 			apt-get $A source --download-only "$src" >/dev/null 2>&1
 			mkdir src && tar -xf ./*.orig.tar.* -C src
 		fi
-		local t0=$(date +%s.%N)
+		t0=$(date +%s.%N)
 		find "src/$top" -name '*.java' | { grep -vE "$filter" || true; } | sort >files.txt
 		rm -rf out && mkdir out
 		javac --release 8 -proc:none -XDsuppressNotes -XDshould-stop.ifError=FLOW -Xmaxwarns 100000 -Xmaxerrs 100000 \
 			-cp "$(find "$work/jars" -name '*.jar' | tr '\n' :)" -processorpath "$work/clockwatch-wallclock.jar" -Xplugin:WallClock \
 			-d out @files.txt >log.txt 2>&1 || true
-		local t1=$(date +%s.%N)
+		t1=$(date +%s.%N)
 		printf 'time\t%s\t%.1f s (%s files, %s lines, %s unresolved-name errors)\n' "$name" "$(echo "$t1 - $t0" | bc)" \
 			"$(wc -l <files.txt)" "$(cat $(cat files.txt) | wc -l)" "$(grep -c ': error:' log.txt || true)" >&2
 		{ grep ': warning: \[WallClock' log.txt || true; } | sed "s#^src/$top/##" |

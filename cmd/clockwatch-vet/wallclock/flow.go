@@ -229,6 +229,13 @@ func (c *checker) call(call *ast.CallExpr) {
 		c.setVar(c.target(recvOf(call)), c.classify(call.Args[len(call.Args)-1]))
 	case fn.Pkg() == c.pass.Pkg:
 		c.params(fn.Origin().Type(), call)
+		// A call through an interface passes its arguments to the
+		// implementations of this package (gocron's jobSchedule.next).
+		for _, im := range c.impls {
+			if im.abstract == fn.Origin() && im.concrete.Pkg() == c.pass.Pkg {
+				c.params(im.concrete.Type(), call)
+			}
+		}
 	case atomicTypeMethod(fn):
 		switch fn.Name() {
 		case "Store", "Swap":

@@ -118,3 +118,18 @@ type virtual struct{ t time.Time }
 func (v *virtual) Now() time.Time { return v.t }
 
 func virtualElapsed(v *virtual, start int64) int64 { return v.Now().Unix() - start }
+
+// A call through an interface passes its arguments to the implementations:
+// gocron's jobSchedule.next(lastRun) with lastRun stripped by In.
+type schedule interface {
+	next(last time.Time) time.Time
+}
+
+type every struct{ d time.Duration }
+
+func (e every) next(last time.Time) time.Time { return last.Add(e.d) }
+
+func arm(s schedule, loc *time.Location) time.Duration {
+	next := s.next(time.Now().In(loc))
+	return next.Sub(time.Now()) // want `next has lost its monotonic reading`
+}
