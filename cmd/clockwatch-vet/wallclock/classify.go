@@ -173,7 +173,7 @@ func (c *checker) classifyCall(call *ast.CallExpr) kind {
 	}
 	switch fn := typeutil.Callee(info, call).(type) {
 	case *types.Builtin:
-		if fn.Name() == "max" || fn.Name() == "min" {
+		if fn.Name() == "max" || fn.Name() == "min" || fn.Name() == "append" {
 			k := none
 			for _, a := range call.Args {
 				k = join(k, c.classify(a))
