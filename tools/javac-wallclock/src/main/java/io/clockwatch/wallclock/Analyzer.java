@@ -482,6 +482,20 @@ final class Analyzer {
             return super.visitMethodInvocation(mit, p);
         }
 
+        @Override
+        public Void visitNewClass(NewClassTree nc, Void p) {
+            // Arguments into the constructor's parameters (sun.security.util.Cache's entries).
+            Element ctor = elements.get(nc);
+            if (ctor instanceof ExecutableElement) {
+                List<Element> params = new ArrayList<>();
+                for (VariableElement v : ((ExecutableElement) ctor).getParameters()) {
+                    params.add(writable(v));
+                }
+                program.call(new Ir.Call(ctor, owner(ctor), "<init>", null, irs(nc.getArguments()), true, Kind.NONE), params, null);
+            }
+            return super.visitNewClass(nc, p);
+        }
+
         private void checkInvocation(MethodInvocationTree mit, Ir.Call c) {
             String owner = c.owner();
             String name = c.name();
