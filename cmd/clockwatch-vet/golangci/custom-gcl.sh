@@ -26,5 +26,5 @@ GO
 go mod edit -require=github.com/clockwatch/clockwatch/cmd/clockwatch-vet@v0.0.0 \
 	-replace=github.com/clockwatch/clockwatch/cmd/clockwatch-vet="$here"
 go mod tidy >/dev/null
-go build -trimpath -ldflags "-s -w -X main.version=$version-custom-clockwatch" -o "$out" ./cmd/golangci-lint
+go build -trimpath -o "$out" ./cmd/golangci-lint
 echo "$out"

@@ -126,6 +126,7 @@ final class Analyzer {
         Element self = trees.getElement(rootPath);
         String name = self instanceof TypeElement ? ((TypeElement) self).getQualifiedName().toString() : "";
         modelled = MODELLED.contains(name) || name.startsWith("java.time.");
+        program.compiled(self);
         new Elements_().scan(rootPath, null);
         new Builder(lines()).scan(rootPath, null);
     }
@@ -407,12 +408,12 @@ final class Analyzer {
                 for (Element o : se.getEnclosedElements()) {
                     if (o.getKind() == ElementKind.METHOD && o.getSimpleName().equals(m.getSimpleName())
                             && elementUtils.overrides(m, (ExecutableElement) o, type)) {
-                        program.override(m, o);
+                        program.override(m, o, o);
                         // A call through the overridden method passes its arguments to m.
                         List<? extends VariableElement> mp = m.getParameters();
                         List<? extends VariableElement> op = ((ExecutableElement) o).getParameters();
                         for (int i = 0; i < mp.size() && i < op.size(); i++) {
-                            program.override(op.get(i), mp.get(i));
+                            program.override(op.get(i), mp.get(i), o);
                         }
                     }
                 }

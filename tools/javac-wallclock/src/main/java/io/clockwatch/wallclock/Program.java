@@ -55,8 +55,39 @@ final class Program {
      * call of the overridden method passes to a parameter (here m is that parameter), the
      * implementation's parameter receives.
      */
-    void override(Element m, Element overridden) {
-        flows.add(() -> set(overridden, kindOf(m)));
+    void override(Element m, Element overridden, Element overriddenMethod) {
+        flows.add(
+                () -> {
+                    if (ownMethod(overriddenMethod)) {
+                        set(overridden, kindOf(m));
+                    }
+                });
+    }
+
+    /** The top-level classes javac has analysed in this compilation. */
+    private final Set<Element> compiled = new HashSet<>();
+
+    void compiled(Element type) {
+        compiled.add(type);
+    }
+
+    /**
+     * Whether a method (or a parameter of one) may take what its implementations return: not a
+     * method of the platform's own types outside this compilation ({@code Collection.size()}, {@code
+     * Comparable.compareTo}), which every class implements for its own meaning; a library's
+     * interface (commons-pool's {@code PooledObject}) may.
+     */
+    private boolean ownMethod(Element e) {
+        Element top = e;
+        while (top.getEnclosingElement() != null && top.getEnclosingElement().getKind() != javax.lang.model.element.ElementKind.PACKAGE) {
+            top = top.getEnclosingElement();
+        }
+        if (compiled.contains(top)) {
+            return true;
+        }
+        String pkg = top.getEnclosingElement() == null ? "" : top.getEnclosingElement().toString();
+        return !(pkg.startsWith("java.") || pkg.startsWith("javax.") || pkg.startsWith("jdk.")
+                || pkg.startsWith("sun.") || pkg.startsWith("com.sun."));
     }
 
     void call(Ir.Call c, List<? extends Element> params, Element storeTarget) {
