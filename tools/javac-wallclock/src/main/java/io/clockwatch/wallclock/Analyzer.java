@@ -261,6 +261,19 @@ final class Analyzer {
         return new Ir.Call(m, owner(m), name, recv, irs(mit.getArguments()), current, clock(m));
     }
 
+    /** Whether t can hold a reading: a {@code long} or one of the JDK's time types. */
+    private static boolean timeTyped(TypeMirror t) {
+        if (t.getKind() == TypeKind.LONG) {
+            return true;
+        }
+        if (t.getKind() != TypeKind.DECLARED) {
+            return false;
+        }
+        String n = ((TypeElement) ((DeclaredType) t).asElement()).getQualifiedName().toString();
+        return n.equals("java.lang.Long") || n.equals("java.util.Date") || n.equals("java.sql.Timestamp")
+                || n.equals("java.util.Calendar") || n.startsWith("java.time.");
+    }
+
     /** What an abstract method is by its name and type alone (a clock behind an interface). */
     private Kind clock(ExecutableElement m) {
         if (!m.getModifiers().contains(Modifier.ABSTRACT) || !m.getParameters().isEmpty()) {
@@ -408,12 +421,12 @@ final class Analyzer {
                 for (Element o : se.getEnclosedElements()) {
                     if (o.getKind() == ElementKind.METHOD && o.getSimpleName().equals(m.getSimpleName())
                             && elementUtils.overrides(m, (ExecutableElement) o, type)) {
-                        program.override(m, o, o);
+                        program.override(m, o, o, timeTyped(m.getReturnType()));
                         // A call through the overridden method passes its arguments to m.
                         List<? extends VariableElement> mp = m.getParameters();
                         List<? extends VariableElement> op = ((ExecutableElement) o).getParameters();
                         for (int i = 0; i < mp.size() && i < op.size(); i++) {
-                            program.override(op.get(i), mp.get(i), o);
+                            program.override(op.get(i), mp.get(i), o, timeTyped(op.get(i).asType()));
                         }
                     }
                 }

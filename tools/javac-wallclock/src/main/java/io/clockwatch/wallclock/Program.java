@@ -55,10 +55,10 @@ final class Program {
      * call of the overridden method passes to a parameter (here m is that parameter), the
      * implementation's parameter receives.
      */
-    void override(Element m, Element overridden, Element overriddenMethod) {
+    void override(Element m, Element overridden, Element overriddenMethod, boolean timeTyped) {
         flows.add(
                 () -> {
-                    if (ownMethod(overriddenMethod)) {
+                    if (timeTyped || ownMethod(overriddenMethod)) {
                         set(overridden, kindOf(m));
                     }
                 });
@@ -74,8 +74,9 @@ final class Program {
     /**
      * Whether a method (or a parameter of one) may take what its implementations return: not a
      * method of the platform's own types outside this compilation ({@code Collection.size()}, {@code
-     * Comparable.compareTo}), which every class implements for its own meaning; a library's
-     * interface (commons-pool's {@code PooledObject}) may.
+     * Comparable.compareTo}), which every class implements for its own meaning, unless its type is
+     * a time's (a {@code long}, an {@code Instant}, a {@code Date}: {@code SSLSession.getCreationTime()});
+     * a library's interface (commons-pool's {@code PooledObject}) may.
      */
     private boolean ownMethod(Element e) {
         Element top = e;
