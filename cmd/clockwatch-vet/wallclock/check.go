@@ -34,7 +34,7 @@ func (c *checker) check(f *ast.File) {
 		case *ast.BinaryExpr:
 			c.checkBinary(n, stack[:len(stack)-1], report)
 		case *ast.CallExpr:
-			c.checkTimeCall(n, report)
+			c.checkTimeCall(n, stack[:len(stack)-1], report)
 		}
 		return true
 	})
@@ -95,6 +95,27 @@ func (c *checker) checkPassed(n *ast.BinaryExpr, parents []ast.Node, report func
 	report(analysis.Diagnostic{Pos: n.Pos(), End: n.End(), Category: CategoryAmbiguous, Message: fmt.Sprintf(
 		"%s meets a wall-clock reading with a time.Time a caller in another package passes to an exported function (%s, lower severity): if callers pass a deadline made from time.Now(), a clock step moves it by the step (keep it a time.Time and use time.Until); if they pass an absolute time (an expiry from a server), the wall clock is right; -ambiguous=false turns this category off",
 		c.render(n), CategoryAmbiguous)})
+}
+
+// calendarLoop reports whether call is the condition of a loop over calendar
+// dates (for day := a.AddDate(0, 0, 1); day.Before(b); day = day.AddDate(0, 0,
+// 1)): it walks between two wall times, it measures no interval.
+func calendarLoop(call *ast.CallExpr, parents []ast.Node) bool {
+	p, self := parent(call, parents)
+	loop, ok := p.(*ast.ForStmt)
+	if !ok || loop.Cond != self {
+		return false
+	}
+	post, ok := loop.Post.(*ast.AssignStmt)
+	if !ok || len(post.Lhs) != 1 || len(post.Rhs) != 1 {
+		return false
+	}
+	step, ok := ast.Unparen(post.Rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(step.Fun).(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "AddDate"
 }
 
 // comparator reports whether the innermost function around a node orders
@@ -302,9 +323,9 @@ func (c *checker) current(e ast.Expr) bool {
 	return true
 }
 
-func (c *checker) checkTimeCall(call *ast.CallExpr, report func(analysis.Diagnostic)) {
+func (c *checker) checkTimeCall(call *ast.CallExpr, parents []ast.Node, report func(analysis.Diagnostic)) {
 	fn, _ := typeutil.Callee(c.pass.TypesInfo, call).(*types.Func)
-	if fn == nil {
+	if fn == nil || calendarLoop(call, parents) {
 		return
 	}
 	var a, b ast.Expr // a is the stripped one

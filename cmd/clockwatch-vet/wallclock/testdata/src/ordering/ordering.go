@@ -99,3 +99,16 @@ func (r *relaxed) active() bool {
 
 // Not a finding: the same parameter kept as a time.Time.
 func (r *relaxed) Until(deadline time.Time) time.Duration { return time.Until(deadline) }
+
+// A loop over calendar days between two wall times (gocron's daylight-saving
+// handling) measures no interval.
+func days(last time.Time) int {
+	n := 0
+	next := time.Now().In(time.UTC).Add(72 * time.Hour)
+	for day := last.AddDate(0, 0, 1); day.Before(next); day = day.AddDate(0, 0, 1) {
+		n++
+	}
+	return n
+}
+
+func callDays() int { return days(time.Now()) }

@@ -107,6 +107,12 @@ final class Analyzer {
     private final Program program;
 
     private final Map<Tree, Element> elements = new IdentityHashMap<>();
+    /**
+     * Local variables initialised with a deadline computed from a reading ({@code then =
+     * now.plus(keepAlive)}, {@code end = start + timeout}) and never assigned again: not "now".
+     */
+    private final Set<Element> deadlines = new HashSet<>();
+    private final Set<Element> reassigned = new HashSet<>();
     private boolean modelled;
 
     Analyzer(Trees trees, Elements elementUtils, Types types, CompilationUnitTree cu, ClassTree root, Program program) {
@@ -209,7 +215,8 @@ final class Analyzer {
             case MEMBER_SELECT:
                 {
                     Element el = elements.get(e);
-                    return new Ir.Ref(target(e), el != null && el.getKind() != ElementKind.FIELD);
+                    boolean deadline = el != null && deadlines.contains(el) && !reassigned.contains(el);
+                    return new Ir.Ref(target(e), el != null && el.getKind() != ElementKind.FIELD && !deadline);
                 }
             case ARRAY_ACCESS:
                 return new Ir.Elem(ir(((ArrayAccessTree) e).getExpression()));
@@ -308,6 +315,31 @@ final class Analyzer {
                 }
             }
             return super.scan(tree, p);
+        }
+
+        @Override
+        public Void visitVariable(VariableTree vt, Void p) {
+            super.visitVariable(vt, p);
+            Element v = elements.get(vt);
+            ExpressionTree init = vt.getInitializer() == null ? null : unparen(vt.getInitializer());
+            if (v != null && v.getKind() == ElementKind.LOCAL_VARIABLE && init != null
+                    && (init.getKind() == Tree.Kind.PLUS
+                            || init instanceof MethodInvocationTree
+                                    && ((MethodInvocationTree) init).getMethodSelect() instanceof MemberSelectTree
+                                    && ((MemberSelectTree) ((MethodInvocationTree) init).getMethodSelect()).getIdentifier().toString().startsWith("plus"))) {
+                deadlines.add(v);
+            }
+            return null;
+        }
+
+        @Override
+        public Void visitAssignment(AssignmentTree at, Void p) {
+            super.visitAssignment(at, p);
+            Element t = target(at.getVariable());
+            if (t != null) {
+                reassigned.add(t);
+            }
+            return null;
         }
 
         @Override
