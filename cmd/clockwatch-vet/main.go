@@ -8,6 +8,7 @@
 //
 //	go vet -vettool=$(command -v clockwatch-vet) ./...
 //
+// With -sarif it writes SARIF 2.1.0 for code-scanning UIs instead (sarif.go).
 // With -fix it applies the suggested fixes and, unlike the bare checker (which
 // prints nothing in that mode and exits 0), prints each finding that has no
 // suggested fix, marked "not fixed", so that none is dropped unseen.
@@ -26,6 +27,9 @@ import (
 )
 
 func main() {
+	if wantsSARIF(os.Args[1:]) {
+		os.Exit(runSARIF(os.Args[1:], "", os.Stdout, os.Stderr))
+	}
 	a := wallclock.Analyzer
 	if fixRequested(os.Args[1:]) {
 		a = reportUnfixable(a, os.Stderr)

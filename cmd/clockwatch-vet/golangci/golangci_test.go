@@ -26,11 +26,30 @@ func TestRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(as) != 1 || as[0] != wallclock.Analyzer {
+	if len(as) != 1 || as[0].Name != wallclock.Analyzer.Name {
 		t.Errorf("BuildAnalyzers() = %v, want [wallclock]", as)
+	}
+	if f := as[0].Flags.Lookup("ambiguous"); f == nil || f.Value.String() != "true" {
+		t.Errorf("ambiguous by default = %v, want true", f)
 	}
 	if got := p.GetLoadMode(); got != register.LoadModeTypesInfo {
 		t.Errorf("GetLoadMode() = %q, want %q", got, register.LoadModeTypesInfo)
+	}
+}
+
+// TestAmbiguousSetting turns the lower-severity category off from .golangci.yml.
+func TestAmbiguousSetting(t *testing.T) {
+	t.Parallel()
+	p, err := golangci.New(map[string]any{"ambiguous": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := p.BuildAnalyzers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := as[0].Flags.Lookup("ambiguous"); f == nil || f.Value.String() != "false" {
+		t.Errorf("ambiguous: false gave %v", f)
 	}
 }
 

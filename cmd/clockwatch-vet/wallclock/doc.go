@@ -4,22 +4,30 @@
 // steps the clock back by 12 s, an elapsed time computed from two wall-clock
 // readings comes out 12 s short (or negative) and a deadline moves 12 s later.
 //
-// It reports
-//   - two local wall-clock readings (time.Now().Unix, UnixMilli, UnixMicro,
-//     UnixNano) subtracted or compared as integers, directly or through local
-//     variables, struct fields, package variables, atomics, maps, channels,
-//     parameters and results of functions (across packages through facts);
+// It reports (category wallclock)
+//   - two local wall-clock readings as integers (Unix, UnixMilli, UnixMicro,
+//     UnixNano) subtracted or compared;
 //   - a time.Time stripped of its monotonic reading (Round, Truncate, UTC,
 //     Local, In, AddDate, time.Unix* of a wall-clock integer, a Format/Parse
-//     or Marshal/Unmarshal round trip) and then used with Sub, Since, Until,
-//     Before, After, Compare or Equal against another local reading.
+//     or Marshal/Unmarshal round trip) used with Sub, Since, Until, Before,
+//     After, Compare or Equal against another local reading, or passed to a
+//     clock's Since or Until;
 //
-// A local reading is a value that comes from time.Now() in the program being
-// analysed. Values from elsewhere (a token's exp, a time parsed from input, a
-// struct field with a tag, which is how decoded and persisted data arrives) are
-// absolute times: comparing with them is what a wall clock is for, and is not
-// reported. Neither are logging, formatting, IDs, tickers and contexts, which
-// never subtract two readings.
+// and, in the lower-severity category wallclock-ambiguous (Config.Ambiguous,
+// the -ambiguous flag), two stored readings compared outside a sort, a heap,
+// a min or a max, and a reading met with a time.Time that an exported
+// function receives from another package.
+//
+// A local reading comes from time.Now(), from the Now() time.Time of any
+// interface or clock library (benbjohnson/clock, clockwork, k8s.io/utils/clock,
+// ...), from a ticker or a timer, or from a project's own clock learned
+// through facts from its implementations. Readings are followed through
+// variables, fields (not those whose tag encodes them), atomics, maps (keys
+// and values), containers, channels, function values, bytes and text, and
+// parameters and results, across packages through facts. Values from
+// elsewhere (a token's exp, a time parsed from input, a decoded field) are
+// absolute times, and orderings (Less, sort comparators, min, max) and
+// rebases (off := now - t; t += off) are not deadlines: none is reported.
 //
 // The analysis is flow-insensitive: a variable or field that is ever assigned
 // a local reading is one. A reviewed line is silenced with a directive on the
@@ -27,5 +35,6 @@
 //
 //	//clockwatch:wallclock-ok the TTL is persisted and read after a restart
 //
-// The reason is required; a directive without one is reported.
+// The reason is required; a directive without one, or misspelt (a space after
+// //), is reported (category wallclock-directive).
 package wallclock

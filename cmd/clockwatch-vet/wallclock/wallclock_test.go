@@ -11,7 +11,16 @@ import (
 func TestFindings(t *testing.T) {
 	t.Parallel()
 	analysistest.Run(t, analysistest.TestData(), wallclock.Analyzer,
-		"lockclient", "stripped", "notreported", "silenced", "clockutil")
+		"lockclient", "stripped", "notreported", "silenced", "clockutil",
+		"clocks", "myclock", "myclockimpl", "carriers", "ordering")
+}
+
+// TestAmbiguousOff turns the lower-severity category off: the ambiguous
+// comparison in ordering is then not reported (ambiguousoff has the same
+// code with no want on it).
+func TestAmbiguousOff(t *testing.T) {
+	t.Parallel()
+	analysistest.Run(t, analysistest.TestData(), wallclock.New(wallclock.Config{Ambiguous: false}), "ambiguousoff")
 }
 
 // TestSuggestedFixes applies the mechanical fixes and compares the result with

@@ -43,3 +43,43 @@ class Ordering {
         }
     }
 }
+
+/**
+ * java.net.http's ConnectionPool.ExpiryList: the new entry's deadline ordered against the stored
+ * ones to keep the list sorted (neither is "now"); the purge compares a stored deadline with now.
+ */
+class ExpiryList {
+    static final class Entry {
+        final java.time.Instant expiry;
+
+        Entry(java.time.Instant expiry) {
+            this.expiry = expiry;
+        }
+    }
+
+    private final java.util.List<Entry> list = new java.util.ArrayList<>();
+
+    void add(java.time.Instant now, long keepAlive) {
+        java.time.Instant then = now.plusSeconds(keepAlive);
+        int i = 0;
+        for (Entry entry : list) {
+            if (then.isAfter(entry.expiry)) {
+                break;
+            }
+            i++;
+        }
+        list.add(i, new Entry(then));
+    }
+
+    void addNow(long keepAlive) {
+        add(java.time.Instant.now(), keepAlive);
+    }
+
+    boolean purge(java.time.Instant now) {
+        return list.get(0).expiry.isBefore(now); // want "measures between two wall-clock instants"
+    }
+
+    boolean purgeNow() {
+        return purge(java.time.Instant.now());
+    }
+}

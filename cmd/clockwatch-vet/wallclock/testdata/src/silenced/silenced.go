@@ -18,3 +18,8 @@ func uptime3() int64 {
 	/* want `needs a reason` */      //clockwatch:wallclock-ok
 	return time.Now().Unix() - start // want `subtracts two wall-clock readings`
 }
+
+func uptime4() int64 {
+	// clockwatch:wallclock-ok the Java spelling // want `misspelt directive`
+	return time.Now().Unix() - start // want `subtracts two wall-clock readings`
+}

@@ -3,12 +3,15 @@ package io.clockwatch.wallclock;
 import com.sun.source.tree.ArrayAccessTree;
 import com.sun.source.tree.AssignmentTree;
 import com.sun.source.tree.BinaryTree;
+import com.sun.source.tree.BlockTree;
 import com.sun.source.tree.ClassTree;
 import com.sun.source.tree.CompilationUnitTree;
 import com.sun.source.tree.ConditionalExpressionTree;
 import com.sun.source.tree.EnhancedForLoopTree;
+import com.sun.source.tree.ExpressionStatementTree;
 import com.sun.source.tree.ExpressionTree;
 import com.sun.source.tree.IdentifierTree;
+import com.sun.source.tree.IfTree;
 import com.sun.source.tree.LambdaExpressionTree;
 import com.sun.source.tree.MemberSelectTree;
 import com.sun.source.tree.MethodInvocationTree;
@@ -16,33 +19,42 @@ import com.sun.source.tree.MethodTree;
 import com.sun.source.tree.NewClassTree;
 import com.sun.source.tree.ParenthesizedTree;
 import com.sun.source.tree.ReturnTree;
+import com.sun.source.tree.StatementTree;
 import com.sun.source.tree.Tree;
 import com.sun.source.tree.TypeCastTree;
+import com.sun.source.tree.UnaryTree;
 import com.sun.source.tree.VariableTree;
 import com.sun.source.util.TreePath;
 import com.sun.source.util.TreePathScanner;
 import com.sun.source.util.Trees;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.lang.model.element.AnnotationMirror;
 import javax.lang.model.element.Element;
 import javax.lang.model.element.ElementKind;
 import javax.lang.model.element.ExecutableElement;
+import javax.lang.model.element.Modifier;
 import javax.lang.model.element.TypeElement;
 import javax.lang.model.element.VariableElement;
-import javax.tools.Diagnostic;
+import javax.lang.model.type.DeclaredType;
+import javax.lang.model.type.TypeKind;
+import javax.lang.model.type.TypeMirror;
+import javax.lang.model.util.Elements;
+import javax.lang.model.util.Types;
 
 /**
- * The analysis of one top-level class: a flow-insensitive propagation of readings into locals,
- * fields, parameters, containers and method results, then a scan for the places where two of them
- * meet in a subtraction, a comparison or a java.time comparison.
+ * Takes one top-level class, attributed by javac, into the {@link Program}: where readings flow
+ * (locals, fields, parameters, containers, results, overridden methods) and the places where two of
+ * them may meet in a subtraction, a comparison or a java.time comparison. Nothing is decided here:
+ * the program solves every class together at the end of the compilation.
  */
 final class Analyzer {
     /** The line directive, as in {@code // clockwatch:wallclock-ok the TTL is persisted}. */
@@ -54,11 +66,6 @@ final class Analyzer {
                     "JsonProperty", "JsonAlias", "SerializedName", "Column", "XmlElement",
                     "XmlAttribute", "Id", "BsonProperty", "JsonbProperty", "JsonField");
 
-    private static final Set<String> NOW_TYPES =
-            Set.of(
-                    "java.time.Instant", "java.time.LocalDateTime", "java.time.ZonedDateTime",
-                    "java.time.OffsetDateTime", "java.time.LocalTime", "java.time.OffsetTime");
-
     /** Methods that store their last argument into the container they are called on. */
     private static final Set<String> STORES =
             Set.of(
@@ -68,36 +75,53 @@ final class Analyzer {
                     "offerFirst", "offerLast");
 
     /** Methods that read an element back from the container they are called on. */
-    private static final Set<String> LOADS =
+    static final Set<String> LOADS =
             Set.of(
                     "get", "getPlain", "getAcquire", "getOpaque", "getAndSet", "longValue", "intValue",
                     "getOrDefault", "remove", "poll", "peek", "pollFirst", "peekFirst", "pollLast",
                     "peekLast", "getFirst", "getLast", "take", "element", "orElse", "orElseThrow",
                     "join", "getNow");
 
-    /** Methods that implement a value's ordering; see Checker.visitMethod. */
+    /** Methods that implement a value's ordering: a value type's own comparison is not checked. */
     private static final Set<String> COMPARATORS =
             Set.of("compareTo", "compare", "equals", "hashCode", "before", "after", "isBefore", "isAfter");
 
+    /** The JDK's time types: their meaning is modelled, and their bodies pass nothing on. */
+    private static final Set<String> MODELLED =
+            Set.of("java.util.Date", "java.sql.Timestamp", "java.util.Calendar", "java.util.GregorianCalendar",
+                    "java.lang.System");
+
+    /**
+     * Abstract methods that are clocks by their name and type when no implementation is compiled
+     * with them: {@code long currentTimeMillis()}, {@code Instant instant()}, ...
+     */
+    private static final Set<String> CLOCK_MILLIS = Set.of("currentTimeMillis", "currentWallTime", "millis", "milliseconds", "wallTime");
+
+    private static final Set<String> CLOCK_INSTANT = Set.of("instant", "now");
+
     private final Trees trees;
+    private final Elements elementUtils;
+    private final Types types;
     private final CompilationUnitTree cu;
     private final ClassTree root;
-    private final Facts facts;
-    private final Diagnostic.Kind level;
+    private final Program program;
 
     private final Map<Tree, Element> elements = new IdentityHashMap<>();
-    private final Map<Element, Kind> kinds = new HashMap<>();
-    private final List<Runnable> flows = new ArrayList<>();
-    /** Variables incremented with ++ or --: counters and sequence numbers, even when seeded from the clock. */
-    private final Set<Element> counters = new java.util.HashSet<>();
-    private boolean changed;
+    /**
+     * Local variables initialised with a deadline computed from a reading ({@code then =
+     * now.plus(keepAlive)}, {@code end = start + timeout}) and never assigned again: not "now".
+     */
+    private final Set<Element> deadlines = new HashSet<>();
+    private final Set<Element> reassigned = new HashSet<>();
+    private boolean modelled;
 
-    Analyzer(Trees trees, CompilationUnitTree cu, ClassTree root, Facts facts, Diagnostic.Kind level) {
+    Analyzer(Trees trees, Elements elementUtils, Types types, CompilationUnitTree cu, ClassTree root, Program program) {
         this.trees = trees;
+        this.elementUtils = elementUtils;
+        this.types = types;
         this.cu = cu;
         this.root = root;
-        this.facts = facts;
-        this.level = level;
+        this.program = program;
     }
 
     void run() {
@@ -105,68 +129,19 @@ final class Analyzer {
         if (rootPath == null) {
             return;
         }
-        new Collector().scan(rootPath, null);
-        for (int i = 0; i < 32; i++) {
-            changed = false;
-            flows.forEach(Runnable::run);
-            if (!changed) {
-                break;
-            }
-        }
-        // Pass fields and method results on to the classes analysed after this one, except
-        // from the JDK's own time types: their meaning is modelled above, and what their
-        // source says (new Date() reads the clock, so Date.getTime() "returns a reading") would
-        // make every Date a local reading (a false alarm in docs/audit.md).
-        String self = rootName();
-        if (MODELLED.contains(self) || self.startsWith("java.time.")) {
-            new Checker(lines()).scan(rootPath, null);
-            return;
-        }
-        kinds.forEach(
-                (e, k) -> {
-                    if ((e.getKind() == ElementKind.FIELD || e.getKind() == ElementKind.METHOD) && !counters.contains(e)) {
-                        facts.put(e, k);
-                    }
-                });
-        new Checker(lines()).scan(rootPath, null);
+        Element self = trees.getElement(rootPath);
+        String name = self instanceof TypeElement ? ((TypeElement) self).getQualifiedName().toString() : "";
+        modelled = MODELLED.contains(name) || name.startsWith("java.time.");
+        program.compiled(self);
+        new Elements_().scan(rootPath, null);
+        new Builder(lines()).scan(rootPath, null);
     }
-
-    private String rootName() {
-        Element e = trees.getElement(trees.getPath(cu, root));
-        return e instanceof TypeElement ? ((TypeElement) e).getQualifiedName().toString() : "";
-    }
-
-    private static final Set<String> MODELLED =
-            Set.of("java.util.Date", "java.sql.Timestamp", "java.util.Calendar", "java.util.GregorianCalendar",
-                    "java.lang.System");
 
     private String[] lines() {
         try {
             return cu.getSourceFile().getCharContent(true).toString().split("\n", -1);
         } catch (IOException e) {
             return new String[0];
-        }
-    }
-
-    // ---- kinds of elements
-
-    private Kind kindOf(Element e) {
-        if (e == null || counters.contains(e)) {
-            return Kind.NONE;
-        }
-        Kind k = kinds.get(e);
-        return k != null ? k : facts.get(e);
-    }
-
-    private void set(Element e, Kind k) {
-        if (e == null || k == Kind.NONE) {
-            return;
-        }
-        Kind old = kinds.getOrDefault(e, Kind.NONE);
-        Kind now = Kind.join(old, k);
-        if (now != old) {
-            kinds.put(e, now);
-            changed = true;
         }
     }
 
@@ -198,6 +173,14 @@ final class Analyzer {
         return null;
     }
 
+    /** Where a flow may write: in the JDK's modelled time types, only locals and parameters. */
+    private Element writable(Element e) {
+        if (e == null || modelled && (e.getKind() == ElementKind.FIELD || e.getKind() == ElementKind.METHOD)) {
+            return null;
+        }
+        return e;
+    }
+
     private static ExpressionTree unparen(ExpressionTree e) {
         while (true) {
             if (e instanceof ParenthesizedTree) {
@@ -220,262 +203,157 @@ final class Analyzer {
         return sel instanceof MemberSelectTree ? ((MemberSelectTree) sel).getExpression() : null;
     }
 
-    private Kind arg(MethodInvocationTree mit, int i) {
-        return i < mit.getArguments().size() ? classify(mit.getArguments().get(i)) : Kind.NONE;
-    }
+    // ---- the expression as the program sees it
 
-    // ---- what an expression is
-
-    Kind classify(ExpressionTree e) {
+    Ir.Expr ir(ExpressionTree e) {
         if (e == null) {
-            return Kind.NONE;
+            return Ir.OTHER;
         }
         e = unparen(e);
         switch (e.getKind()) {
             case IDENTIFIER:
             case MEMBER_SELECT:
-                return kindOf(target(e));
-            case ARRAY_ACCESS:
-                return classify(((ArrayAccessTree) e).getExpression());
-            case CONDITIONAL_EXPRESSION:
-                ConditionalExpressionTree c = (ConditionalExpressionTree) e;
-                return Kind.join(classify(c.getTrueExpression()), classify(c.getFalseExpression()));
-            case ASSIGNMENT:
-                return classify(((AssignmentTree) e).getExpression());
-            case PLUS:
-            case MULTIPLY:
-                {
-                    BinaryTree b = (BinaryTree) e;
-                    boolean l = classify(b.getLeftOperand()) == Kind.WALL;
-                    boolean r = classify(b.getRightOperand()) == Kind.WALL;
-                    return l != r ? Kind.WALL : Kind.NONE;
-                }
-            case MINUS:
-            case DIVIDE:
-                {
-                    BinaryTree b = (BinaryTree) e;
-                    boolean l = classify(b.getLeftOperand()) == Kind.WALL;
-                    boolean r = classify(b.getRightOperand()) == Kind.WALL;
-                    return l && !r ? Kind.WALL : Kind.NONE;
-                }
-            case METHOD_INVOCATION:
-                return classifyCall((MethodInvocationTree) e);
-            case NEW_CLASS:
-                return classifyNew((NewClassTree) e);
-            default:
-                return Kind.NONE;
-        }
-    }
-
-    private Kind classifyNew(NewClassTree nc) {
-        Element ctor = elements.get(nc);
-        if (ctor == null) {
-            return Kind.NONE;
-        }
-        String type = owner(ctor);
-        switch (type) {
-            case "java.util.Date":
-            case "java.sql.Timestamp":
-            case "java.util.GregorianCalendar":
-                if (nc.getArguments().isEmpty()) {
-                    return Kind.INSTANT;
-                }
-                return nc.getArguments().size() == 1 && classify(nc.getArguments().get(0)) == Kind.WALL
-                        ? Kind.INSTANT
-                        : Kind.NONE;
-            default:
-                return Kind.NONE;
-        }
-    }
-
-    private Kind classifyCall(MethodInvocationTree mit) {
-        Element el = elements.get(mit);
-        if (!(el instanceof ExecutableElement)) {
-            return Kind.NONE;
-        }
-        String owner = owner(el);
-        String name = el.getSimpleName().toString();
-        if (owner.equals("java.lang.System") && name.equals("currentTimeMillis")) {
-            return Kind.WALL;
-        }
-        if (name.equals("now") && NOW_TYPES.contains(owner)) {
-            return Kind.INSTANT;
-        }
-        if (owner.equals("java.time.Clock")) {
-            if (name.equals("millis")) {
-                return Kind.WALL;
-            }
-            if (name.equals("instant")) {
-                return Kind.INSTANT;
-            }
-        }
-        if (owner.equals("java.util.Calendar") && name.equals("getInstance")) {
-            return Kind.INSTANT;
-        }
-        if ((owner.equals("java.time.Instant") && name.startsWith("ofEpoch"))
-                || (name.equals("from") && (owner.equals("java.util.Date") || owner.equals("java.sql.Timestamp")))) {
-            Kind a = arg(mit, 0);
-            return a.local() ? Kind.INSTANT : Kind.NONE;
-        }
-        if (owner.equals("java.util.concurrent.TimeUnit") && name.startsWith("to")
-                || owner.equals("java.lang.Long") && name.equals("valueOf")) {
-            return arg(mit, 0) == Kind.WALL ? Kind.WALL : Kind.NONE;
-        }
-        if (owner.equals("java.lang.Math") && (name.equals("max") || name.equals("min"))) {
-            return Kind.join(arg(mit, 0), arg(mit, 1));
-        }
-        ExpressionTree recv = receiver(mit);
-        Kind rk = recv == null ? Kind.NONE : classify(recv);
-        if (rk == Kind.INSTANT) {
-            switch (name) {
-                case "toEpochMilli":
-                case "getEpochSecond":
-                case "getTimeInMillis":
-                case "toEpochSecond":
-                    return Kind.WALL;
-                case "getTime":
-                    return owner.equals("java.util.Calendar") ? Kind.INSTANT : Kind.WALL;
-                case "toInstant":
-                case "truncatedTo":
-                case "atZone":
-                case "atOffset":
-                case "toLocalDateTime":
-                case "clone":
-                    return Kind.INSTANT;
-                default:
-                    if (name.startsWith("plus") || name.startsWith("minus") || name.startsWith("with")) {
-                        return Kind.INSTANT;
-                    }
-                    return Kind.NONE;
-            }
-        }
-        if (rk.local() && LOADS.contains(name)) {
-            return rk;
-        }
-        return kindOf(el);
-    }
-
-    /**
-     * Whether e is a reading taken for the computation at hand: a call, or a local variable or
-     * parameter, rather than a value stored in a field or an array. A deadline check compares such
-     * a reading ("now") with a stored one; comparing two stored ones only orders them.
-     */
-    private boolean current(ExpressionTree e) {
-        e = unparen(e);
-        switch (e.getKind()) {
-            case IDENTIFIER:
                 {
                     Element el = elements.get(e);
-                    return el != null && el.getKind() != ElementKind.FIELD;
-                }
-            case MEMBER_SELECT:
-                {
-                    Element el = elements.get(e);
-                    return el != null && el.getKind() != ElementKind.FIELD;
+                    boolean deadline = el != null && deadlines.contains(el) && !reassigned.contains(el);
+                    return new Ir.Ref(target(e), el != null && el.getKind() != ElementKind.FIELD && !deadline);
                 }
             case ARRAY_ACCESS:
-                return false;
-            case METHOD_INVOCATION:
-                {
-                    MethodInvocationTree mit = (MethodInvocationTree) e;
-                    Element el = elements.get(mit);
-                    ExpressionTree recv = receiver(mit);
-                    if (el != null && LOADS.contains(el.getSimpleName().toString()) && recv != null) {
-                        return current(recv); // lastHeartbeat.get() is stored
-                    }
-                    return true;
-                }
+                return new Ir.Elem(ir(((ArrayAccessTree) e).getExpression()));
             case CONDITIONAL_EXPRESSION:
                 {
                     ConditionalExpressionTree c = (ConditionalExpressionTree) e;
-                    return current(c.getTrueExpression()) || current(c.getFalseExpression());
+                    return new Ir.Cond(ir(c.getTrueExpression()), ir(c.getFalseExpression()));
+                }
+            case ASSIGNMENT:
+                return new Ir.Assign(ir(((AssignmentTree) e).getExpression()));
+            case METHOD_INVOCATION:
+                {
+                    Ir.Call c = call((MethodInvocationTree) e);
+                    return c != null ? c : Ir.OTHER;
+                }
+            case NEW_CLASS:
+                {
+                    NewClassTree nc = (NewClassTree) e;
+                    Element ctor = elements.get(nc);
+                    return ctor == null ? Ir.OTHER : new Ir.New(owner(ctor), irs(nc.getArguments()));
                 }
             default:
                 if (e instanceof BinaryTree) {
                     BinaryTree b = (BinaryTree) e;
-                    return current(b.getLeftOperand()) || current(b.getRightOperand());
+                    return new Ir.Bin(b.getKind().name(), ir(b.getLeftOperand()), ir(b.getRightOperand()));
                 }
-                return true;
+                return Ir.OTHER;
         }
     }
 
-    // ---- pass 1: where readings flow
+    private List<Ir.Expr> irs(List<? extends ExpressionTree> es) {
+        List<Ir.Expr> out = new ArrayList<>(es.size());
+        for (ExpressionTree a : es) {
+            out.add(ir(a));
+        }
+        return out;
+    }
 
-    private final class Collector extends TreePathScanner<Void, Void> {
-        // The enclosing methods; null stands for a lambda, whose returns are not its method's.
-        private final List<Element> methods = new ArrayList<>();
+    private Ir.Call call(MethodInvocationTree mit) {
+        Element el = elements.get(mit);
+        if (!(el instanceof ExecutableElement)) {
+            return null;
+        }
+        ExecutableElement m = (ExecutableElement) el;
+        String name = m.getSimpleName().toString();
+        ExpressionTree recvTree = receiver(mit);
+        Ir.Expr recv = recvTree == null ? null : ir(recvTree);
+        boolean current = recv == null || !LOADS.contains(name) || recv.current(); // lastHeartbeat.get() is stored
+        return new Ir.Call(m, owner(m), name, recv, irs(mit.getArguments()), current, clock(m));
+    }
 
+    /** Whether t can hold a reading: a {@code long} or one of the JDK's time types. */
+    private static boolean timeTyped(TypeMirror t) {
+        if (t.getKind() == TypeKind.LONG) {
+            return true;
+        }
+        if (t.getKind() != TypeKind.DECLARED) {
+            return false;
+        }
+        String n = ((TypeElement) ((DeclaredType) t).asElement()).getQualifiedName().toString();
+        return n.equals("java.lang.Long") || n.equals("java.util.Date") || n.equals("java.sql.Timestamp")
+                || n.equals("java.util.Calendar") || n.startsWith("java.time.");
+    }
+
+    /** What an abstract method is by its name and type alone (a clock behind an interface). */
+    private Kind clock(ExecutableElement m) {
+        if (!m.getModifiers().contains(Modifier.ABSTRACT) || !m.getParameters().isEmpty()) {
+            return Kind.NONE;
+        }
+        String name = m.getSimpleName().toString();
+        TypeMirror r = m.getReturnType();
+        if (r.getKind() == TypeKind.LONG && CLOCK_MILLIS.contains(name)) {
+            return Kind.WALL;
+        }
+        if (r.getKind() == TypeKind.DECLARED && CLOCK_INSTANT.contains(name)
+                && ((TypeElement) ((DeclaredType) r).asElement()).getQualifiedName().contentEquals("java.time.Instant")) {
+            return Kind.INSTANT;
+        }
+        return Kind.NONE;
+    }
+
+    // ---- pass 1: the elements of the trees, and the counters
+
+    private final class Elements_ extends TreePathScanner<Void, Void> {
         @Override
         public Void scan(Tree tree, Void p) {
-            if (tree instanceof ExpressionTree || tree instanceof VariableTree || tree instanceof MethodTree) {
-                if (tree instanceof IdentifierTree
-                        || tree instanceof MemberSelectTree
-                        || tree instanceof MethodInvocationTree
-                        || tree instanceof NewClassTree
-                        || tree instanceof VariableTree
-                        || tree instanceof MethodTree) {
-                    TreePath path = new TreePath(getCurrentPath(), tree);
-                    Element el = trees.getElement(path);
-                    if (el != null) {
-                        elements.put(tree, el);
-                    }
+            if (tree instanceof IdentifierTree
+                    || tree instanceof MemberSelectTree
+                    || tree instanceof MethodInvocationTree
+                    || tree instanceof NewClassTree
+                    || tree instanceof VariableTree
+                    || tree instanceof MethodTree) {
+                Element el = trees.getElement(new TreePath(getCurrentPath(), tree));
+                if (el != null) {
+                    elements.put(tree, el);
                 }
             }
             return super.scan(tree, p);
         }
 
         @Override
-        public Void visitMethod(MethodTree mt, Void p) {
-            methods.add(elements.get(mt));
-            try {
-                return super.visitMethod(mt, p);
-            } finally {
-                methods.remove(methods.size() - 1);
-            }
-        }
-
-        @Override
-        public Void visitLambdaExpression(LambdaExpressionTree lt, Void p) {
-            methods.add(null);
-            try {
-                return super.visitLambdaExpression(lt, p);
-            } finally {
-                methods.remove(methods.size() - 1);
-            }
-        }
-
-        @Override
         public Void visitVariable(VariableTree vt, Void p) {
-            if (vt.getInitializer() != null) {
-                ExpressionTree init = vt.getInitializer();
-                flows.add(() -> set(dataField(elements.get(vt)) ? null : elements.get(vt), classify(init)));
+            super.visitVariable(vt, p);
+            Element v = elements.get(vt);
+            ExpressionTree init = vt.getInitializer() == null ? null : unparen(vt.getInitializer());
+            if (v != null && v.getKind() == ElementKind.LOCAL_VARIABLE && init != null
+                    && (init.getKind() == Tree.Kind.PLUS
+                            || init instanceof MethodInvocationTree
+                                    && ((MethodInvocationTree) init).getMethodSelect() instanceof MemberSelectTree
+                                    && ((MemberSelectTree) ((MethodInvocationTree) init).getMethodSelect()).getIdentifier().toString().startsWith("plus"))) {
+                deadlines.add(v);
             }
-            return super.visitVariable(vt, p);
+            return null;
         }
 
         @Override
         public Void visitAssignment(AssignmentTree at, Void p) {
-            flows.add(() -> set(target(at.getVariable()), classify(at.getExpression())));
-            return super.visitAssignment(at, p);
+            super.visitAssignment(at, p);
+            Element t = target(at.getVariable());
+            if (t != null) {
+                reassigned.add(t);
+            }
+            return null;
         }
 
         @Override
-        public Void visitEnhancedForLoop(EnhancedForLoopTree ft, Void p) {
-            flows.add(() -> set(elements.get(ft.getVariable()), classify(ft.getExpression())));
-            return super.visitEnhancedForLoop(ft, p);
-        }
-
-        @Override
-        public Void visitUnary(com.sun.source.tree.UnaryTree ut, Void p) {
+        public Void visitUnary(UnaryTree ut, Void p) {
             super.visitUnary(ut, p); // first, so that the operand's element is known
             switch (ut.getKind()) {
                 case PREFIX_INCREMENT:
                 case POSTFIX_INCREMENT:
                 case PREFIX_DECREMENT:
                 case POSTFIX_DECREMENT:
+                    // A variable incremented is a counter or a sequence number, even when seeded from the clock.
                     Element t = target(ut.getExpression());
                     if (t != null) {
-                        counters.add(t);
+                        program.counter(t);
                     }
                     break;
                 default:
@@ -483,50 +361,17 @@ final class Analyzer {
             }
             return null;
         }
-
-        @Override
-        public Void visitReturn(ReturnTree rt, Void p) {
-            Element m = methods.isEmpty() ? null : methods.get(methods.size() - 1);
-            if (m != null && rt.getExpression() != null) {
-                flows.add(() -> set(m, classify(rt.getExpression())));
-            }
-            return super.visitReturn(rt, p);
-        }
-
-        @Override
-        public Void visitMethodInvocation(MethodInvocationTree mit, Void p) {
-            flows.add(() -> flowCall(mit));
-            return super.visitMethodInvocation(mit, p);
-        }
     }
 
-    private void flowCall(MethodInvocationTree mit) {
-        Element el = elements.get(mit);
-        if (!(el instanceof ExecutableElement)) {
-            return;
-        }
-        ExecutableElement m = (ExecutableElement) el;
-        List<? extends ExpressionTree> args = mit.getArguments();
-        // Arguments into the parameters of methods whose source is being compiled.
-        List<? extends VariableElement> params = m.getParameters();
-        for (int i = 0; i < args.size() && !params.isEmpty(); i++) {
-            VariableElement param = params.get(Math.min(i, params.size() - 1));
-            set(param, classify(args.get(i)));
-        }
-        // Stores into atomics, maps and collections.
-        ExpressionTree recv = receiver(mit);
-        if (recv != null && !args.isEmpty() && STORES.contains(m.getSimpleName().toString())) {
-            set(target(recv), classify(args.get(args.size() - 1)));
-        }
-    }
+    // ---- pass 2: flows and checks
 
-    // ---- pass 2: findings
-
-    private final class Checker extends TreePathScanner<Void, Void> {
+    private final class Builder extends TreePathScanner<Void, Void> {
         private final String[] lines;
+        // The enclosing methods; null stands for a lambda, whose returns are not its method's.
+        private final List<Element> methods = new ArrayList<>();
         private int suppressed;
 
-        Checker(String[] lines) {
+        Builder(String[] lines) {
             this.lines = lines;
         }
 
@@ -550,8 +395,8 @@ final class Analyzer {
             return false;
         }
 
-        private Void declaration(Tree t, java.util.function.Supplier<Void> body) {
-            boolean s = suppresses(t);
+        private Void declaration(Tree t, boolean extra, Supplier<Void> body) {
+            boolean s = suppresses(t) || extra;
             if (s) {
                 suppressed++;
             }
@@ -566,83 +411,195 @@ final class Analyzer {
 
         @Override
         public Void visitClass(ClassTree ct, Void p) {
-            return declaration(ct, () -> super.visitClass(ct, p));
+            return declaration(ct, false, () -> super.visitClass(ct, p));
         }
 
         @Override
         public Void visitMethod(MethodTree mt, Void p) {
+            Element m = elements.get(mt);
+            if (m instanceof ExecutableElement && !modelled) {
+                overrides((ExecutableElement) m);
+            }
             // A value type's own comparison methods compare the values their callers hand
             // them (java.util.Date.before compares two Dates): the caller is where a reading
             // would meet "now", and that call is checked there.
             boolean comparator = COMPARATORS.contains(mt.getName().toString());
-            if (comparator) {
-                suppressed++;
-            }
+            methods.add(m);
             try {
-                return declaration(mt, () -> super.visitMethod(mt, p));
+                return declaration(mt, comparator, () -> super.visitMethod(mt, p));
             } finally {
-                if (comparator) {
-                    suppressed--;
+                methods.remove(methods.size() - 1);
+            }
+        }
+
+        /** The methods m overrides or implements get what m returns. */
+        private void overrides(ExecutableElement m) {
+            if (m.getModifiers().contains(Modifier.STATIC)) {
+                return;
+            }
+            Element owner = m.getEnclosingElement();
+            if (!(owner instanceof TypeElement)) {
+                return;
+            }
+            TypeElement type = (TypeElement) owner;
+            Set<Element> seen = new HashSet<>();
+            List<TypeMirror> todo = new ArrayList<>(types.directSupertypes(type.asType()));
+            while (!todo.isEmpty()) {
+                TypeMirror t = todo.remove(todo.size() - 1);
+                Element se = types.asElement(t);
+                if (!(se instanceof TypeElement) || !seen.add(se)) {
+                    continue;
                 }
+                for (Element o : se.getEnclosedElements()) {
+                    if (o.getKind() == ElementKind.METHOD && o.getSimpleName().equals(m.getSimpleName())
+                            && elementUtils.overrides(m, (ExecutableElement) o, type)) {
+                        program.override(m, o, o, timeTyped(m.getReturnType()));
+                        // A call through the overridden method passes its arguments to m.
+                        List<? extends VariableElement> mp = m.getParameters();
+                        List<? extends VariableElement> op = ((ExecutableElement) o).getParameters();
+                        for (int i = 0; i < mp.size() && i < op.size(); i++) {
+                            program.override(op.get(i), mp.get(i), o, timeTyped(op.get(i).asType()));
+                        }
+                    }
+                }
+                todo.addAll(types.directSupertypes(t));
+            }
+        }
+
+        @Override
+        public Void visitLambdaExpression(LambdaExpressionTree lt, Void p) {
+            methods.add(null);
+            try {
+                return super.visitLambdaExpression(lt, p);
+            } finally {
+                methods.remove(methods.size() - 1);
             }
         }
 
         @Override
         public Void visitVariable(VariableTree vt, Void p) {
-            return declaration(vt, () -> super.visitVariable(vt, p));
+            return declaration(
+                    vt,
+                    false,
+                    () -> {
+                        Element v = elements.get(vt);
+                        if (vt.getInitializer() != null && v != null && !dataField(v)) {
+                            program.flow(writable(v), ir(vt.getInitializer()));
+                        }
+                        return super.visitVariable(vt, p);
+                    });
         }
 
         @Override
-        public Void visitBinary(BinaryTree b, Void p) {
-            if (classify(b.getLeftOperand()) == Kind.WALL && classify(b.getRightOperand()) == Kind.WALL) {
-                switch (b.getKind()) {
-                    case MINUS:
-                        report(b, render(b) + " subtracts two wall-clock readings: a clock step changes this"
-                                + " elapsed time by the step (a 12 s step back makes it 12 s short or negative);"
-                                + " time it with System.nanoTime() or a ScheduledExecutorService, which a step does"
-                                + " not move");
-                        break;
-                    case LESS_THAN:
-                    case LESS_THAN_EQUAL:
-                    case GREATER_THAN:
-                    case GREATER_THAN_EQUAL:
-                        if (!current(b.getLeftOperand()) && !current(b.getRightOperand()) || keepsMinOrMax(b)) {
-                            break; // ordering two deadlines (a timer's heap, a min or max), not a check
-                        }
-                        report(b, render(b) + " compares wall-clock readings for a deadline or an expiry: a"
-                                + " clock step back postpones it by the step, a step forward brings it early; keep"
-                                + " the deadline as System.nanoTime() + timeout and test"
-                                + " System.nanoTime() - deadline >= 0");
-                        break;
-                    default:
-                        break;
-                }
+        public Void visitAssignment(AssignmentTree at, Void p) {
+            program.flow(writable(target(at.getVariable())), ir(at.getExpression()));
+            return super.visitAssignment(at, p);
+        }
+
+        @Override
+        public Void visitEnhancedForLoop(EnhancedForLoopTree ft, Void p) {
+            program.flow(elements.get(ft.getVariable()), ir(ft.getExpression()));
+            return super.visitEnhancedForLoop(ft, p);
+        }
+
+        @Override
+        public Void visitReturn(ReturnTree rt, Void p) {
+            Element m = methods.isEmpty() ? null : methods.get(methods.size() - 1);
+            if (m != null && rt.getExpression() != null) {
+                program.flow(writable(m), ir(rt.getExpression()));
             }
-            return super.visitBinary(b, p);
+            return super.visitReturn(rt, p);
         }
 
         @Override
         public Void visitMethodInvocation(MethodInvocationTree mit, Void p) {
-            Element el = elements.get(mit);
-            if (el instanceof ExecutableElement) {
-                String owner = owner(el);
-                String name = el.getSimpleName().toString();
-                boolean between =
-                        name.equals("between")
-                                && (owner.equals("java.time.Duration")
-                                        || owner.equals("java.time.temporal.ChronoUnit")
-                                        || owner.equals("java.time.temporal.TemporalUnit"));
-                boolean compare =
-                        Set.of("isBefore", "isAfter", "compareTo", "before", "after", "until").contains(name);
-                if (between && arg(mit, 0) == Kind.INSTANT && arg(mit, 1) == Kind.INSTANT
-                        || compare && classify(receiver(mit)) == Kind.INSTANT && arg(mit, 0) == Kind.INSTANT
-                                && (current(receiver(mit)) || current(mit.getArguments().get(0)))) {
-                    report(mit, render(mit) + " measures between two wall-clock instants: a clock step changes"
-                            + " the result by the step; time it with System.nanoTime(), or keep a"
-                            + " System.nanoTime() deadline");
+            Ir.Call c = call(mit);
+            if (c != null) {
+                ExecutableElement m = (ExecutableElement) c.method();
+                ExpressionTree recv = receiver(mit);
+                Element store = recv != null && STORES.contains(c.name()) ? writable(target(recv)) : null;
+                List<Element> params = new ArrayList<>();
+                for (VariableElement v : m.getParameters()) {
+                    params.add(writable(v));
                 }
+                program.call(c, params, store);
+                checkInvocation(mit, c);
             }
             return super.visitMethodInvocation(mit, p);
+        }
+
+        @Override
+        public Void visitNewClass(NewClassTree nc, Void p) {
+            // Arguments into the constructor's parameters (sun.security.util.Cache's entries).
+            Element ctor = elements.get(nc);
+            if (ctor instanceof ExecutableElement) {
+                List<Element> params = new ArrayList<>();
+                for (VariableElement v : ((ExecutableElement) ctor).getParameters()) {
+                    params.add(writable(v));
+                }
+                program.call(new Ir.Call(ctor, owner(ctor), "<init>", null, irs(nc.getArguments()), true, Kind.NONE), params, null);
+            }
+            return super.visitNewClass(nc, p);
+        }
+
+        private void checkInvocation(MethodInvocationTree mit, Ir.Call c) {
+            String owner = c.owner();
+            String name = c.name();
+            boolean between =
+                    name.equals("between")
+                            && (owner.equals("java.time.Duration")
+                                    || owner.equals("java.time.temporal.ChronoUnit")
+                                    || owner.equals("java.time.temporal.TemporalUnit"));
+            if (between && c.args().size() >= 2) {
+                check(mit, "between", "", c.args().get(0), c.args().get(1), false);
+            }
+            boolean compare = Set.of("isBefore", "isAfter", "compareTo", "before", "after", "until").contains(name);
+            if (compare && c.recv() != null && !c.args().isEmpty()) {
+                check(mit, "compare", "", c.recv(), c.args().get(0), false);
+            }
+        }
+
+        @Override
+        public Void visitBinary(BinaryTree b, Void p) {
+            switch (b.getKind()) {
+                case MINUS:
+                case LESS_THAN:
+                case LESS_THAN_EQUAL:
+                case GREATER_THAN:
+                case GREATER_THAN_EQUAL:
+                    // A min, a max, a clamp, or two elements of an array ordered (a timer's heap):
+                    // never a deadline.
+                    check(b, "binary", b.getKind().name(), ir(b.getLeftOperand()), ir(b.getRightOperand()),
+                            b.getKind() != Tree.Kind.MINUS
+                                    && (keepsMinOrMax(b) || inArray(b.getLeftOperand()) && inArray(b.getRightOperand())));
+                    break;
+                default:
+                    break;
+            }
+            return super.visitBinary(b, p);
+        }
+
+        private void check(Tree t, String what, String op, Ir.Expr a, Ir.Expr b, boolean ordering) {
+            if (suppressed > 0) {
+                return;
+            }
+            long pos = trees.getSourcePositions().getStartPosition(cu, t);
+            int line = pos < 0 ? -1 : (int) cu.getLineMap().getLineNumber(pos);
+            String directive = null;
+            for (int l : new int[] {line, line - 1}) {
+                if (l < 1 || l > lines.length) {
+                    continue;
+                }
+                Matcher m = DIRECTIVE.matcher(lines[l - 1]);
+                if (m.find()) {
+                    if (!m.group(1).isBlank()) {
+                        return; // silenced: nothing to solve
+                    }
+                    directive = " (the clockwatch:wallclock-ok on line " + l + " needs a reason to silence this)";
+                }
+            }
+            program.check(new Program.Check(t, cu, cu.getSourceFile().getName(), pos, what, op, a, b, ordering,
+                    render(t), directive));
         }
 
         /**
@@ -665,16 +622,14 @@ final class Analyzer {
             }
             Tree parent = path.getLeaf();
             List<Element> assigned = new ArrayList<>();
-            if (parent instanceof com.sun.source.tree.IfTree) {
-                com.sun.source.tree.StatementTree then = ((com.sun.source.tree.IfTree) parent).getThenStatement();
-                List<? extends com.sun.source.tree.StatementTree> stmts =
-                        then instanceof com.sun.source.tree.BlockTree
-                                ? ((com.sun.source.tree.BlockTree) then).getStatements()
-                                : List.of(then);
-                for (com.sun.source.tree.StatementTree st : stmts) {
-                    if (st instanceof com.sun.source.tree.ExpressionStatementTree
-                            && ((com.sun.source.tree.ExpressionStatementTree) st).getExpression() instanceof AssignmentTree) {
-                        assigned.add(target(((AssignmentTree) ((com.sun.source.tree.ExpressionStatementTree) st).getExpression()).getVariable()));
+            if (parent instanceof IfTree) {
+                StatementTree then = ((IfTree) parent).getThenStatement();
+                List<? extends StatementTree> stmts =
+                        then instanceof BlockTree ? ((BlockTree) then).getStatements() : List.of(then);
+                for (StatementTree st : stmts) {
+                    if (st instanceof ExpressionStatementTree
+                            && ((ExpressionStatementTree) st).getExpression() instanceof AssignmentTree) {
+                        assigned.add(target(((AssignmentTree) ((ExpressionStatementTree) st).getExpression()).getVariable()));
                     }
                 }
             } else if (parent instanceof ConditionalExpressionTree) {
@@ -696,30 +651,18 @@ final class Analyzer {
             return false;
         }
 
+        /** Whether e is an element of an array, or a field of one ({@code queue[j].nextExecutionTime}). */
+        private boolean inArray(ExpressionTree e) {
+            e = unparen(e);
+            while (e instanceof MemberSelectTree) {
+                e = unparen(((MemberSelectTree) e).getExpression());
+            }
+            return e instanceof ArrayAccessTree;
+        }
+
         private Element operand(ExpressionTree e) {
             e = unparen(e);
             return e instanceof IdentifierTree || e instanceof MemberSelectTree ? target(e) : null;
-        }
-
-        private void report(Tree t, String msg) {
-            if (suppressed > 0) {
-                return;
-            }
-            long pos = trees.getSourcePositions().getStartPosition(cu, t);
-            int line = pos < 0 ? -1 : (int) cu.getLineMap().getLineNumber(pos);
-            for (int l : new int[] {line, line - 1}) {
-                if (l < 1 || l > lines.length) {
-                    continue;
-                }
-                Matcher m = DIRECTIVE.matcher(lines[l - 1]);
-                if (m.find()) {
-                    if (!m.group(1).isBlank()) {
-                        return;
-                    }
-                    msg += " (the clockwatch:wallclock-ok on line " + l + " needs a reason to silence this)";
-                }
-            }
-            trees.printMessage(level, "[" + WallClockPlugin.NAME + "] " + msg, t, cu);
         }
     }
 

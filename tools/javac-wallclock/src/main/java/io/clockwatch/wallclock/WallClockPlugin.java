@@ -16,7 +16,10 @@ import javax.tools.Diagnostic;
  * Instant.now()}, {@code new Date().getTime()}, {@code Clock.systemUTC().millis()}, ...).
  *
  * <p>Run it with {@code javac -cp clockwatch-wallclock.jar -Xplugin:WallClock ...}; findings are
- * warnings, or errors with {@code -Xplugin:"WallClock error"} so that a build fails on them.
+ * warnings, or errors with {@code -Xplugin:"WallClock error"} so that a build fails on them; the
+ * lower-severity category (two stored readings ordered) stays a warning and {@code noambiguous}
+ * turns it off. The classes are analysed together once javac has attributed all of them, so the
+ * findings do not depend on the order of the files.
  * docs/audit.md says what is reported, what is not, and how a reviewed line is silenced.
  */
 public final class WallClockPlugin implements Plugin {
@@ -31,6 +34,7 @@ public final class WallClockPlugin implements Plugin {
     @Override
     public void init(JavacTask task, String... args) {
         Diagnostic.Kind level = Diagnostic.Kind.WARNING;
+        boolean ambiguous = true;
         String bad = null;
         for (String a : args) {
             switch (a) {
@@ -40,8 +44,11 @@ public final class WallClockPlugin implements Plugin {
                 case "warn":
                     level = Diagnostic.Kind.WARNING;
                     break;
+                case "noambiguous":
+                    ambiguous = false;
+                    break;
                 default:
-                    bad = "-Xplugin:" + NAME + ": unknown argument \"" + a + "\" (want error or warn)";
+                    bad = "-Xplugin:" + NAME + ": unknown argument \"" + a + "\" (want error, warn or noambiguous)";
             }
         }
         Trees trees = Trees.instance(task);
@@ -63,12 +70,18 @@ public final class WallClockPlugin implements Plugin {
                     });
             return;
         }
-        Facts facts = new Facts();
+        Program program = new Program();
         Diagnostic.Kind kind = level;
+        boolean amb = ambiguous;
         task.addTaskListener(
                 new TaskListener() {
                     @Override
                     public void finished(TaskEvent e) {
+                        // The whole compilation is in: solve it and report, in file order.
+                        if (e.getKind() == TaskEvent.Kind.COMPILATION) {
+                            program.solve(trees, kind, amb);
+                            return;
+                        }
                         // ANALYZE finishes once per top-level class, after attribution and
                         // flow analysis and before lowering rewrites the tree.
                         if (e.getKind() != TaskEvent.Kind.ANALYZE) {
@@ -83,7 +96,7 @@ public final class WallClockPlugin implements Plugin {
                         if (ct == null) {
                             return;
                         }
-                        new Analyzer(trees, cu, ct, facts, kind).run();
+                        new Analyzer(trees, task.getElements(), task.getTypes(), cu, ct, program).run();
                     }
                 });
     }

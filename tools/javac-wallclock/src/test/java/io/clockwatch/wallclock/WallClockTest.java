@@ -29,7 +29,7 @@ import javax.tools.ToolProvider;
  */
 public final class WallClockTest {
     private static final Pattern WANT = Pattern.compile("//\\s*want \"(.*)\"\\s*$");
-    private static final String PREFIX = "[" + WallClockPlugin.NAME + "] ";
+    private static final String PREFIX = "[" + WallClockPlugin.NAME;
 
     private final Path jar;
     private final Path testdata;
@@ -50,6 +50,8 @@ public final class WallClockTest {
         t.run("findings", t::findings);
         t.run("errorMode", t::errorMode);
         t.run("badArgument", t::badArgument);
+        t.run("fileOrder", t::fileOrder);
+        t.run("noAmbiguous", t::noAmbiguous);
         System.out.printf("%d passed, %d failed%n", t.passed, t.failed);
         System.exit(t.failed == 0 ? 0 : 1);
     }
@@ -145,6 +147,66 @@ public final class WallClockTest {
         want.forEach((at, re) -> fail.accept(at + ": no diagnostic matching " + re));
         if (found == 0) {
             fail.accept("the plugin reported nothing: was it loaded?");
+        }
+    }
+
+    /** The findings of one compilation, as "File.java:line: message", sorted. */
+    private List<String> findingsOf(List<Path> files, String plugin) throws IOException {
+        Result r = compile(files, plugin);
+        List<String> out = new ArrayList<>();
+        for (Diagnostic<? extends JavaFileObject> d : r.diagnostics) {
+            String msg = d.getMessage(Locale.ROOT);
+            if (msg.startsWith(PREFIX)) {
+                out.add(Path.of(d.getSource().getName()).getFileName() + ":" + d.getLineNumber() + ": " + msg);
+            }
+        }
+        out.sort(null);
+        return out;
+    }
+
+    /**
+     * The findings do not depend on the order of the files on javac's command line: the sorted
+     * order, the reverse and shuffles (a fixed seed, so that a failure can be replayed) all give
+     * the same findings.
+     */
+    private void fileOrder(Consumer<String> fail) throws Exception {
+        List<Path> files = sources();
+        String plugin = "-Xplugin:" + WallClockPlugin.NAME;
+        List<String> want = findingsOf(files, plugin);
+        List<List<Path>> orders = new ArrayList<>();
+        List<Path> reversed = new ArrayList<>(files);
+        java.util.Collections.reverse(reversed);
+        orders.add(reversed);
+        java.util.Random rnd = new java.util.Random(37);
+        for (int i = 0; i < 3; i++) {
+            List<Path> shuffled = new ArrayList<>(files);
+            java.util.Collections.shuffle(shuffled, rnd);
+            orders.add(shuffled);
+        }
+        for (List<Path> order : orders) {
+            List<String> got = findingsOf(order, plugin);
+            if (!got.equals(want)) {
+                List<String> missing = new ArrayList<>(want);
+                missing.removeAll(got);
+                List<String> extra = new ArrayList<>(got);
+                extra.removeAll(want);
+                fail.accept("order " + order.stream().map(p -> p.getFileName().toString()).collect(Collectors.joining(","))
+                        + ": missing " + missing + ", extra " + extra);
+            }
+        }
+        if (want.size() < 20) {
+            fail.accept("only " + want.size() + " findings in the sorted order: " + want);
+        }
+    }
+
+    /** noambiguous turns the lower-severity category off, and only it. */
+    private void noAmbiguous(Consumer<String> fail) throws Exception {
+        List<Path> files = List.of(testdata.resolve("Lease.java"), testdata.resolve("Incident.java"));
+        List<String> on = findingsOf(files, "-Xplugin:" + WallClockPlugin.NAME);
+        List<String> off = findingsOf(files, "-Xplugin:" + WallClockPlugin.NAME + " noambiguous");
+        long ambiguous = on.stream().filter(f -> f.contains("[WallClock ambiguous]")).count();
+        if (ambiguous != 1 || off.size() != on.size() - 1 || off.stream().anyMatch(f -> f.contains("ambiguous]"))) {
+            fail.accept("with the category: " + on + "; without: " + off);
         }
     }
 
