@@ -20,7 +20,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -108,7 +107,8 @@ type Result struct {
 	// to the good subscriber reading it.
 	Event Stats
 	// Hello is from a new root client's connect to its hello on the
-	// socket root's tools dial (the reserved one, server.Prefer), and
+	// socket root's tools dial (the reserved one; the public one with a
+	// clockwatch that has none), and
 	// PublicHello the same on the public socket, whose backlog every
 	// local user shares; DialErrors counts connects that failed on each
 	// (EAGAIN: the listen backlog was full).
@@ -295,7 +295,7 @@ func runPhase(ctx context.Context, o Options, d *daemon, exe string, ph Phase, d
 			return r, err
 		}
 		if i%2 == 0 {
-			probe(server.Prefer(d.socket), &hello, &r.DialErrors)
+			probe(reserved(d.socket), &hello, &r.DialErrors)
 		} else {
 			probe(d.socket, &publicHello, &r.PublicDialErrors)
 		}
@@ -475,3 +475,17 @@ func loadAverage() float64 {
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Microseconds())/1e3, 'f', 2, 64) + " ms"
 }
+
+// reserved is the reserved socket beside the public one at path
+// (server.ReservedSocket), or path when there is none (an older
+// clockwatch): root's tools dial it (server.Prefer). Not imported, so that
+// the harness measures any build.
+func reserved(path string) string {
+	r := reservedName(path)
+	if st, err := os.Stat(r); err == nil && st.Mode().Type() == os.ModeSocket {
+		return r
+	}
+	return path
+}
+
+func reservedName(path string) string { return strings.TrimSuffix(path, ".sock") + "-reserved.sock" }

@@ -116,6 +116,13 @@ func (l *Lane) endLocked(now time.Time, d time.Duration) {
 	l.grantLocked(now)
 }
 
+// Waiting is how many wait for a turn.
+func (l *Lane) Waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queued()
+}
+
 func (l *Lane) queued() int {
 	n := 0
 	for _, q := range l.queues {
