@@ -51,7 +51,7 @@ func main() {
 
 func procsName(n int) string {
 	if n == 0 {
-		return "default (1)"
+		return "default (2)"
 	}
 	return fmt.Sprint(n)
 }
