@@ -20,16 +20,22 @@ func TestMain(m *testing.M) {
 
 // Isolation bounds, generous for a loaded CI machine (the goal on a quiet
 // one, p99 within 2× the baseline's and max 20 ms, is measured by make
-// bench-isolation): a flood may add to the good subscriber's p50 at most
-// isolationP50Slack over 3× the baseline's, and to its p99 at most
-// isolationP99Slack over 4× the baseline's. Before the lane (issue 32)
-// the floods took the p50 to 2–70 ms and the p99 to 110–2,500 ms.
+// bench-isolation): a flood may take the good subscriber's p50 to 3× the
+// baseline's plus isolationP50Slack, its p90 to 4× plus isolationP90Slack
+// and its p99 to 4× plus isolationP99Slack (one drill in a hundred: a
+// loaded machine's scheduler alone makes tens of ms). Before the lane
+// (issue 32) the floods took the p50 to 1–380 ms and the p99 to
+// 140–1,500 ms at load 18–27, where the same run's baselines had p50
+// 0.4 ms and p99 1–20 ms; after, at load 22–25: p50 0.3–1.8 ms, p99 6–85 ms.
 const (
 	isolationP50Slack = 3 * time.Millisecond
-	isolationP99Slack = 25 * time.Millisecond
+	isolationP90Slack = 10 * time.Millisecond
+	isolationP99Slack = 100 * time.Millisecond
 	// A new root client is greeted on the reserved socket within this
-	// whatever the floods (it waited 1.3–10 s in the backlog before).
+	// whatever the floods (it waited up to 8 s in the backlog before, or
+	// was refused EAGAIN).
 	isolationHelloMax = time.Second
+	isolationDrills   = 100
 )
 
 // Other local users cannot slow a subscriber's events: a real clockwatch
@@ -53,20 +59,29 @@ func TestAbuseIsolation(t *testing.T) {
 		testtool.Missing(t, "the floods run as other uids (SysProcAttr.Credential): run the fault suite as root")
 	}
 	bin := daemontest.Build(t)
-	rs, err := floodtest.Run(t.Context(), floodtest.Options{Bin: bin, Drills: 60, Phases: floodtest.DefaultPhases()})
+	rs, err := floodtest.Run(t.Context(), floodtest.Options{Bin: bin, Drills: isolationDrills, Phases: floodtest.DefaultPhases()})
 	var table strings.Builder
 	floodtest.Table(&table, rs)
 	t.Logf("load average %s\n%s", loadavg(), table.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var baseP50, baseP99 time.Duration
+	var base floodtest.Stats
 	for _, r := range rs {
 		if len(r.Phase.Floods) == 0 {
-			baseP50, baseP99 = max(baseP50, r.Delivery.P50), max(baseP99, r.Delivery.P99)
+			base.P50, base.P90, base.P99 = max(base.P50, r.Delivery.P50), max(base.P90, r.Delivery.P90), max(base.P99, r.Delivery.P99)
 		}
 	}
-	p50Bound, p99Bound := 3*baseP50+isolationP50Slack, 4*baseP99+isolationP99Slack
+	bounds := []struct {
+		name   string
+		of     func(floodtest.Stats) time.Duration
+		factor time.Duration
+		slack  time.Duration
+	}{
+		{"p50", func(s floodtest.Stats) time.Duration { return s.P50 }, 3, isolationP50Slack},
+		{"p90", func(s floodtest.Stats) time.Duration { return s.P90 }, 4, isolationP90Slack},
+		{"p99", func(s floodtest.Stats) time.Duration { return s.P99 }, 4, isolationP99Slack},
+	}
 	for _, r := range rs {
 		if r.Missed > 0 {
 			t.Errorf("%s: %d drills never reached the good subscriber", r.Phase.Name, r.Missed)
@@ -78,13 +93,11 @@ func TestAbuseIsolation(t *testing.T) {
 		if len(r.Phase.Floods) == 0 {
 			continue
 		}
-		if r.Delivery.P50 > p50Bound {
-			t.Errorf("%s: the good subscriber's p50 is %s, want at most %s (3× the baseline's %s + %s)",
-				r.Phase.Name, r.Delivery.P50, p50Bound, baseP50, isolationP50Slack)
-		}
-		if r.Delivery.P99 > p99Bound {
-			t.Errorf("%s: the good subscriber's p99 is %s, want at most %s (4× the baseline's %s + %s)",
-				r.Phase.Name, r.Delivery.P99, p99Bound, baseP99, isolationP99Slack)
+		for _, b := range bounds {
+			if got, limit := b.of(r.Delivery), b.factor*b.of(base)+b.slack; got > limit {
+				t.Errorf("%s: the good subscriber's %s is %s, want at most %s (%d× the baselines' %s + %s)",
+					r.Phase.Name, b.name, got, limit, b.factor, b.of(base), b.slack)
+			}
 		}
 	}
 }

@@ -28,6 +28,7 @@ func main() {
 	bin := flag.String("bin", "bin/clockwatch", "clockwatch binary")
 	drills := flag.Int("drills", 200, "drills per phase")
 	procs := flag.Int("gomaxprocs", 0, "the daemon's --runtime.gomaxprocs (0: its default)")
+	only := flag.String("only", "", "run only the floods whose name contains this (and the baselines)")
 	flag.Parse()
 	if os.Geteuid() != 0 {
 		log.Fatal("run as root: the floods run as other uids")
@@ -36,8 +37,14 @@ func main() {
 	defer stop()
 	before, _ := os.ReadFile("/proc/loadavg")
 	began := time.Now()
+	var phases []floodtest.Phase
+	for _, ph := range floodtest.DefaultPhases() {
+		if len(ph.Floods) == 0 || strings.Contains(ph.Name, *only) {
+			phases = append(phases, ph)
+		}
+	}
 	rs, err := floodtest.Run(ctx, floodtest.Options{Bin: *bin, GOMAXPROCS: *procs, Drills: *drills,
-		Phases: floodtest.DefaultPhases(), Progress: os.Stderr})
+		Phases: phases, Progress: os.Stderr})
 	if err != nil {
 		log.Fatal(err)
 	}
