@@ -52,3 +52,26 @@ func TestHTTPSlowReaderHoldsNoTurn(t *testing.T) {
 		t.Errorf("%d waiting for the lane", n)
 	}
 }
+
+// A buffered response says its length, unless it has no body.
+func TestLanedResponseLength(t *testing.T) {
+	t.Parallel()
+	d := New(nil, Options{Web: webConfig("127.0.0.1:0")}, slog.New(slog.DiscardHandler))
+	addr := serve(t, d, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/empty" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Write(bytes.Repeat([]byte("y"), 5000))
+	}))
+	for path, want := range map[string]int64{"/": 5000, "/empty": 0} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.ContentLength != want || len(resp.TransferEncoding) != 0 {
+			t.Errorf("%s: Content-Length %d, Transfer-Encoding %v; want %d and none", path, resp.ContentLength, resp.TransferEncoding, want)
+		}
+	}
+}

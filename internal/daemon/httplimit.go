@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -263,9 +264,17 @@ func laned(l *lane.Lane, h http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		if dst.Get("Content-Length") == "" && dst.Get("Transfer-Encoding") == "" && bodyAllowed(rec.status) {
+			dst.Set("Content-Length", strconv.Itoa(rec.body.Len()))
+		}
 		w.WriteHeader(rec.status)
 		w.Write(rec.body.Bytes())
 	})
+}
+
+// bodyAllowed reports whether a response with this status has a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // bufferedResponse is a response kept in memory.

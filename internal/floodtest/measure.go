@@ -120,8 +120,11 @@ type Result struct {
 	// subscriber within 10 s.
 	Missed int
 	// Load is the one-minute load average at the end of the phase.
-	Load   float64
-	Floods []FloodCount
+	Load float64
+	// DaemonCPU is the daemon's CPU time over the phase's wall time (1: a
+	// whole core).
+	DaemonCPU float64
+	Floods    []FloodCount
 }
 
 // Run starts clockwatch, connects the good subscriber and a root client
@@ -276,6 +279,7 @@ func runPhase(ctx context.Context, o Options, d *daemon, exe string, ph Phase, d
 	if len(floods) > 0 {
 		time.Sleep(time.Second) // the floods in full swing
 	}
+	cpu0, wall0 := cpuTime(d.cmd.Process.Pid), time.Now()
 	var delivery, event, hello, publicHello []time.Duration
 	probe := func(path string, hellos *[]time.Duration, errs *int) {
 		began := time.Now()
@@ -318,6 +322,7 @@ func runPhase(ctx context.Context, o Options, d *daemon, exe string, ph Phase, d
 	}
 	r.Delivery, r.Event, r.Hello, r.PublicHello = summarize(delivery), summarize(event), summarize(hello), summarize(publicHello)
 	r.Load = loadAverage()
+	r.DaemonCPU = float64(cpuTime(d.cmd.Process.Pid)-cpu0) / float64(time.Since(wall0))
 	if err := stopAll(); err != nil {
 		return r, err
 	}
@@ -462,6 +467,23 @@ func (p *floodProc) stop() (FloodCount, error) {
 		<-done
 		return fc, fmt.Errorf("the %s did not stop within 30 s; killed", p.spec.Flood)
 	}
+}
+
+// cpuTime is the process's user and system time (/proc/PID/stat, in
+// clock ticks of 10 ms).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command may hold spaces: the fields follow its closing ")".
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 func loadAverage() float64 {

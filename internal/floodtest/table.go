@@ -24,8 +24,8 @@ func BaselineP99(rs []Result) time.Duration {
 // root client's hello and what the floods did.
 func Table(w io.Writer, rs []Result) {
 	base := BaselineP99(rs)
-	fmt.Fprintln(w, "| phase | drill → good subscriber p50 / p90 / p99 / max | p99 ÷ baseline p99 | event (mono_ns) → read p50 / p99 / max | new root client's hello p50 / max (connect errors): reserved socket; public socket | floods (per second) | load |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| phase | drill → good subscriber p50 / p90 / p99 / max | p99 ÷ baseline p99 | event (mono_ns) → read p50 / p99 / max | new root client's hello p50 / max (connect errors): reserved socket; public socket | floods (per second) | daemon CPU | load |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, r := range rs {
 		ratio := "—"
 		if base > 0 {
@@ -45,10 +45,10 @@ func Table(w io.Writer, rs []Result) {
 		if r.Missed > 0 {
 			missed = fmt.Sprintf(", **%d missed**", r.Missed)
 		}
-		fmt.Fprintf(w, "| %s | %s / %s / %s / %s%s | %s | %s / %s / %s | %s / %s (%d); %s / %s (%d) | %s | %.2f |\n", r.Phase.Name,
+		fmt.Fprintf(w, "| %s | %s / %s / %s / %s%s | %s | %s / %s / %s | %s / %s (%d); %s / %s (%d) | %s | %.0f %% | %.2f |\n", r.Phase.Name,
 			ms(r.Delivery.P50), ms(r.Delivery.P90), ms(r.Delivery.P99), ms(r.Delivery.Max), missed, ratio,
 			ms(r.Event.P50), ms(r.Event.P99), ms(r.Event.Max),
 			ms(r.Hello.P50), ms(r.Hello.Max), r.DialErrors, ms(r.PublicHello.P50), ms(r.PublicHello.Max), r.PublicDialErrors,
-			strings.Join(fl, ", "), r.Load)
+			strings.Join(fl, ", "), 100*r.DaemonCPU, r.Load)
 	}
 }
