@@ -27,8 +27,11 @@ import (
 // most connectRate a second per uid after a burst of max_clients_per_uid.
 // A connection whose peer has hung up by then is closed without a hello.
 const (
-	// acceptBatch is the most connections taken from the backlog in a turn.
-	acceptBatch = 32
+	// acceptBatch and acceptTurn bound the connections taken from the
+	// backlog in a turn, and the time spent taking them: a deep backlog is
+	// drained in turns of about half a millisecond (a few µs each).
+	acceptBatch = 256
+	acceptTurn  = 500 * time.Microsecond
 	// admitPerTurn is the most unprivileged connections admitted in a turn.
 	admitPerTurn = 8
 	// pendingPerUID bounds one uid's connections waiting for admission;
@@ -209,7 +212,8 @@ func (s *Server) acceptLoop(ctx context.Context, l net.Listener, laned bool) err
 		var privileged []*incoming
 		var acceptErr error
 		cerr := rc.Control(func(fd uintptr) {
-			for range acceptBatch {
+			began := time.Now()
+			for i := 0; i < acceptBatch && (i%16 != 15 || time.Since(began) < acceptTurn); i++ {
 				nfd, _, err := unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 				if err != nil {
 					if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.ECONNABORTED) && !errors.Is(err, unix.EINTR) {
