@@ -13,7 +13,10 @@ type Class int
 
 // Lane runs one turn at a time. After a turn of d, the lane owes d×(1/share
 // − 1) of rest, and starts no turn while it owes more than the burst: over
-// time its turns take at most share of the wall clock. Make it with New.
+// time its turns take at most share of the wall clock. A rest is at most
+// MaxRest: work that takes a turn longer than that (a bcrypt check, tens of
+// ms) is bounded by a gate of its own (internal/daemon's authGate), and a
+// rest as long would hold up every other kind of work. Make it with New.
 type Lane struct {
 	share float64
 	burst time.Duration
@@ -39,6 +42,7 @@ type waiter struct {
 const (
 	DefaultShare = 0.5
 	DefaultBurst = 2 * time.Millisecond
+	MaxRest      = 10 * time.Millisecond
 )
 
 // NewDefault returns a lane with DefaultShare and DefaultBurst.
@@ -113,6 +117,9 @@ func (l *Lane) endLocked(now time.Time, d time.Duration) {
 		l.free = start
 	}
 	l.free = l.free.Add(time.Duration(float64(d) / l.share))
+	if most := now.Add(l.burst + MaxRest); l.free.After(most) {
+		l.free = most
+	}
 	l.grantLocked(now)
 }
 
