@@ -58,7 +58,7 @@ func main() {
 
 func procsName(n int) string {
 	if n == 0 {
-		return "default (2)"
+		return "the binary's default"
 	}
 	return fmt.Sprint(n)
 }
