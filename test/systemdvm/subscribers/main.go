@@ -10,14 +10,22 @@
 //
 //	hello:TIMEOUT              every client has its first hello
 //	run:NAME:COMMAND           mark NAME now, then run COMMAND with sh -c
+//	step:NAME:DELTA            step the clock by DELTA (clock_adjtime
+//	                           ADJ_SETOFFSET, as chronyd steps), marking NAME
+//	                           just before the system call: the clock cannot
+//	                           have changed earlier
 //	reconnected:NAME:TIMEOUT   every client lost its connection after mark
 //	                           NAME and has a hello on a new one
-//	got:NAME:TYPE:TIMEOUT      every client received a TYPE message (stepdown,
-//	                           resume) after mark NAME
+//	got:NAME:stepdown:TIMEOUT  every client received a stepdown after mark NAME
+//	got:NAME:resume:TIMEOUT    every client received a resume after that
+//	                           stepdown, and nothing that said ok in between
 //
 // and records every connection error (a refused connection is ECONNREFUSED),
 // the state and reason of each hello and the time every client took to
-// reconnect.
+// reconnect. Every time is CLOCK_MONOTONIC, the clock of the server's mono_ns,
+// so that what a client heard is judged against the moment the clock changed
+// and against what the server says it saw when, not against how long a
+// command took to start.
 //
 //	subscribers hold -n 1200 -prefix mem_u1 -ready FILE [-drill]
 //
@@ -32,7 +40,9 @@
 //
 // scrape floods an HTTP URL from several loops and reports the latencies.
 //
-// It touches no clock: the steps it runs (date -s) are the guest script's.
+// Only step: touches a clock, and only inside the systemd VM test's guest: it
+// refuses unless the kernel command line holds clockwatch.testvm=1 and the
+// guest's marker file exists (checkTestVM).
 package main
 
 import (
@@ -56,6 +66,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/test/vm/guest"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -153,15 +164,17 @@ func monoNow() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// record is one thing a follower saw, at a time since the start.
+// record is one thing a follower saw, at a CLOCK_MONOTONIC time.
 type record struct {
 	at     time.Duration
 	typ    string // a message type, or stepdown.TypeDisconnected
 	state  stepdown.State
 	reason stepdown.Reason
 	drill  bool
-	code   string // an error message's code
-	kind   string // why a connection ended (errKind)
+	seq    uint64
+	mono   time.Duration // the message's mono_ns: when the server saw its cause
+	code   string        // an error message's code
+	kind   string        // why a connection ended (errKind)
 }
 
 type follower struct {
@@ -175,6 +188,103 @@ func (f *follower) snapshot() []record {
 	return slices.Clone(f.recs)
 }
 
+// episode is what one client heard after a mark: the first stepdown (not a
+// drill's), the first resume after it, and what said ok around them.
+type episode struct {
+	stepdown, resume *record
+	// okBefore: an ok (heartbeat or hello) heard after the mark and before
+	// the stepdown. The clock may have changed while the server had not
+	// seen it yet: such a message is the state as it was, and lawful if it
+	// was composed before the stepdown (its seq is older).
+	okBefore bool
+	// okLate: an ok heard before the stepdown but carrying its seq or a
+	// later one: composed after the server had announced the stepdown.
+	okLate bool
+	// okHeld: an ok heard after the stepdown and before the resume: the
+	// fault the check exists for (a hello after a restart included).
+	okHeld bool
+}
+
+// judge reads one client's records from the mark on. Drills are not the
+// episode: their stepdowns and resumes are skipped.
+func judge(rs []record, mark time.Duration) episode {
+	var e episode
+	var oks []record // ok heard before the stepdown
+	for i := range rs {
+		r := &rs[i]
+		if r.at < mark || r.drill {
+			continue
+		}
+		switch {
+		case e.stepdown == nil && r.typ == stepdown.TypeStepdown:
+			e.stepdown = r
+			for _, o := range oks {
+				// Seqs number one server process's events; the stepdown
+				// comes first after the mark, before any restart.
+				e.okLate = e.okLate || o.seq >= r.seq
+			}
+		case e.stepdown == nil:
+			if r.state == stepdown.StateOK {
+				e.okBefore = true
+				oks = append(oks, *r)
+			}
+		case r.typ == stepdown.TypeResume:
+			e.resume = r
+			return e
+		case r.state == stepdown.StateOK:
+			e.okHeld = true
+		}
+	}
+	return e
+}
+
+// checkTestVM refuses unless this is the systemd VM test's guest: the kernel
+// command line holds guest.CmdlineFlag (the host's cannot gain it at run
+// time) and guest.MarkerFile exists (vm_test.go puts it in the overlay).
+func checkTestVM() error {
+	cmdline, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		return fmt.Errorf("not the test VM: %w", err)
+	}
+	if !slices.Contains(strings.Fields(string(cmdline)), guest.CmdlineFlag) {
+		return fmt.Errorf("not the test VM: the kernel command line lacks %s", guest.CmdlineFlag)
+	}
+	if _, err := os.Stat("/" + guest.MarkerFile); err != nil {
+		return fmt.Errorf("not the test VM: %w", err)
+	}
+	return nil
+}
+
+// stepClock steps CLOCK_REALTIME by delta with clock_adjtime ADJ_SETOFFSET
+// (exact, as chronyd's makestep steps) and returns CLOCK_MONOTONIC just
+// before and just after the call, and the step REALTIME took over it.
+func stepClock(delta time.Duration) (before, after, applied time.Duration, err error) {
+	if err := checkTestVM(); err != nil {
+		return 0, 0, 0, fmt.Errorf("refusing to step the clock: %w", err)
+	}
+	sec, nsec := int64(delta)/1e9, int64(delta)%1e9
+	if nsec < 0 { // ADJ_NANO: seconds plus non-negative nanoseconds
+		sec, nsec = sec-1, nsec+1e9
+	}
+	tx := unix.Timex{Modes: unix.ADJ_SETOFFSET | unix.ADJ_NANO, Time: unix.Timeval{Sec: sec, Usec: nsec}}
+	var r0, r1 unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &r0); err != nil {
+		return 0, 0, 0, err
+	}
+	before = monoNow()
+	if _, err := unix.ClockAdjtime(unix.CLOCK_REALTIME, &tx); err != nil {
+		return 0, 0, 0, fmt.Errorf("clock_adjtime(CLOCK_REALTIME, ADJ_SETOFFSET %v): %w", delta, err)
+	}
+	after = monoNow()
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &r1); err != nil {
+		return 0, 0, 0, err
+	}
+	// REALTIME's change less the time that passed (MONOTONIC's, read
+	// inside REALTIME's pair): the step, to within the reads' window.
+	applied = time.Duration(r1.Nano()-r0.Nano()) - (after - before)
+	return before, after, applied, nil
+}
+
 func follow(args []string) error {
 	fs := flag.NewFlagSet("follow", flag.ContinueOnError)
 	sock := fs.String("socket", stepdown.DefaultSocket, "stepdown socket")
@@ -184,8 +294,7 @@ func follow(args []string) error {
 		return err
 	}
 	out := &facts{prefix: *prefix}
-	start := time.Now()
-	since := func() time.Duration { return time.Since(start) }
+	start := monoNow()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fl := make([]*follower, *n)
@@ -196,7 +305,8 @@ func follow(args []string) error {
 		sub := stepdown.Subscribe(ctx, stepdown.Options{Path: *sock, Heartbeats: true, EventBuffer: 1024})
 		wg.Go(func() {
 			for e := range sub.Events() {
-				r := record{at: since(), typ: e.Type, state: e.State, reason: e.Reason, drill: e.Drill, code: e.Code}
+				r := record{at: monoNow(), typ: e.Type, state: e.State, reason: e.Reason, drill: e.Drill,
+					seq: e.Seq, mono: time.Duration(e.MonoNanos), code: e.Code}
 				if e.Type == stepdown.TypeDisconnected {
 					r.kind = errKind(e.Err)
 				}
@@ -210,7 +320,7 @@ func follow(args []string) error {
 	// wait polls cond over every follower until all meet it or the
 	// timeout passes; it returns how many did.
 	wait := func(timeout time.Duration, cond func([]record) bool) int {
-		deadline := since() + timeout
+		deadline := monoNow() + timeout
 		for {
 			done := 0
 			for _, f := range fl {
@@ -218,7 +328,7 @@ func follow(args []string) error {
 					done++
 				}
 			}
-			if done == len(fl) || since() > deadline {
+			if done == len(fl) || monoNow() > deadline {
 				return done
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -243,7 +353,7 @@ func follow(args []string) error {
 			}
 			got := wait(timeout, func(rs []record) bool { _, ok := firstHello(rs); return ok })
 			states := map[string]int{}
-			var last time.Duration
+			last := start
 			for _, f := range fl {
 				if r, ok := firstHello(f.snapshot()); ok {
 					states[string(r.state)+"/"+string(r.reason)]++
@@ -251,7 +361,7 @@ func follow(args []string) error {
 				}
 			}
 			out.put("hello_clients", got)
-			out.put("hello_ms", ms(last))
+			out.put("hello_ms", ms(last-start))
 			out.put("hello_states", histogram(states))
 			if got != len(fl) {
 				failed++
@@ -261,8 +371,7 @@ func follow(args []string) error {
 			if !ok {
 				return fmt.Errorf("%s: want run:NAME:COMMAND", step)
 			}
-			marks[name] = since()
-			t0 := time.Now()
+			marks[name] = monoNow()
 			cmd := exec.Command("sh", "-c", cmdline)
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 			rc := 0
@@ -273,7 +382,21 @@ func follow(args []string) error {
 				}
 			}
 			out.put(name+"_rc", rc)
-			out.put(name+"_run_ms", ms(time.Since(t0)))
+			out.put(name+"_run_ms", ms(monoNow()-marks[name]))
+		case "step":
+			name, d, ok := strings.Cut(rest, ":")
+			delta, err := time.ParseDuration(d)
+			if !ok || err != nil {
+				return fmt.Errorf("%s: want step:NAME:DELTA (%v)", step, err)
+			}
+			before, after, applied, err := stepClock(delta)
+			if err != nil {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			marks[name] = before
+			out.put(name+"_rc", 0)
+			out.put(name+"_syscall_us", fmt.Sprintf("%.1f", float64(after-before)/float64(time.Microsecond)))
+			out.put(name+"_applied_ms", ms(applied))
 		case "reconnected":
 			name, t, _ := strings.Cut(rest, ":")
 			mark, ok := marks[name]
@@ -344,52 +467,76 @@ func follow(args []string) error {
 			}
 		case "got":
 			parts := strings.SplitN(rest, ":", 3)
-			if len(parts) != 3 {
-				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT", step)
+			if len(parts) != 3 || (parts[1] != stepdown.TypeStepdown && parts[1] != stepdown.TypeResume) {
+				return fmt.Errorf("%s: want got:NAME:stepdown|resume:TIMEOUT", step)
 			}
 			name, typ := parts[0], parts[1]
 			mark, ok := marks[name]
 			timeout, err := time.ParseDuration(parts[2])
 			if !ok || err != nil {
-				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT after run:NAME (%v)", step, err)
+				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT after run:NAME or step:NAME (%v)", step, err)
 			}
-			// first finds the first TYPE message past the mark, and
-			// whether any message before it said ok.
-			first := func(rs []record) (*record, bool) {
-				okBefore := false
-				for i := range rs {
-					r := &rs[i]
-					if r.at < mark || r.drill {
-						continue
-					}
-					if r.typ == typ {
-						return r, okBefore
-					}
-					okBefore = okBefore || r.state == stepdown.StateOK
+			pick := func(e episode) *record {
+				if typ == stepdown.TypeStepdown {
+					return e.stepdown
 				}
-				return nil, okBefore
+				return e.resume
 			}
-			got := wait(timeout, func(rs []record) bool { r, _ := first(rs); return r != nil })
-			var at []time.Duration
+			got := wait(timeout, func(rs []record) bool { return pick(judge(rs, mark)) != nil })
+			var at, seen, held []time.Duration
 			reasons := map[string]int{}
-			okBefore := 0
+			okBefore, okLate, okHeld, seenEarly := 0, 0, 0, 0
 			for _, f := range fl {
-				r, ob := first(f.snapshot())
-				if ob {
-					okBefore++
+				e := judge(f.snapshot(), mark)
+				r := pick(e)
+				if r == nil {
+					continue
 				}
-				if r != nil {
-					at = append(at, r.at-mark)
-					reasons[string(r.reason)]++
+				at = append(at, r.at-mark)
+				reasons[string(r.reason)]++
+				switch typ {
+				case stepdown.TypeStepdown:
+					// When the server says it saw the cause, from the
+					// moment the clock changed: never before it.
+					seen = append(seen, r.mono-mark)
+					if r.mono < mark {
+						seenEarly++
+					}
+					if e.okBefore {
+						okBefore++
+					}
+					if e.okLate {
+						okLate++
+					}
+				case stepdown.TypeResume:
+					// The hold by the server's own account, from its
+					// stepdown's cause to its resume's.
+					held = append(held, r.mono-e.stepdown.mono)
+					if e.okHeld {
+						okHeld++
+					}
 				}
 			}
 			slices.Sort(at)
+			slices.Sort(seen)
+			slices.Sort(held)
 			key := name + "_" + typ
 			out.put(key+"_clients", got)
 			out.put(key+"_min_ms", quantile(at, 0))
 			out.put(key+"_max_ms", quantile(at, 1))
 			out.put(key+"_reasons", histogram(reasons))
-			out.put(key+"_ok_before", okBefore)
+			switch typ {
+			case stepdown.TypeStepdown:
+				out.put(key+"_seen_min_ms", quantile(seen, 0))
+				out.put(key+"_seen_max_ms", quantile(seen, 1))
+				out.put(key+"_seen_early", seenEarly)
+				out.put(key+"_ok_before", okBefore)
+				out.put(key+"_ok_late", okLate)
+			case stepdown.TypeResume:
+				out.put(key+"_held_min_ms", quantile(held, 0))
+				out.put(key+"_held_max_ms", quantile(held, 1))
+				out.put(key+"_ok_held", okHeld)
+			}
 			if got != len(fl) {
 				failed++
 			}

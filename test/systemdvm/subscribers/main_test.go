@@ -1,0 +1,85 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+// TestJudge: what a follower heard around a step, judged from the moment the
+// clock changed (the mark) by the server's seqs, not by when it arrived.
+func TestJudge(t *testing.T) {
+	t.Parallel()
+	const mark = 10 * time.Second
+	hb := func(at time.Duration, st stepdown.State, seq uint64) record {
+		return record{at: at, typ: stepdown.TypeHeartbeat, state: st, seq: seq}
+	}
+	down := record{at: mark + 200*time.Millisecond, typ: stepdown.TypeStepdown, state: stepdown.StateStepdown, reason: stepdown.ReasonStep, seq: 4, mono: mark + 50*time.Millisecond}
+	up := record{at: mark + 31*time.Second, typ: stepdown.TypeResume, state: stepdown.StateOK, reason: stepdown.ReasonStep, seq: 2, mono: mark + 30050*time.Millisecond}
+	type verdict struct {
+		Stepdown, Resume         bool
+		OKBefore, OKLate, OKHeld bool
+		StepdownSeq, ResumeSeq   int64
+	}
+	for _, tc := range []struct {
+		name string
+		recs []record
+		want verdict
+	}{
+		{"clean", []record{hb(mark-time.Second, stepdown.StateOK, 3), down, hb(mark+time.Second, stepdown.StateStepdown, 4), up},
+			verdict{Stepdown: true, Resume: true, StepdownSeq: 4, ResumeSeq: 2}},
+		{"an ok heartbeat composed before the stepdown, heard after the clock changed, is lawful",
+			[]record{hb(mark+10*time.Millisecond, stepdown.StateOK, 3), down, up},
+			verdict{Stepdown: true, Resume: true, OKBefore: true, StepdownSeq: 4, ResumeSeq: 2}},
+		{"an ok carrying the stepdown's seq, heard before it, was composed after it",
+			[]record{hb(mark+10*time.Millisecond, stepdown.StateOK, 4), down, up},
+			verdict{Stepdown: true, Resume: true, OKBefore: true, OKLate: true, StepdownSeq: 4, ResumeSeq: 2}},
+		{"an ok hello after a restart, inside the hold-down",
+			[]record{down, {at: mark + 2*time.Second, typ: stepdown.TypeDisconnected}, {at: mark + 3*time.Second, typ: stepdown.TypeHello, state: stepdown.StateOK}, up},
+			verdict{Stepdown: true, Resume: true, OKHeld: true, StepdownSeq: 4, ResumeSeq: 2}},
+		{"an ok heartbeat inside the hold-down",
+			[]record{down, hb(mark+5*time.Second, stepdown.StateOK, 4), up},
+			verdict{Stepdown: true, Resume: true, OKHeld: true, StepdownSeq: 4, ResumeSeq: 2}},
+		{"before the mark and drills are not the episode",
+			[]record{
+				{at: mark - time.Second, typ: stepdown.TypeStepdown, seq: 1},
+				{at: mark + time.Millisecond, typ: stepdown.TypeStepdown, drill: true, seq: 2},
+				{at: mark + 2*time.Millisecond, typ: stepdown.TypeResume, state: stepdown.StateOK, drill: true, seq: 3},
+				down, up},
+			verdict{Stepdown: true, Resume: true, StepdownSeq: 4, ResumeSeq: 2}},
+		{"a resume before any stepdown is not this step's (and said ok before it)",
+			[]record{up},
+			verdict{OKBefore: true}},
+		{"no resume yet",
+			[]record{down, hb(mark+time.Second, stepdown.StateStepdown, 4)},
+			verdict{Stepdown: true, StepdownSeq: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := judge(tc.recs, mark)
+			got := verdict{Stepdown: e.stepdown != nil, Resume: e.resume != nil, OKBefore: e.okBefore, OKLate: e.okLate, OKHeld: e.okHeld}
+			if e.stepdown != nil {
+				got.StepdownSeq = int64(e.stepdown.seq)
+			}
+			if e.resume != nil {
+				got.ResumeSeq = int64(e.resume.seq)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("judge (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRefusesOutsideTheVM: the step is refused where this test runs (the
+// host's kernel command line has no clockwatch.testvm=1). Only the check
+// runs here; the system call is never reached.
+func TestRefusesOutsideTheVM(t *testing.T) {
+	t.Parallel()
+	if err := checkTestVM(); err == nil {
+		t.Fatal("checkTestVM passed outside the test VM")
+	}
+}
