@@ -15,7 +15,9 @@
 //	                           just before the system call: the clock cannot
 //	                           have changed earlier
 //	reconnected:NAME:TIMEOUT   every client lost its connection after mark
-//	                           NAME and has a hello on a new one
+//	                           NAME and has a hello on a new one (TIMEOUT
+//	                           bounds the wait; the guest script judges the
+//	                           time against systemd's journal)
 //	got:NAME:stepdown:TIMEOUT  every client received a stepdown after mark NAME
 //	got:NAME:resume:TIMEOUT    every client received a resume after that
 //	                           stepdown, and nothing that said ok in between
@@ -383,6 +385,7 @@ func follow(args []string) error {
 			}
 			out.put(name+"_rc", rc)
 			out.put(name+"_run_ms", ms(monoNow()-marks[name]))
+			out.put(name+"_mark_mono_s", fmt.Sprintf("%.3f", marks[name].Seconds()))
 		case "step":
 			name, d, ok := strings.Cut(rest, ":")
 			delta, err := time.ParseDuration(d)
@@ -425,7 +428,7 @@ func follow(args []string) error {
 				return disc, nil, kinds
 			}
 			got := wait(timeout, func(rs []record) bool { _, h, _ := after(rs); return h != nil })
-			var all time.Duration
+			var all, last time.Duration
 			var gaps []time.Duration
 			disconnected, refused, dialErrs, attempts := 0, 0, 0, 0
 			kinds, hellos := map[string]int{}, map[string]int{}
@@ -446,6 +449,7 @@ func follow(args []string) error {
 				}
 				if h != nil {
 					all = max(all, h.at-mark)
+					last = max(last, h.at)
 					gaps = append(gaps, h.at-d.at)
 					hellos[string(h.state)+"/"+string(h.reason)]++
 				}
@@ -454,6 +458,9 @@ func follow(args []string) error {
 			out.put(name+"_disconnected", disconnected)
 			out.put(name+"_reconnected", got)
 			out.put(name+"_all_ms", ms(all))
+			// CLOCK_MONOTONIC in seconds, as journalctl -o short-monotonic
+			// prints it: the guest script compares it with systemd's.
+			out.put(name+"_all_mono_s", fmt.Sprintf("%.3f", last.Seconds()))
 			out.put(name+"_gap_p50_ms", quantile(gaps, 0.5))
 			out.put(name+"_gap_p99_ms", quantile(gaps, 0.99))
 			out.put(name+"_gap_max_ms", quantile(gaps, 1))
