@@ -429,6 +429,19 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"the clock stepped by +5 s", func() error { return within("rs_step_applied_ms", 4950, 5050) }},
 		{"all 500 hear the step's stepdown", eq("rs_step_stepdown_clients", "500")},
 		{"the stepdown's reason is step", eq("rs_step_stepdown_reasons", "step:500")},
+		{"the drill before the step is asked for", eq("rs_drill_sent", "true")},
+		{"all 500 hear the drill's stepdown and resume", eq("rs_drill_clients", "500")},
+		{"the step's stepdown reaches all 500 about as fast as the drill's did in this run (at most twice its slowest, plus 0.5 s)", func() error {
+			// From the stepdown's mono_ns to each client's receipt, against
+			// the same for the drill just before: the guest's speed (host
+			// load) sets both. The step's was 0.1–2.2 s after the clock
+			// change at host load 20–24.
+			d, errD := strconv.ParseFloat(facts["rs_drill_delivery_max_ms"], 64)
+			if errD != nil {
+				return fmt.Errorf("rs_drill_delivery_max_ms = %q", facts["rs_drill_delivery_max_ms"])
+			}
+			return within("rs_step_stepdown_delivery_max_ms", 0, 2*d+500)
+		}},
 		// Judged from the system call that stepped the clock (the mark),
 		// with the stepdown's mono_ns (CLOCK_MONOTONIC when the daemon saw
 		// the step) and its seq.
@@ -441,9 +454,14 @@ func TestPackageUnderSystemd(t *testing.T) {
 		}},
 		{"no ok composed after the stepdown reached anyone before it (an ok heard then carries an older seq)", eq("rs_step_stepdown_ok_late", "0")},
 		{"systemctl restart succeeds during the hold-down", eq("rs_restart_rc", "0")},
-		{"the restart is within the hold-down", func() error {
-			// Step to stepdown heard, then the restart, all inside 30 s.
-			return within("rs_step_stepdown_max_ms", 0, 10000)
+		{"the restart, stop and start, is over within the hold-down, 5 s before its end (else the restored hold-down is not tested)", func() error {
+			a, errA := strconv.ParseFloat(facts["rs_step_mark_mono_s"], 64)
+			b, errB := strconv.ParseFloat(facts["rs_restart_mark_mono_s"], 64)
+			run, errR := strconv.ParseFloat(facts["rs_restart_run_ms"], 64)
+			if errA != nil || errB != nil || errR != nil || b+run/1000-a > 25 {
+				return fmt.Errorf("step at %q s, restart at %q s for %q ms: want it over 25 s after the step at most", facts["rs_step_mark_mono_s"], facts["rs_restart_mark_mono_s"], facts["rs_restart_run_ms"])
+			}
+			return nil
 		}},
 		{"the restart disconnects all 500", eq("rs_restart_disconnected", "500")},
 		{"all 500 reconnect after the restart", eq("rs_restart_reconnected", "500")},
@@ -454,11 +472,17 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"the resume ends the step", eq("rs_step_resume_reasons", "step:500")},
 		{"nobody hears ok between its stepdown and the resume (hellos across the restart and heartbeats)", eq("rs_step_resume_ok_held", "0")},
 		{"the restart did not shorten the hold-down (30 s from the step)", func() error { return within("rs_step_resume_min_ms", 30000, 45000) }},
-		{"the last resume comes soon after the hold-down", func() error { return within("rs_step_resume_max_ms", 30000, 45000) }},
-		{"by the daemon's own account the hold-down lasted 30 s, across the restart (resume's mono_ns less the stepdown's)", func() error {
-			return within("rs_step_resume_held_min_ms", 30000, 35000)
+		{"the last resume is heard within 30 s of the hold-down's end", func() error {
+			// Receipts: 42.96 s at host load 20, clients that had to
+			// reconnect among them; the daemon's own account is below.
+			return within("rs_step_resume_max_ms", 30000, 60000)
 		}},
-		{"and no longer for anyone", func() error { return within("rs_step_resume_held_max_ms", 30000, 35000) }},
+		{"by the daemon's own account the hold-down lasted 30 s, across the restart (resume's mono_ns less the stepdown's)", func() error {
+			// The resume's mono_ns is the hold-down timer's firing: 5 ms
+			// late at host load 24, 469 ms at load 20.
+			return within("rs_step_resume_held_min_ms", 30000, 32000)
+		}},
+		{"and no longer for anyone", func() error { return within("rs_step_resume_held_max_ms", 30000, 32000) }},
 		{"reconnecting all 500 after the restart took a measured time", func() error { return within("rs_restart_all_ms", 1, 60000) }},
 		// The watchdog: SIGSTOP, WatchdogSec=30s, Restart=on-failure.
 		{"the daemon is stopped with SIGSTOP", eq("rs_stop_rc", "0")},
@@ -475,14 +499,17 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"the watchdog fires 15–30 s after the SIGSTOP (pings every WatchdogSec/2)", func() error {
 			return span("rs_stop_mark_mono_s", "rs_watchdog_timeout_mono_s", 14, 40)
 		}},
-		{"the stopped daemon dies of the watchdog's SIGABRT (not systemd's SIGKILL after TimeoutAbortSec)", func() error {
-			if !strings.Contains(facts["rs_watchdog_exit"], "status=6/ABRT") {
-				return fmt.Errorf("rs_watchdog_exit = %q, want status=6/ABRT", facts["rs_watchdog_exit"])
-			}
-			return nil
-		}},
-		{"all 500 are back within 30 s of the new process's start (the client's backoff is at most 5 s)", func() error {
-			return span("rs_stop_started_mono_s", "rs_stop_all_mono_s", 0, 30)
+		// Go's runtime answers SIGABRT with a dump of every goroutine and
+		// exit status 2 (60–91 s of dump at host load 20–24);
+		// code=killed,status=9/KILL would be systemd's SIGKILL after
+		// TimeoutAbortSec, a daemon that did not die of the signal.
+		{"the stopped daemon dies of the watchdog's SIGABRT", eq("rs_watchdog_exit", "code=exited,status=2/INVALIDARGUMENT")},
+		{"all 500 are back within 120 s of the new process's start", func() error {
+			// The clients' backoff is at most 5 s, but the socket's backlog
+			// then holds the connections they gave up on while the daemon
+			// was stopped, which the new process accepts and greets first:
+			// 44 s at host load 20.
+			return span("rs_stop_started_mono_s", "rs_stop_all_mono_s", 0, 120)
 		}},
 		{"the first hellos after the watchdog restart are truthful (the hold-down is over: starting or ok)", func() error {
 			for _, kv := range strings.Split(facts["rs_stop_first_hello"], ",") {

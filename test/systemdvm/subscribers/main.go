@@ -20,7 +20,14 @@
 //	                           time against systemd's journal)
 //	got:NAME:stepdown:TIMEOUT  every client received a stepdown after mark NAME
 //	got:NAME:resume:TIMEOUT    every client received a resume after that
-//	                           stepdown, and nothing that said ok in between
+//	                           stepdown (or, reconnecting then, a hello
+//	                           composed after it), and nothing that said ok
+//	                           in between
+//	drill:NAME:TIMEOUT         ask for a drill (hold 1 s) and wait until every
+//	                           client heard its stepdown and resume: how long
+//	                           a stepdown takes to reach them in this run
+//	signal:NAME:SIG:COMMAND    send SIG to the PID COMMAND prints, marking
+//	                           NAME at the kill(2)
 //
 // and records every connection error (a refused connection is ECONNREFUSED),
 // the state and reason of each hello and the time every client took to
@@ -59,6 +66,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,9 +199,13 @@ func (f *follower) snapshot() []record {
 }
 
 // episode is what one client heard after a mark: the first stepdown (not a
-// drill's), the first resume after it, and what said ok around them.
+// drill's), the end of the hold after it, and what said ok around them.
 type episode struct {
-	stepdown, resume *record
+	stepdown *record
+	// resume is the resume message, or, for a client that was reconnecting
+	// when the server resumed, the hello that told it so (byHello).
+	resume  *record
+	byHello bool
 	// okBefore: an ok (heartbeat or hello) heard after the mark and before
 	// the stepdown. The clock may have changed while the server had not
 	// seen it yet: such a message is the state as it was, and lawful if it
@@ -207,9 +219,20 @@ type episode struct {
 	okHeld bool
 }
 
+// resumeEvent is the server's resume as the clients that heard it carry it:
+// one event, one seq and one mono_ns for all of them.
+type resumeEvent struct {
+	seq  uint64
+	mono time.Duration
+	ok   bool
+}
+
 // judge reads one client's records from the mark on. Drills are not the
-// episode: their stepdowns and resumes are skipped.
-func judge(rs []record, mark time.Duration) episode {
+// episode: their stepdowns and resumes are skipped. A hello that says ok ends
+// the hold only if it was composed after res (its seq is the resume's or
+// later, and it came after the resume's mono_ns): a client reconnecting at
+// that moment learns of the resume from its hello, as the protocol says.
+func judge(rs []record, mark time.Duration, res resumeEvent) episode {
 	var e episode
 	var oks []record // ok heard before the stepdown
 	for i := range rs {
@@ -233,11 +256,42 @@ func judge(rs []record, mark time.Duration) episode {
 		case r.typ == stepdown.TypeResume:
 			e.resume = r
 			return e
+		case r.typ == stepdown.TypeHello && r.state == stepdown.StateOK && res.ok && r.seq >= res.seq && r.at >= res.mono:
+			e.resume, e.byHello = r, true
+			return e
 		case r.state == stepdown.StateOK:
 			e.okHeld = true
 		}
 	}
 	return e
+}
+
+// findResume returns the resume most clients heard after their stepdown.
+func findResume(fl []*follower, mark time.Duration) resumeEvent {
+	count := map[resumeEvent]int{}
+	var best resumeEvent
+	for _, f := range fl {
+		if e := judge(f.snapshot(), mark, resumeEvent{}); e.resume != nil {
+			k := resumeEvent{seq: e.resume.seq, mono: e.resume.mono, ok: true}
+			count[k]++
+			if count[k] > count[best] {
+				best = k
+			}
+		}
+	}
+	return best
+}
+
+// trace is what a client heard from the mark on, for the log.
+func trace(rs []record, mark time.Duration) string {
+	var b strings.Builder
+	for _, r := range rs {
+		if r.at < mark {
+			continue
+		}
+		fmt.Fprintf(&b, " [%s %s %s/%s seq=%d mono=%s drill=%v %s]", ms(r.at-mark), r.typ, r.state, r.reason, r.seq, ms(r.mono-mark), r.drill, r.kind)
+	}
+	return b.String()
 }
 
 // checkTestVM refuses unless this is the systemd VM test's guest: the kernel
@@ -398,6 +452,7 @@ func follow(args []string) error {
 			}
 			marks[name] = before
 			out.put(name+"_rc", 0)
+			out.put(name+"_mark_mono_s", fmt.Sprintf("%.3f", before.Seconds()))
 			out.put(name+"_syscall_us", fmt.Sprintf("%.1f", float64(after-before)/float64(time.Microsecond)))
 			out.put(name+"_applied_ms", ms(applied))
 		case "reconnected":
@@ -489,16 +544,40 @@ func follow(args []string) error {
 				}
 				return e.resume
 			}
-			got := wait(timeout, func(rs []record) bool { return pick(judge(rs, mark)) != nil })
-			var at, seen, held []time.Duration
+			var res resumeEvent
+			deadline := monoNow() + timeout
+			for {
+				if typ == stepdown.TypeResume {
+					res = findResume(fl, mark)
+				}
+				done := 0
+				for _, f := range fl {
+					if pick(judge(f.snapshot(), mark, res)) != nil {
+						done++
+					}
+				}
+				if done == len(fl) || monoNow() > deadline {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			var at, seen, delivery, held []time.Duration
 			reasons := map[string]int{}
-			okBefore, okLate, okHeld, seenEarly := 0, 0, 0, 0
-			for _, f := range fl {
-				e := judge(f.snapshot(), mark)
+			got, okBefore, okLate, okHeld, seenEarly, byHello, missed := 0, 0, 0, 0, 0, 0, 0
+			for i, f := range fl {
+				rs := f.snapshot()
+				e := judge(rs, mark, res)
+				if e.okHeld {
+					okHeld++
+				}
 				r := pick(e)
 				if r == nil {
+					if missed++; missed <= 3 {
+						fmt.Fprintf(os.Stderr, "follow: client %d heard no %s after mark %s:%s\n", i, typ, name, trace(rs, mark))
+					}
 					continue
 				}
+				got++
 				at = append(at, r.at-mark)
 				reasons[string(r.reason)]++
 				switch typ {
@@ -509,6 +588,8 @@ func follow(args []string) error {
 					if r.mono < mark {
 						seenEarly++
 					}
+					// From then to this client's receipt.
+					delivery = append(delivery, r.at-r.mono)
 					if e.okBefore {
 						okBefore++
 					}
@@ -516,17 +597,18 @@ func follow(args []string) error {
 						okLate++
 					}
 				case stepdown.TypeResume:
+					if e.byHello {
+						byHello++
+						continue
+					}
 					// The hold by the server's own account, from its
 					// stepdown's cause to its resume's.
 					held = append(held, r.mono-e.stepdown.mono)
-					if e.okHeld {
-						okHeld++
-					}
 				}
 			}
-			slices.Sort(at)
-			slices.Sort(seen)
-			slices.Sort(held)
+			for _, d := range [][]time.Duration{at, seen, delivery, held} {
+				slices.Sort(d)
+			}
 			key := name + "_" + typ
 			out.put(key+"_clients", got)
 			out.put(key+"_min_ms", quantile(at, 0))
@@ -537,9 +619,12 @@ func follow(args []string) error {
 				out.put(key+"_seen_min_ms", quantile(seen, 0))
 				out.put(key+"_seen_max_ms", quantile(seen, 1))
 				out.put(key+"_seen_early", seenEarly)
+				out.put(key+"_delivery_p50_ms", quantile(delivery, 0.5))
+				out.put(key+"_delivery_max_ms", quantile(delivery, 1))
 				out.put(key+"_ok_before", okBefore)
 				out.put(key+"_ok_late", okLate)
 			case stepdown.TypeResume:
+				out.put(key+"_by_hello", byHello)
 				out.put(key+"_held_min_ms", quantile(held, 0))
 				out.put(key+"_held_max_ms", quantile(held, 1))
 				out.put(key+"_ok_held", okHeld)
@@ -547,6 +632,76 @@ func follow(args []string) error {
 			if got != len(fl) {
 				failed++
 			}
+		case "drill":
+			// The same run's baseline for delivery: a drill goes out
+			// through the same announcer and sockets as a step's stepdown.
+			name, t, _ := strings.Cut(rest, ":")
+			timeout, err := time.ParseDuration(t)
+			if err != nil {
+				return fmt.Errorf("%s: want drill:NAME:TIMEOUT (%v)", step, err)
+			}
+			c, err := stepdown.Dial(ctx, *sock)
+			if err != nil {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			c.SetReadDeadline(time.Now().Add(timeout))
+			if _, err := c.Read(); err != nil { // the hello
+				c.Close()
+				return fmt.Errorf("%s: hello: %w", step, err)
+			}
+			mark := monoNow()
+			marks[name] = mark
+			err = c.Send(stepdown.Message{Type: stepdown.TypeDrill, Reason: stepdown.ReasonDrill, HoldSeconds: 1})
+			out.put(name+"_sent", err == nil)
+			// drilled finds the drill's stepdown and the resume after it.
+			drilled := func(rs []record) (down, up *record) {
+				for i := range rs {
+					r := &rs[i]
+					switch {
+					case r.at < mark || !r.drill:
+					case down == nil && r.typ == stepdown.TypeStepdown:
+						down = r
+					case down != nil && r.typ == stepdown.TypeResume:
+						return down, r
+					}
+				}
+				return down, nil
+			}
+			got := wait(timeout, func(rs []record) bool { _, up := drilled(rs); return up != nil })
+			c.Close()
+			var delivery []time.Duration
+			for _, f := range fl {
+				if down, _ := drilled(f.snapshot()); down != nil {
+					delivery = append(delivery, down.at-down.mono)
+				}
+			}
+			slices.Sort(delivery)
+			out.put(name+"_clients", got)
+			out.put(name+"_delivery_p50_ms", quantile(delivery, 0.5))
+			out.put(name+"_delivery_max_ms", quantile(delivery, 1))
+			if got != len(fl) {
+				failed++
+			}
+		case "signal":
+			// signal:NAME:SIG:COMMAND sends SIG to the PID COMMAND prints,
+			// marking NAME just before the kill(2), not before a shell.
+			parts := strings.SplitN(rest, ":", 3)
+			if len(parts) != 3 {
+				return fmt.Errorf("%s: want signal:NAME:SIG:COMMAND", step)
+			}
+			name, sig := parts[0], unix.SignalNum("SIG"+parts[1])
+			pidText, err := exec.Command("sh", "-c", parts[2]).Output()
+			pid, perr := strconv.Atoi(strings.TrimSpace(string(pidText)))
+			if sig == 0 || err != nil || perr != nil || pid <= 1 {
+				return fmt.Errorf("%s: signal %q, pid %q: %v %v", step, parts[1], pidText, err, perr)
+			}
+			marks[name] = monoNow()
+			rc := 0
+			if err := unix.Kill(pid, sig); err != nil {
+				rc = 1
+			}
+			out.put(name+"_rc", rc)
+			out.put(name+"_mark_mono_s", fmt.Sprintf("%.3f", marks[name].Seconds()))
 		default:
 			return fmt.Errorf("unknown step %q", step)
 		}

@@ -19,10 +19,16 @@ func TestJudge(t *testing.T) {
 	}
 	down := record{at: mark + 200*time.Millisecond, typ: stepdown.TypeStepdown, state: stepdown.StateStepdown, reason: stepdown.ReasonStep, seq: 4, mono: mark + 50*time.Millisecond}
 	up := record{at: mark + 31*time.Second, typ: stepdown.TypeResume, state: stepdown.StateOK, reason: stepdown.ReasonStep, seq: 2, mono: mark + 30050*time.Millisecond}
+	// The resume process B sent after a restart: its seq and mono_ns.
+	res := resumeEvent{seq: 2, mono: mark + 30050*time.Millisecond, ok: true}
+	hello := func(at time.Duration, st stepdown.State, seq uint64) record {
+		return record{at: at, typ: stepdown.TypeHello, state: st, seq: seq}
+	}
+	disc := record{at: mark + 2*time.Second, typ: stepdown.TypeDisconnected}
 	type verdict struct {
-		Stepdown, Resume         bool
-		OKBefore, OKLate, OKHeld bool
-		StepdownSeq, ResumeSeq   int64
+		Stepdown, Resume, ByHello bool
+		OKBefore, OKLate, OKHeld  bool
+		StepdownSeq, ResumeSeq    int64
 	}
 	for _, tc := range []struct {
 		name string
@@ -56,11 +62,23 @@ func TestJudge(t *testing.T) {
 		{"no resume yet",
 			[]record{down, hb(mark+time.Second, stepdown.StateStepdown, 4)},
 			verdict{Stepdown: true, StepdownSeq: 4}},
+		{"reconnecting when the server resumed: the hello composed after the resume ends the hold",
+			[]record{down, disc, hello(mark+3*time.Second, stepdown.StateStepdown, 1), {at: mark + 31*time.Second, typ: stepdown.TypeDisconnected}, hello(mark+33*time.Second, stepdown.StateOK, 2)},
+			verdict{Stepdown: true, Resume: true, ByHello: true, StepdownSeq: 4, ResumeSeq: 2}},
+		{"an ok hello with an older seq than the resume's was composed inside the hold",
+			[]record{down, disc, hello(mark+31*time.Second, stepdown.StateOK, 1)},
+			verdict{Stepdown: true, OKHeld: true, StepdownSeq: 4}},
+		{"an ok hello heard before the resume's mono_ns is inside the hold",
+			[]record{down, disc, hello(mark+20*time.Second, stepdown.StateOK, 2)},
+			verdict{Stepdown: true, OKHeld: true, StepdownSeq: 4}},
+		{"an ok heartbeat without the resume before it is not a resume",
+			[]record{down, hb(mark+31*time.Second, stepdown.StateOK, 2)},
+			verdict{Stepdown: true, OKHeld: true, StepdownSeq: 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := judge(tc.recs, mark)
-			got := verdict{Stepdown: e.stepdown != nil, Resume: e.resume != nil, OKBefore: e.okBefore, OKLate: e.okLate, OKHeld: e.okHeld}
+			e := judge(tc.recs, mark, res)
+			got := verdict{Stepdown: e.stepdown != nil, Resume: e.resume != nil, ByHello: e.byHello, OKBefore: e.okBefore, OKLate: e.okLate, OKHeld: e.okHeld}
 			if e.stepdown != nil {
 				got.StepdownSeq = int64(e.stepdown.seq)
 			}
