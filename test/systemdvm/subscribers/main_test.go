@@ -101,3 +101,28 @@ func TestRefusesOutsideTheVM(t *testing.T) {
 		t.Fatal("checkTestVM passed outside the test VM")
 	}
 }
+
+// TestFindResume: the resume is the one most clients heard after their
+// stepdown, with its seq and mono_ns.
+func TestFindResume(t *testing.T) {
+	t.Parallel()
+	const mark = time.Second
+	down := record{at: 2 * time.Second, typ: stepdown.TypeStepdown, state: stepdown.StateStepdown, seq: 3}
+	resume := func(seq uint64, mono time.Duration) record {
+		return record{at: 40 * time.Second, typ: stepdown.TypeResume, state: stepdown.StateOK, seq: seq, mono: mono}
+	}
+	fl := []*follower{
+		{recs: []record{down, resume(2, 31*time.Second)}},
+		{recs: []record{down, resume(2, 31*time.Second)}},
+		{recs: []record{down, resume(7, 33*time.Second)}},
+		{recs: []record{down}},
+		{recs: []record{resume(2, 31*time.Second)}}, // no stepdown: not this step's
+	}
+	want := resumeEvent{seq: 2, mono: 31 * time.Second, ok: true}
+	if got := findResume(fl, mark); got != want {
+		t.Errorf("findResume = %+v, want %+v", got, want)
+	}
+	if got := findResume(fl[3:4], mark); got.ok {
+		t.Errorf("findResume without any resume = %+v, want none", got)
+	}
+}
