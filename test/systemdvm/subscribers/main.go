@@ -5,19 +5,37 @@
 //	subscribers follow -n 500 -prefix rs STEP...
 //
 // follow connects n subscribers with the Go client (stepdown.Subscribe, the
-// reconnection with jittered backoff and the heartbeat timeout a real lock
-// holder has), then runs the steps in order:
+// reconnection with jittered backoff a real lock holder has; a heartbeat
+// timeout of 10 s rather than the 3 s the hello suggests, for a guest that
+// runs slowly), in batches, then runs the steps in order:
 //
 //	hello:TIMEOUT              every client has its first hello
 //	run:NAME:COMMAND           mark NAME now, then run COMMAND with sh -c
+//	step:NAME:DELTA            step the clock by DELTA (clock_adjtime
+//	                           ADJ_SETOFFSET, as chronyd steps), marking NAME
+//	                           just before the system call: the clock cannot
+//	                           have changed earlier
 //	reconnected:NAME:TIMEOUT   every client lost its connection after mark
-//	                           NAME and has a hello on a new one
-//	got:NAME:TYPE:TIMEOUT      every client received a TYPE message (stepdown,
-//	                           resume) after mark NAME
+//	                           NAME and has a hello on a new one (TIMEOUT
+//	                           bounds the wait; the guest script judges the
+//	                           time against systemd's journal)
+//	got:NAME:stepdown:TIMEOUT  every client received a stepdown after mark NAME
+//	got:NAME:resume:TIMEOUT    every client received a resume after that
+//	                           stepdown (or, reconnecting then, a hello
+//	                           composed after it), and nothing that said ok
+//	                           in between
+//	drill:NAME:TIMEOUT         ask for a drill (hold 1 s) and wait until every
+//	                           client heard its stepdown and resume: how long
+//	                           a stepdown takes to reach them in this run
+//	signal:NAME:SIG:COMMAND    send SIG to the PID COMMAND prints, marking
+//	                           NAME at the kill(2)
 //
 // and records every connection error (a refused connection is ECONNREFUSED),
 // the state and reason of each hello and the time every client took to
-// reconnect.
+// reconnect. Every time is CLOCK_MONOTONIC, the clock of the server's mono_ns,
+// so that what a client heard is judged against the moment the clock changed
+// and against what the server says it saw when, not against how long a
+// command took to start.
 //
 //	subscribers hold -n 1200 -prefix mem_u1 -ready FILE [-drill]
 //
@@ -32,7 +50,9 @@
 //
 // scrape floods an HTTP URL from several loops and reports the latencies.
 //
-// It touches no clock: the steps it runs (date -s) are the guest script's.
+// Only step: touches a clock, and only inside the systemd VM test's guest: it
+// refuses unless the kernel command line holds clockwatch.testvm=1 and the
+// guest's marker file exists (checkTestVM).
 package main
 
 import (
@@ -47,6 +67,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +77,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/stepdown"
+	"github.com/clockwatch/clockwatch/test/vm/guest"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -153,15 +175,17 @@ func monoNow() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// record is one thing a follower saw, at a time since the start.
+// record is one thing a follower saw, at a CLOCK_MONOTONIC time.
 type record struct {
 	at     time.Duration
 	typ    string // a message type, or stepdown.TypeDisconnected
 	state  stepdown.State
 	reason stepdown.Reason
 	drill  bool
-	code   string // an error message's code
-	kind   string // why a connection ended (errKind)
+	seq    uint64
+	mono   time.Duration // the message's mono_ns: when the server saw its cause
+	code   string        // an error message's code
+	kind   string        // why a connection ended (errKind)
 }
 
 type follower struct {
@@ -175,28 +199,186 @@ func (f *follower) snapshot() []record {
 	return slices.Clone(f.recs)
 }
 
+// episode is what one client heard after a mark: the first stepdown (not a
+// drill's), the end of the hold after it, and what said ok around them.
+type episode struct {
+	stepdown *record
+	// resume is the resume message, or, for a client that was reconnecting
+	// when the server resumed, the hello that told it so (byHello).
+	resume  *record
+	byHello bool
+	// okBefore: an ok (heartbeat or hello) heard after the mark and before
+	// the stepdown. The clock may have changed while the server had not
+	// seen it yet: such a message is the state as it was, and lawful if it
+	// was composed before the stepdown (its seq is older).
+	okBefore bool
+	// okLate: an ok heard before the stepdown but carrying its seq or a
+	// later one: composed after the server had announced the stepdown.
+	okLate bool
+	// okHeld: an ok heard after the stepdown and before the resume: the
+	// fault the check exists for (a hello after a restart included).
+	okHeld bool
+}
+
+// resumeEvent is the server's resume as the clients that heard it carry it:
+// one event, one seq and one mono_ns for all of them.
+type resumeEvent struct {
+	seq  uint64
+	mono time.Duration
+	ok   bool
+}
+
+// judge reads one client's records from the mark on. Drills are not the
+// episode: their stepdowns and resumes are skipped. A hello that says ok ends
+// the hold only if it was composed after res (its seq is the resume's or
+// later, and it came after the resume's mono_ns): a client reconnecting at
+// that moment learns of the resume from its hello, as the protocol says.
+func judge(rs []record, mark time.Duration, res resumeEvent) episode {
+	var e episode
+	var oks []record // ok heard before the stepdown
+	for i := range rs {
+		r := &rs[i]
+		if r.at < mark || r.drill {
+			continue
+		}
+		switch {
+		case e.stepdown == nil && r.typ == stepdown.TypeStepdown:
+			e.stepdown = r
+			for _, o := range oks {
+				// Seqs number one server process's events; the stepdown
+				// comes first after the mark, before any restart.
+				e.okLate = e.okLate || o.seq >= r.seq
+			}
+		case e.stepdown == nil:
+			if r.state == stepdown.StateOK {
+				e.okBefore = true
+				oks = append(oks, *r)
+			}
+		case r.typ == stepdown.TypeResume:
+			e.resume = r
+			return e
+		case r.typ == stepdown.TypeHello && r.state == stepdown.StateOK && res.ok && r.seq >= res.seq && r.at >= res.mono:
+			e.resume, e.byHello = r, true
+			return e
+		case r.state == stepdown.StateOK:
+			e.okHeld = true
+		}
+	}
+	return e
+}
+
+// findResume returns the resume most clients heard after their stepdown.
+func findResume(fl []*follower, mark time.Duration) resumeEvent {
+	count := map[resumeEvent]int{}
+	var best resumeEvent
+	for _, f := range fl {
+		if e := judge(f.snapshot(), mark, resumeEvent{}); e.resume != nil {
+			k := resumeEvent{seq: e.resume.seq, mono: e.resume.mono, ok: true}
+			count[k]++
+			if count[k] > count[best] {
+				best = k
+			}
+		}
+	}
+	return best
+}
+
+// trace is what a client heard from the mark on, for the log.
+func trace(rs []record, mark time.Duration) string {
+	var b strings.Builder
+	for _, r := range rs {
+		if r.at < mark {
+			continue
+		}
+		fmt.Fprintf(&b, " [%s %s %s/%s seq=%d mono=%s drill=%v %s]", ms(r.at-mark), r.typ, r.state, r.reason, r.seq, ms(r.mono-mark), r.drill, r.kind)
+	}
+	return b.String()
+}
+
+// checkTestVM refuses unless this is the systemd VM test's guest: the kernel
+// command line holds guest.CmdlineFlag (the host's cannot gain it at run
+// time) and guest.MarkerFile exists (vm_test.go puts it in the overlay).
+func checkTestVM() error {
+	cmdline, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		return fmt.Errorf("not the test VM: %w", err)
+	}
+	if !slices.Contains(strings.Fields(string(cmdline)), guest.CmdlineFlag) {
+		return fmt.Errorf("not the test VM: the kernel command line lacks %s", guest.CmdlineFlag)
+	}
+	if _, err := os.Stat("/" + guest.MarkerFile); err != nil {
+		return fmt.Errorf("not the test VM: %w", err)
+	}
+	return nil
+}
+
+// stepClock steps CLOCK_REALTIME by delta with clock_adjtime ADJ_SETOFFSET
+// (exact, as chronyd's makestep steps) and returns CLOCK_MONOTONIC just
+// before and just after the call, and the step REALTIME took over it.
+func stepClock(delta time.Duration) (before, after, applied time.Duration, err error) {
+	if err := checkTestVM(); err != nil {
+		return 0, 0, 0, fmt.Errorf("refusing to step the clock: %w", err)
+	}
+	sec, nsec := int64(delta)/1e9, int64(delta)%1e9
+	if nsec < 0 { // ADJ_NANO: seconds plus non-negative nanoseconds
+		sec, nsec = sec-1, nsec+1e9
+	}
+	tx := unix.Timex{Modes: unix.ADJ_SETOFFSET | unix.ADJ_NANO, Time: unix.Timeval{Sec: sec, Usec: nsec}}
+	var r0, r1 unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &r0); err != nil {
+		return 0, 0, 0, err
+	}
+	before = monoNow()
+	if _, err := unix.ClockAdjtime(unix.CLOCK_REALTIME, &tx); err != nil {
+		return 0, 0, 0, fmt.Errorf("clock_adjtime(CLOCK_REALTIME, ADJ_SETOFFSET %v): %w", delta, err)
+	}
+	after = monoNow()
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &r1); err != nil {
+		return 0, 0, 0, err
+	}
+	// REALTIME's change less the time that passed (MONOTONIC's, read
+	// inside REALTIME's pair): the step, to within the reads' window.
+	applied = time.Duration(r1.Nano()-r0.Nano()) - (after - before)
+	return before, after, applied, nil
+}
+
 func follow(args []string) error {
 	fs := flag.NewFlagSet("follow", flag.ContinueOnError)
 	sock := fs.String("socket", stepdown.DefaultSocket, "stepdown socket")
 	n := fs.Int("n", 500, "subscribers")
 	prefix := fs.String("prefix", "subs", "fact prefix")
+	batch := fs.Int("batch", 50, "subscribers started at once at the start, each batch after the last one's hellos (or 20 s)")
+	heartbeatTimeout := fs.Duration("heartbeat-timeout", 10*time.Second, "the client's heartbeat timeout")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	out := &facts{prefix: *prefix}
-	start := time.Now()
-	since := func() time.Duration { return time.Since(start) }
+	start := monoNow()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	fl := make([]*follower, *n)
 	var wg sync.WaitGroup
 	for i := range fl {
+		if i > 0 && i%*batch == 0 {
+			// 500 dials at once, with the client's 5 s wait for a hello,
+			// become a storm of retries on a slow guest (80 s for the
+			// first hellos at host load 20): the start is the harness's,
+			// not what is tested, so it goes in batches.
+			for t := 0; t < 400 && slices.ContainsFunc(fl[i-*batch:i], func(f *follower) bool { return len(f.snapshot()) == 0 }); t++ {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
 		f := &follower{}
 		fl[i] = f
-		sub := stepdown.Subscribe(ctx, stepdown.Options{Path: *sock, Heartbeats: true, EventBuffer: 1024})
+		// The heartbeat timeout a client would derive from the hello is
+		// 3 s; messages took up to 5.7 s to reach these 500 at host load
+		// 20, and clients that gave up missed the drill. The harness's
+		// clients wait longer: a stopped daemon is still noticed, 10 s on.
+		sub := stepdown.Subscribe(ctx, stepdown.Options{Path: *sock, Heartbeats: true, EventBuffer: 1024, HeartbeatTimeout: *heartbeatTimeout})
 		wg.Go(func() {
 			for e := range sub.Events() {
-				r := record{at: since(), typ: e.Type, state: e.State, reason: e.Reason, drill: e.Drill, code: e.Code}
+				r := record{at: monoNow(), typ: e.Type, state: e.State, reason: e.Reason, drill: e.Drill,
+					seq: e.Seq, mono: time.Duration(e.MonoNanos), code: e.Code}
 				if e.Type == stepdown.TypeDisconnected {
 					r.kind = errKind(e.Err)
 				}
@@ -210,7 +392,7 @@ func follow(args []string) error {
 	// wait polls cond over every follower until all meet it or the
 	// timeout passes; it returns how many did.
 	wait := func(timeout time.Duration, cond func([]record) bool) int {
-		deadline := since() + timeout
+		deadline := monoNow() + timeout
 		for {
 			done := 0
 			for _, f := range fl {
@@ -218,7 +400,7 @@ func follow(args []string) error {
 					done++
 				}
 			}
-			if done == len(fl) || since() > deadline {
+			if done == len(fl) || monoNow() > deadline {
 				return done
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -243,7 +425,7 @@ func follow(args []string) error {
 			}
 			got := wait(timeout, func(rs []record) bool { _, ok := firstHello(rs); return ok })
 			states := map[string]int{}
-			var last time.Duration
+			last := start
 			for _, f := range fl {
 				if r, ok := firstHello(f.snapshot()); ok {
 					states[string(r.state)+"/"+string(r.reason)]++
@@ -251,7 +433,7 @@ func follow(args []string) error {
 				}
 			}
 			out.put("hello_clients", got)
-			out.put("hello_ms", ms(last))
+			out.put("hello_ms", ms(last-start))
 			out.put("hello_states", histogram(states))
 			if got != len(fl) {
 				failed++
@@ -261,8 +443,7 @@ func follow(args []string) error {
 			if !ok {
 				return fmt.Errorf("%s: want run:NAME:COMMAND", step)
 			}
-			marks[name] = since()
-			t0 := time.Now()
+			marks[name] = monoNow()
 			cmd := exec.Command("sh", "-c", cmdline)
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 			rc := 0
@@ -273,7 +454,23 @@ func follow(args []string) error {
 				}
 			}
 			out.put(name+"_rc", rc)
-			out.put(name+"_run_ms", ms(time.Since(t0)))
+			out.put(name+"_run_ms", ms(monoNow()-marks[name]))
+			out.put(name+"_mark_mono_s", fmt.Sprintf("%.3f", marks[name].Seconds()))
+		case "step":
+			name, d, ok := strings.Cut(rest, ":")
+			delta, err := time.ParseDuration(d)
+			if !ok || err != nil {
+				return fmt.Errorf("%s: want step:NAME:DELTA (%v)", step, err)
+			}
+			before, after, applied, err := stepClock(delta)
+			if err != nil {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			marks[name] = before
+			out.put(name+"_rc", 0)
+			out.put(name+"_mark_mono_s", fmt.Sprintf("%.3f", before.Seconds()))
+			out.put(name+"_syscall_us", fmt.Sprintf("%.1f", float64(after-before)/float64(time.Microsecond)))
+			out.put(name+"_applied_ms", ms(applied))
 		case "reconnected":
 			name, t, _ := strings.Cut(rest, ":")
 			mark, ok := marks[name]
@@ -302,7 +499,7 @@ func follow(args []string) error {
 				return disc, nil, kinds
 			}
 			got := wait(timeout, func(rs []record) bool { _, h, _ := after(rs); return h != nil })
-			var all time.Duration
+			var all, last time.Duration
 			var gaps []time.Duration
 			disconnected, refused, dialErrs, attempts := 0, 0, 0, 0
 			kinds, hellos := map[string]int{}, map[string]int{}
@@ -323,6 +520,7 @@ func follow(args []string) error {
 				}
 				if h != nil {
 					all = max(all, h.at-mark)
+					last = max(last, h.at)
 					gaps = append(gaps, h.at-d.at)
 					hellos[string(h.state)+"/"+string(h.reason)]++
 				}
@@ -331,6 +529,9 @@ func follow(args []string) error {
 			out.put(name+"_disconnected", disconnected)
 			out.put(name+"_reconnected", got)
 			out.put(name+"_all_ms", ms(all))
+			// CLOCK_MONOTONIC in seconds, as journalctl -o short-monotonic
+			// prints it: the guest script compares it with systemd's.
+			out.put(name+"_all_mono_s", fmt.Sprintf("%.3f", last.Seconds()))
 			out.put(name+"_gap_p50_ms", quantile(gaps, 0.5))
 			out.put(name+"_gap_p99_ms", quantile(gaps, 0.99))
 			out.put(name+"_gap_max_ms", quantile(gaps, 1))
@@ -344,55 +545,179 @@ func follow(args []string) error {
 			}
 		case "got":
 			parts := strings.SplitN(rest, ":", 3)
-			if len(parts) != 3 {
-				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT", step)
+			if len(parts) != 3 || (parts[1] != stepdown.TypeStepdown && parts[1] != stepdown.TypeResume) {
+				return fmt.Errorf("%s: want got:NAME:stepdown|resume:TIMEOUT", step)
 			}
 			name, typ := parts[0], parts[1]
 			mark, ok := marks[name]
 			timeout, err := time.ParseDuration(parts[2])
 			if !ok || err != nil {
-				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT after run:NAME (%v)", step, err)
+				return fmt.Errorf("%s: want got:NAME:TYPE:TIMEOUT after run:NAME or step:NAME (%v)", step, err)
 			}
-			// first finds the first TYPE message past the mark, and
-			// whether any message before it said ok.
-			first := func(rs []record) (*record, bool) {
-				okBefore := false
-				for i := range rs {
-					r := &rs[i]
-					if r.at < mark || r.drill {
+			pick := func(e episode) *record {
+				if typ == stepdown.TypeStepdown {
+					return e.stepdown
+				}
+				return e.resume
+			}
+			var res resumeEvent
+			deadline := monoNow() + timeout
+			for {
+				if typ == stepdown.TypeResume {
+					res = findResume(fl, mark)
+				}
+				done := 0
+				for _, f := range fl {
+					if pick(judge(f.snapshot(), mark, res)) != nil {
+						done++
+					}
+				}
+				if done == len(fl) || monoNow() > deadline {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			var at, seen, delivery, held []time.Duration
+			reasons := map[string]int{}
+			got, okBefore, okLate, okHeld, seenEarly, byHello, missed := 0, 0, 0, 0, 0, 0, 0
+			for i, f := range fl {
+				rs := f.snapshot()
+				e := judge(rs, mark, res)
+				if e.okHeld {
+					okHeld++
+				}
+				r := pick(e)
+				if r == nil {
+					if missed++; missed <= 3 {
+						fmt.Fprintf(os.Stderr, "follow: client %d heard no %s after mark %s:%s\n", i, typ, name, trace(rs, mark))
+					}
+					continue
+				}
+				got++
+				at = append(at, r.at-mark)
+				reasons[string(r.reason)]++
+				switch typ {
+				case stepdown.TypeStepdown:
+					// When the server says it saw the cause, from the
+					// moment the clock changed: never before it.
+					seen = append(seen, r.mono-mark)
+					if r.mono < mark {
+						seenEarly++
+					}
+					// From then to this client's receipt.
+					delivery = append(delivery, r.at-r.mono)
+					if e.okBefore {
+						okBefore++
+					}
+					if e.okLate {
+						okLate++
+					}
+				case stepdown.TypeResume:
+					if e.byHello {
+						byHello++
 						continue
 					}
-					if r.typ == typ {
-						return r, okBefore
-					}
-					okBefore = okBefore || r.state == stepdown.StateOK
-				}
-				return nil, okBefore
-			}
-			got := wait(timeout, func(rs []record) bool { r, _ := first(rs); return r != nil })
-			var at []time.Duration
-			reasons := map[string]int{}
-			okBefore := 0
-			for _, f := range fl {
-				r, ob := first(f.snapshot())
-				if ob {
-					okBefore++
-				}
-				if r != nil {
-					at = append(at, r.at-mark)
-					reasons[string(r.reason)]++
+					// The hold by the server's own account, from its
+					// stepdown's cause to its resume's.
+					held = append(held, r.mono-e.stepdown.mono)
 				}
 			}
-			slices.Sort(at)
+			for _, d := range [][]time.Duration{at, seen, delivery, held} {
+				slices.Sort(d)
+			}
 			key := name + "_" + typ
 			out.put(key+"_clients", got)
 			out.put(key+"_min_ms", quantile(at, 0))
 			out.put(key+"_max_ms", quantile(at, 1))
 			out.put(key+"_reasons", histogram(reasons))
-			out.put(key+"_ok_before", okBefore)
+			switch typ {
+			case stepdown.TypeStepdown:
+				out.put(key+"_seen_min_ms", quantile(seen, 0))
+				out.put(key+"_seen_max_ms", quantile(seen, 1))
+				out.put(key+"_seen_early", seenEarly)
+				out.put(key+"_delivery_p50_ms", quantile(delivery, 0.5))
+				out.put(key+"_delivery_max_ms", quantile(delivery, 1))
+				out.put(key+"_ok_before", okBefore)
+				out.put(key+"_ok_late", okLate)
+			case stepdown.TypeResume:
+				out.put(key+"_by_hello", byHello)
+				out.put(key+"_held_min_ms", quantile(held, 0))
+				out.put(key+"_held_max_ms", quantile(held, 1))
+				out.put(key+"_ok_held", okHeld)
+			}
 			if got != len(fl) {
 				failed++
 			}
+		case "drill":
+			// The same run's baseline for delivery: a drill goes out
+			// through the same announcer and sockets as a step's stepdown.
+			name, t, _ := strings.Cut(rest, ":")
+			timeout, err := time.ParseDuration(t)
+			if err != nil {
+				return fmt.Errorf("%s: want drill:NAME:TIMEOUT (%v)", step, err)
+			}
+			c, err := stepdown.Dial(ctx, *sock)
+			if err != nil {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			c.SetReadDeadline(time.Now().Add(timeout))
+			if _, err := c.Read(); err != nil { // the hello
+				c.Close()
+				return fmt.Errorf("%s: hello: %w", step, err)
+			}
+			mark := monoNow()
+			marks[name] = mark
+			err = c.Send(stepdown.Message{Type: stepdown.TypeDrill, Reason: stepdown.ReasonDrill, HoldSeconds: 1})
+			out.put(name+"_sent", err == nil)
+			// drilled finds the drill's stepdown and the resume after it.
+			drilled := func(rs []record) (down, up *record) {
+				for i := range rs {
+					r := &rs[i]
+					switch {
+					case r.at < mark || !r.drill:
+					case down == nil && r.typ == stepdown.TypeStepdown:
+						down = r
+					case down != nil && r.typ == stepdown.TypeResume:
+						return down, r
+					}
+				}
+				return down, nil
+			}
+			got := wait(timeout, func(rs []record) bool { _, up := drilled(rs); return up != nil })
+			c.Close()
+			var delivery []time.Duration
+			for _, f := range fl {
+				if down, _ := drilled(f.snapshot()); down != nil {
+					delivery = append(delivery, down.at-down.mono)
+				}
+			}
+			slices.Sort(delivery)
+			out.put(name+"_clients", got)
+			out.put(name+"_delivery_p50_ms", quantile(delivery, 0.5))
+			out.put(name+"_delivery_max_ms", quantile(delivery, 1))
+			if got != len(fl) {
+				failed++
+			}
+		case "signal":
+			// signal:NAME:SIG:COMMAND sends SIG to the PID COMMAND prints,
+			// marking NAME just before the kill(2), not before a shell.
+			parts := strings.SplitN(rest, ":", 3)
+			if len(parts) != 3 {
+				return fmt.Errorf("%s: want signal:NAME:SIG:COMMAND", step)
+			}
+			name, sig := parts[0], unix.SignalNum("SIG"+parts[1])
+			pidText, err := exec.Command("sh", "-c", parts[2]).Output()
+			pid, perr := strconv.Atoi(strings.TrimSpace(string(pidText)))
+			if sig == 0 || err != nil || perr != nil || pid <= 1 {
+				return fmt.Errorf("%s: signal %q, pid %q: %v %v", step, parts[1], pidText, err, perr)
+			}
+			marks[name] = monoNow()
+			rc := 0
+			if err := unix.Kill(pid, sig); err != nil {
+				rc = 1
+			}
+			out.put(name+"_rc", rc)
+			out.put(name+"_mark_mono_s", fmt.Sprintf("%.3f", marks[name].Seconds()))
 		default:
 			return fmt.Errorf("unknown step %q", step)
 		}
