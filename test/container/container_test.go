@@ -70,7 +70,15 @@ var securityContext = []string{
 func newPodman(t *testing.T) *podman {
 	t.Helper()
 	testtool.Short(t)
-	p := &podman{t: t, bin: testtool.Require(t, "podman"), root: t.TempDir()}
+	// Not t.TempDir: podman's helpers (conmon, the exit files) may still
+	// write under the root for a moment after rm returns, and TempDir's
+	// single RemoveAll then fails the test ("directory not empty", seen at
+	// load 17). The cleanup below retries.
+	root, err := os.MkdirTemp("", "clockwatch-podman-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &podman{t: t, bin: testtool.Require(t, "podman"), root: root}
 	testtool.Require(t, "runc")
 	for _, d := range []string{"storage", "run", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(p.root, d), 0o700); err != nil {
@@ -80,6 +88,15 @@ func newPodman(t *testing.T) *podman {
 	t.Cleanup(func() {
 		// Containers first (they hold mounts of the storage), then storage.
 		exec.Command(p.bin, p.args("rm", "--force", "--all", "--time", "0")...).Run()
+		var err error
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if err = os.RemoveAll(root); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Errorf("removing podman's root %s: %v", root, err)
+		}
 	})
 	return p
 }
