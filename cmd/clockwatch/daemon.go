@@ -27,8 +27,6 @@ const defaultListenAddress = ":9847"
 
 func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("run", "Run the daemon (the default command: its flags may be given without it).").Default()
-	c.configFlag(cmd)
-	c.logFlags(cmd)
 	webFlags := kingpinflag.AddFlags(cmd, defaultListenAddress)
 	metricsPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	check := cmd.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()

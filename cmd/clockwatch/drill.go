@@ -14,7 +14,6 @@ import (
 
 func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("drill", "Ask the running clockwatch to send every subscriber a stepdown marked as a drill, then a resume. Root, clockwatch's user and stepdown.drill_uids only.")
-	c.configFlag(cmd)
 	var o tool.DrillOptions
 	var reason string
 	cmd.Flag("socket", "Path of clockwatch's stepdown socket; by default where the daemon opens it (stepdown.socket, under RUNTIME_DIRECTORY when that is set).").PlaceHolder("PATH").StringVar(&o.Path)

@@ -191,8 +191,7 @@ func TestHelpGolden(t *testing.T) {
 
 // daemonFlags are flags only the daemon (run) takes.
 var daemonFlags = []string{"--web.listen-address=:1", "--web.telemetry-path=/m", "--config.check", "--collector.chrony",
-	"--no-collector.ntpd", "--runtime.gomaxprocs=2", "--log.level=debug", "--log.format=json", "--web.config.file=x",
-	"--web.systemd-socket"}
+	"--no-collector.ntpd", "--runtime.gomaxprocs=2", "--web.config.file=x", "--web.systemd-socket"}
 
 // TestDaemonFlagsElsewhere: a daemon flag given to another command is a
 // usage error naming the command that takes it, not silently accepted.
@@ -209,9 +208,50 @@ func TestDaemonFlagsElsewhere(t *testing.T) {
 			}
 		}
 	}
-	var out, errOut bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
-	if code := c.run(t.Context(), []string{"--config.file=", "status"}); code != 2 || !strings.Contains(errOut.String(), "give them after it: clockwatch status") {
-		t.Errorf("clockwatch --config.file= status: exit %d, stderr %q; want 2 and where the flags go", code, errOut.String())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--web.listen-address=:1", "status"}, "--web.listen-address is not a flag of status but of clockwatch run"},
+		{[]string{"--config.file=", "--config.check", "--runtime.gomaxprocs=2", "events"}, "--config.check, --runtime.gomaxprocs are not flags of events but of clockwatch run"},
+		{[]string{"--chrony.address=/x", "status"}, "give --chrony.address after it: clockwatch status --chrony.address=/x"},
+	} {
+		var out, errOut bytes.Buffer
+		c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+		if code := c.run(t.Context(), tc.args); code != 2 || !strings.Contains(errOut.String(), tc.want) ||
+			!strings.Contains(errOut.String(), "but for --config.file, --log.level, --log.format, which every command takes on either side") {
+			t.Errorf("clockwatch %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, errOut.String(), tc.want)
+		}
+	}
+}
+
+// TestSharedFlagsEitherSide: the flags every command shares are taken
+// before the command as after it, as git, kubectl and kingpin's tools take
+// global flags. Before the fix `clockwatch --config.file=F status` was
+// refused ("flags before a command are the daemon's").
+func TestSharedFlagsEitherSide(t *testing.T) {
+	t.Parallel()
+	app, _ := (&cli{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}).app()
+	for _, cmd := range app.Model().Commands {
+		for _, place := range []string{"before", "after"} {
+			shared := []string{"--config.file=/etc/x.yml", "--log.level=debug", "--log.format=json"}
+			args := append(append([]string{}, shared...), cmd.Name)
+			if place == "after" {
+				args = append([]string{cmd.Name}, shared...)
+			}
+			if cmd.Name == "replay" || cmd.Name == "host-dirs" {
+				args = append(args, "/x") // their required argument
+			}
+			c := &cli{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer), getenv: func(string) string { return "" }}
+			capp, _ := c.app()
+			selected, code, err := parse(capp, args)
+			if err != nil || code >= 0 || selected != cmd.Name {
+				t.Errorf("clockwatch %s: command %q, code %d, err %v; want %s to run", strings.Join(args, " "), selected, code, err, cmd.Name)
+				continue
+			}
+			if c.configFile != "/etc/x.yml" || !c.configFileSet || c.logLevel != "debug" || c.logFormat != "json" {
+				t.Errorf("clockwatch %s: config.file %q (set %v), log.level %q, log.format %q", strings.Join(args, " "), c.configFile, c.configFileSet, c.logLevel, c.logFormat)
+			}
+		}
 	}
 }

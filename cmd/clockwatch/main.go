@@ -103,7 +103,10 @@ func (c *cli) app() (*kingpin.Application, []subcommand) {
 		app.Version(version.Print("clockwatch"))
 	}
 	// Each command declares the flags that apply to it, and only those:
-	// its --help lists them, and any other is an error.
+	// its --help lists them, and any other is an error. The few every
+	// command shares are the application's: accepted before the command
+	// too.
+	c.sharedFlags(app)
 
 	subs := []subcommand{
 		addDaemonCommand(app, c),
