@@ -6,14 +6,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clockwatch/clockwatch/internal/config"
 )
 
 // commands are every subcommand of the binary.
@@ -254,4 +259,63 @@ func TestSharedFlagsEitherSide(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHelpNamesRealKeys: every configuration key a command's --help names
+// (a dotted word whose first part is a section of the configuration) is a
+// key the configuration takes. Before the fix record's help named
+// step.interval, which does not exist (clock.sample_interval).
+func TestHelpNamesRealKeys(t *testing.T) {
+	t.Parallel()
+	goldens, err := filepath.Glob(filepath.Join("testdata", "help", "*.golden"))
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("no help goldens: %v", err)
+	}
+	sections := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[config.Config]()) {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			sections[name] = true
+		}
+	}
+	// A dotted word not part of a flag (--config.file), a path or a file
+	// name.
+	keyRE := regexp.MustCompile(`(?:^|[^-a-zA-Z0-9_./\]])([a-z_]+(?:\.[a-z_]+)+)`)
+	checked := 0
+	for _, g := range goldens {
+		text, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Help text wraps lines: join them so a key is one word.
+		joined := regexp.MustCompile(`\s+`).ReplaceAllString(string(text), " ")
+		for _, m := range keyRE.FindAllStringSubmatch(joined, -1) {
+			key := m[1]
+			first, _, _ := strings.Cut(key, ".")
+			if !sections[first] {
+				continue
+			}
+			checked++
+			if err := keyExists(key); err != nil {
+				t.Errorf("%s names %s: %v", g, key, err)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no configuration key found in the help texts: the pattern is wrong")
+	}
+}
+
+// keyExists parses a configuration that sets the dotted key to null: an
+// unknown key is refused by name.
+func keyExists(key string) error {
+	var b strings.Builder
+	for i, seg := range strings.Split(key, ".") {
+		fmt.Fprintf(&b, "%s%s:", strings.Repeat("  ", i), seg)
+		b.WriteString("\n")
+	}
+	_, err := config.Parse([]byte(b.String()), "help")
+	if err != nil && strings.Contains(err.Error(), "unknown key") {
+		return err
+	}
+	return nil
 }
