@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -30,6 +31,10 @@ func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		o.Path, o.Reason = path, stepdown.Reason(reason)
 		if err := tool.Drill(ctx, c.stdout, o); err != nil {
+			if errors.Is(err, tool.ErrDial) {
+				// No daemon, or the socket's group: say which, plainly.
+				err = errors.New(explainSocket(o.Path, err))
+			}
 			fmt.Fprintf(c.stderr, "clockwatch drill: %v\n", err)
 			return 1
 		}

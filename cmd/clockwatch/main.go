@@ -68,6 +68,9 @@ type cli struct {
 	stdout, stderr io.Writer
 	// getenv reads the environment (RUNTIME_DIRECTORY, STATE_DIRECTORY).
 	getenv func(string) string
+	// uid is the effective uid: a user other than root gets directories of
+	// its own where it may not write the system's (userdirs.go).
+	uid int
 	// defaultConfigFile is read when --config.file is not given and it
 	// exists (DefaultConfigFile; tests point it elsewhere).
 	defaultConfigFile string
@@ -95,7 +98,7 @@ type subcommand struct {
 
 // run runs the command line args with this process's environment.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, defaultConfigFile: DefaultConfigFile, setMaxProcs: runtime.GOMAXPROCS}
+	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, uid: os.Geteuid(), defaultConfigFile: DefaultConfigFile, setMaxProcs: runtime.GOMAXPROCS}
 	return c.run(ctx, args)
 }
 

@@ -112,7 +112,7 @@ type DrillOptions struct {
 func Drill(ctx context.Context, w io.Writer, o DrillOptions) error {
 	c, err := stepdown.Dial(ctx, o.Path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrDial, err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -214,6 +214,10 @@ func notOK(hello stepdown.Message) error {
 	}
 	return errors.New(msg + " (clockwatch status says why)")
 }
+
+// ErrDial is wrapped by Drill when the socket could not be reached: the
+// command says what to do about it (no daemon, the socket's group).
+var ErrDial = errors.New("cannot reach clockwatch's stepdown socket")
 
 // kernelSource is the kernel's source name: its conditions hold only while
 // no time daemon answers.
