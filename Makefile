@@ -113,7 +113,7 @@ release:
 
 ## mixin: regenerate alerts/clockwatch.rules.yml, dashboards/clockwatch.json, the Kubernetes copies and the chart's files and values.yaml mixin: block from mixin/.
 mixin:
-	$(GO) run ./mixin/cmd/mixin
+	$(GO) run ./mixin/cmd/mixin -out .
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

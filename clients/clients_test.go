@@ -94,22 +94,29 @@ func run(t *testing.T, env []string, dir, name string, args ...string) string {
 func TestPythonPackage(t *testing.T) {
 	t.Parallel()
 	testtool.Short(t)
-	py := "/usr/bin/python3" // Debian's, with python3-venv, -setuptools and -wheel (scripts/deps.d)
-	if _, err := os.Stat(py); err != nil {
-		py = testtool.Require(t, "python3")
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Fatalf("no Debian python3 (python3-venv, -setuptools and -wheel: scripts/deps.d): %v", err)
 	}
-	venv := filepath.Join(t.TempDir(), "venv")
-	run(t, nil, "", py, "-m", "venv", "--system-site-packages", venv)
-	pip := filepath.Join(venv, "bin", "pip")
 	src, err := filepath.Abs("python")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Build from a copy: setuptools writes build/ and *.egg-info next to
-	// the sources.
-	work := filepath.Join(t.TempDir(), "python")
-	run(t, nil, "", "cp", "-r", src, work)
-	run(t, []string{"PIP_NO_INDEX=1", "PIP_DISABLE_PIP_VERSION_CHECK=1"}, "", pip, "install", "--no-build-isolation", "--no-index", work)
+	// The README's offline install, run as written from a directory that
+	// holds a copy of the sources at ./clients/python (setuptools writes
+	// build/ and *.egg-info next to them), with a python3 first in PATH
+	// that is not Debian's (a pyenv build, as on these machines: no wheel
+	// there, so "invalid command 'bdist_wheel'"): the commands must not
+	// depend on which python3 PATH finds.
+	work := t.TempDir()
+	run(t, nil, "", "mkdir", "-p", filepath.Join(work, "clients"))
+	run(t, nil, "", "cp", "-r", src, filepath.Join(work, "clients", "python"))
+	shims := t.TempDir()
+	if err := os.WriteFile(filepath.Join(shims, "python3"), []byte("#!/bin/sh\necho \"not Debian's python3: the README must name /usr/bin/python3\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	install := readmeBlock(t, filepath.Join(src, "README.md"), "Offline")
+	run(t, []string{"PATH=" + shims + ":" + os.Getenv("PATH"), "PIP_DISABLE_PIP_VERSION_CHECK=1"}, work, "/bin/sh", "-ec", install)
+	venv := filepath.Join(work, "venv")
 	out := run(t, nil, "", filepath.Join(venv, "bin", "python"), "-c", "import clockwatch_stepdown, os; print(os.path.dirname(clockwatch_stepdown.__file__))")
 	if !strings.HasPrefix(strings.TrimSpace(out), venv) {
 		t.Fatalf("clockwatch_stepdown imported from %s, not from the virtual environment", out)
@@ -138,6 +145,30 @@ func TestPythonPackage(t *testing.T) {
 	t.Log(out)
 }
 
+// readmeBlock returns the first indented code block after the paragraph
+// that begins with after, as a shell script.
+func readmeBlock(t *testing.T, readme, after string) string {
+	t.Helper()
+	data, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	found := false
+	for _, l := range strings.Split(string(data), "\n") {
+		switch {
+		case !found:
+			found = strings.HasPrefix(l, after)
+		case strings.HasPrefix(l, "    "):
+			block = append(block, strings.TrimPrefix(l, "    "))
+		case len(block) > 0:
+			return strings.Join(block, "\n") + "\n"
+		}
+	}
+	t.Fatalf("%s: no indented block after a paragraph beginning %q", readme, after)
+	return ""
+}
+
 // TestJavaLibrary builds clients/java with its script (javac and jar, as
 // its users without Maven access would) and runs its JUnit-free tests,
 // README example included, against a real clockwatch.
@@ -150,10 +181,22 @@ func TestJavaLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(startClockwatch(t), "BUILD_DIR="+filepath.Join(t.TempDir(), "build"))
-	out := run(t, env, src, filepath.Join(src, "build.sh"), "test")
+	// Run from elsewhere with a relative BUILD_DIR, as the README's
+	// ./clients/java/build.sh runs from the top directory: the path it
+	// prints first is where the jar is (before the fix it printed
+	// build/clockwatch-stepdown.jar, relative to clients/java).
+	caller := t.TempDir()
+	env := append(startClockwatch(t), "BUILD_DIR=out")
+	out := run(t, env, caller, filepath.Join(src, "build.sh"), "test")
 	if strings.Contains(out, "FAIL") || strings.Count(out, "\nok   ") < 5 {
 		t.Errorf("java tests:\n%s", out)
+	}
+	jar, _, _ := strings.Cut(out, "\n")
+	if want := filepath.Join(caller, "out", "clockwatch-stepdown.jar"); jar != want {
+		t.Errorf("build.sh printed %q first, want the jar's path %s", jar, want)
+	}
+	if _, err := os.Stat(jar); err != nil {
+		t.Errorf("the jar build.sh names: %v", err)
 	}
 	t.Log(out)
 }

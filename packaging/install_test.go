@@ -171,16 +171,17 @@ func TestDebInstallUpgradePurge(t *testing.T) {
 	newPkgs := build(t, newVersion, "deb", "rpm")
 	t.Run("rpm", func(t *testing.T) { checkRPM(t, newPkgs["rpm"]) })
 	// lintian takes about 40 s: it runs while the root installs.
-	lintian, rpmlint := testtool.Require(t, "lintian"), testtool.Require(t, "rpmlint")
+	lintian := testtool.Require(t, "lintian")
+	testtool.Require(t, "rpmlint")
+	testtool.Require(t, "cpio")
 	type lint struct{ name, problems, log string }
 	lints := make(chan lint, 2)
-	rpmlintDir := t.TempDir()
 	go func() {
 		p, l := lintDeb(lintian, newPkgs["deb"])
 		lints <- lint{"lintian", p, l}
 	}()
 	go func() {
-		p, l := lintRPM(rpmlint, newPkgs["rpm"], rpmlintDir)
+		p, l := lintRPM(newPkgs["rpm"])
 		lints <- lint{"rpmlint", p, l}
 	}()
 	defer func() {

@@ -25,6 +25,7 @@ func TestShellcheck(t *testing.T) {
 		{"sh", maintainer},
 		{"bash", []string{
 			"../scripts/package.sh",
+			"../scripts/rpmlint.sh",
 			"../scripts/deps.d/80-pkg.sh",
 			"../test/systemdvm/mkroot.sh",
 			"../test/systemdvm/testdata/clockwatch-vmtest",

@@ -34,10 +34,11 @@ func (c *cli) configPath() string {
 	return c.defaultConfigFile // a default that exists but cannot be read is an error Load reports
 }
 
-// config loads the configuration and resolves its paths exactly as the
-// daemon does: the journal under STATE_DIRECTORY and the stepdown socket
-// under RUNTIME_DIRECTORY when those are set and the configuration leaves
-// the defaults.
+// config loads the configuration and resolves its paths as the daemon
+// does: the journal under STATE_DIRECTORY and the stepdown socket under
+// RUNTIME_DIRECTORY when those are set and the configuration leaves the
+// defaults, or, for a user other than root, under the user's own
+// directories when the system's are not there for them (userdirs.go).
 func (c *cli) config() (*config.Config, error) {
 	cfg, err := config.Load(c.configPath())
 	if err != nil {
@@ -47,8 +48,10 @@ func (c *cli) config() (*config.Config, error) {
 	if cfg, err = (daemon.Options{ChronyAddress: c.chronyAddress}).ApplyFlags(cfg); err != nil {
 		return nil, err
 	}
-	cfg.Journal = cfg.Journal.Resolve(c.getenv)
-	cfg.Stepdown = cfg.Stepdown.Resolve(c.getenv)
+	// A user's own daemon may have used the user's own directories.
+	env := clientDirs(c.getenv, c.uid, cfg.Stepdown.Socket, cfg.Journal.Dir)
+	cfg.Journal = cfg.Journal.Resolve(env)
+	cfg.Stepdown = cfg.Stepdown.Resolve(env)
 	return cfg, nil
 }
 

@@ -27,8 +27,6 @@ const defaultListenAddress = ":9847"
 
 func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("run", "Run the daemon (the default command: its flags may be given without it).").Default()
-	c.configFlag(cmd)
-	c.logFlags(cmd)
 	webFlags := kingpinflag.AddFlags(cmd, defaultListenAddress)
 	metricsPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	check := cmd.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
@@ -72,6 +70,14 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			logger.Error("cannot start with this configuration", "err", err)
 			return 1
 		}
+		env, own, err := daemonDirs(c.getenv, c.uid, cfg.Stepdown.Socket, cfg.Journal.Dir)
+		if err != nil {
+			logger.Error("cannot start: no directory to keep state and sockets in", "err", err)
+			return 1
+		}
+		for _, d := range own {
+			logger.Info("not root: using this user's own directory, where its subcommands look too", "dir", d.dir, "instead_of", d.instead, "uid", c.uid)
+		}
 		notifier, err := sdnotify.FromEnv(c.getenv)
 		if err != nil {
 			logger.Warn("not notifying systemd", "err", err)
@@ -90,7 +96,7 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			Collectors:       flagged.Collectors,
 			ChronyAddress:    flagged.ChronyAddress,
 			Kubernetes:       k8s,
-			Env:              host.Env{Getenv: c.getenv, PID: os.Getpid()},
+			Env:              host.Env{Getenv: env, PID: os.Getpid()},
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)

@@ -108,7 +108,7 @@ func explainSocket(path string, err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Sprintf("permission denied on %s: %s", path, joinHint(path))
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("is clockwatch running? No stepdown socket at %s (start it: sudo systemctl start clockwatch; if it runs with another socket, set stepdown.socket or RUNTIME_DIRECTORY as it has them, or watch --socket)", path)
+		return fmt.Sprintf("is clockwatch running? No stepdown socket at %s (start it: sudo systemctl start clockwatch; if it runs with another socket, set stepdown.socket or RUNTIME_DIRECTORY as it has them, or give --socket)", path)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Sprintf("is clockwatch running? Nobody answers on %s (a socket left by a daemon that stopped; start it: sudo systemctl start clockwatch)", path)
 	}
@@ -129,6 +129,12 @@ func joinHint(path string) string {
 				what := "it belongs"
 				if p != path {
 					what = p + " belongs"
+				}
+				if sys.Gid == 0 {
+					// Joining root's group is no fix: the daemon ran as
+					// root without stepdown.group (or a root run made
+					// the directory).
+					return fmt.Sprintf("%s to root's group (mode %04o): the daemon runs as root, or a run as root made it; run this as root (sudo), or give the daemon stepdown.group, a group of yours (the socket's group), or run it as your own user", what, st.Mode().Perm())
 				}
 				return fmt.Sprintf("%s to group %s (mode %04o): run as root, or join the group (sudo usermod -aG %s $USER, then log in again)", what, group, st.Mode().Perm(), group)
 			}

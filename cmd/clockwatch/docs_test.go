@@ -248,9 +248,16 @@ func checkGoRun(t *testing.T, cmd docCommand) {
 	}
 }
 
+// flagDeclarers are the methods of the flag package and of a flag.FlagSet
+// that declare a flag, its name the first argument (after the variable for
+// the ...Var ones).
+var flagDeclarers = map[string]bool{"Bool": true, "BoolVar": true, "BoolFunc": true, "Duration": true, "DurationVar": true,
+	"Float64": true, "Float64Var": true, "Func": true, "Int": true, "IntVar": true, "Int64": true, "Int64Var": true,
+	"String": true, "StringVar": true, "TextVar": true, "Uint": true, "UintVar": true, "Uint64": true, "Uint64Var": true, "Var": true}
+
 // declaredFlags reads the names of the standard library flags a main
 // package declares (flag.Duration("ttl", ...), flag.StringVar(&v, "name",
-// ...)).
+// ...), or the same on a flag.FlagSet: fs.String("out", ...)).
 func declaredFlags(t *testing.T, dir string) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
@@ -272,7 +279,7 @@ func declaredFlags(t *testing.T, dir string) map[string]bool {
 			if !ok {
 				return true
 			}
-			if id, ok := sel.X.(*ast.Ident); !ok || id.Name != "flag" {
+			if _, ok := sel.X.(*ast.Ident); !ok || !flagDeclarers[sel.Sel.Name] {
 				return true
 			}
 			arg := 0

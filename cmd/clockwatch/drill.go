@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -14,7 +15,6 @@ import (
 
 func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("drill", "Ask the running clockwatch to send every subscriber a stepdown marked as a drill, then a resume. Root, clockwatch's user and stepdown.drill_uids only.")
-	c.configFlag(cmd)
 	var o tool.DrillOptions
 	var reason string
 	cmd.Flag("socket", "Path of clockwatch's stepdown socket; by default where the daemon opens it (stepdown.socket, under RUNTIME_DIRECTORY when that is set).").PlaceHolder("PATH").StringVar(&o.Path)
@@ -31,6 +31,10 @@ func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		o.Path, o.Reason = path, stepdown.Reason(reason)
 		if err := tool.Drill(ctx, c.stdout, o); err != nil {
+			if errors.Is(err, tool.ErrDial) {
+				// No daemon, or the socket's group: say which, plainly.
+				err = errors.New(explainSocket(o.Path, err))
+			}
 			fmt.Fprintf(c.stderr, "clockwatch drill: %v\n", err)
 			return 1
 		}

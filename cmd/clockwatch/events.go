@@ -19,7 +19,6 @@ import (
 
 func addEventsCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("events", "Print the clock events recorded in the journal (steps, leap seconds, resumes).")
-	c.configFlag(cmd)
 	since := cmd.Flag("since", "Only events at or after this time: a duration back from now (24h) or an RFC 3339 time.").PlaceHolder("WHEN").String()
 	asJSON := cmd.Flag("json", "Print JSON lines, as stored in the journal.").Bool()
 	dir := cmd.Flag("journal.dir", "State directory holding the journal; by default the configured journal.dir.").PlaceHolder("DIR").String()

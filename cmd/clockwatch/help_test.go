@@ -6,14 +6,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clockwatch/clockwatch/internal/config"
 )
 
 // commands are every subcommand of the binary.
@@ -191,8 +196,7 @@ func TestHelpGolden(t *testing.T) {
 
 // daemonFlags are flags only the daemon (run) takes.
 var daemonFlags = []string{"--web.listen-address=:1", "--web.telemetry-path=/m", "--config.check", "--collector.chrony",
-	"--no-collector.ntpd", "--runtime.gomaxprocs=2", "--log.level=debug", "--log.format=json", "--web.config.file=x",
-	"--web.systemd-socket"}
+	"--no-collector.ntpd", "--runtime.gomaxprocs=2", "--web.config.file=x", "--web.systemd-socket"}
 
 // TestDaemonFlagsElsewhere: a daemon flag given to another command is a
 // usage error naming the command that takes it, not silently accepted.
@@ -209,9 +213,109 @@ func TestDaemonFlagsElsewhere(t *testing.T) {
 			}
 		}
 	}
-	var out, errOut bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
-	if code := c.run(t.Context(), []string{"--config.file=", "status"}); code != 2 || !strings.Contains(errOut.String(), "give them after it: clockwatch status") {
-		t.Errorf("clockwatch --config.file= status: exit %d, stderr %q; want 2 and where the flags go", code, errOut.String())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--web.listen-address=:1", "status"}, "--web.listen-address is not a flag of status but of clockwatch run"},
+		{[]string{"--config.file=", "--config.check", "--runtime.gomaxprocs=2", "events"}, "--config.check, --runtime.gomaxprocs are not flags of events but of clockwatch run"},
+		{[]string{"--chrony.address=/x", "status"}, "give --chrony.address after it: clockwatch status --chrony.address=/x"},
+	} {
+		var out, errOut bytes.Buffer
+		c := &cli{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}
+		if code := c.run(t.Context(), tc.args); code != 2 || !strings.Contains(errOut.String(), tc.want) ||
+			!strings.Contains(errOut.String(), "but for --config.file, --log.level, --log.format, which every command takes on either side") {
+			t.Errorf("clockwatch %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, errOut.String(), tc.want)
+		}
 	}
+}
+
+// TestSharedFlagsEitherSide: the flags every command shares are taken
+// before the command as after it, as git, kubectl and kingpin's tools take
+// global flags. Before the fix `clockwatch --config.file=F status` was
+// refused ("flags before a command are the daemon's").
+func TestSharedFlagsEitherSide(t *testing.T) {
+	t.Parallel()
+	app, _ := (&cli{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}).app()
+	for _, cmd := range app.Model().Commands {
+		for _, place := range []string{"before", "after"} {
+			shared := []string{"--config.file=/etc/x.yml", "--log.level=debug", "--log.format=json"}
+			args := append(append([]string{}, shared...), cmd.Name)
+			if place == "after" {
+				args = append([]string{cmd.Name}, shared...)
+			}
+			if cmd.Name == "replay" || cmd.Name == "host-dirs" {
+				args = append(args, "/x") // their required argument
+			}
+			c := &cli{stdout: new(bytes.Buffer), stderr: new(bytes.Buffer), getenv: func(string) string { return "" }}
+			capp, _ := c.app()
+			selected, code, err := parse(capp, args)
+			if err != nil || code >= 0 || selected != cmd.Name {
+				t.Errorf("clockwatch %s: command %q, code %d, err %v; want %s to run", strings.Join(args, " "), selected, code, err, cmd.Name)
+				continue
+			}
+			if c.configFile != "/etc/x.yml" || !c.configFileSet || c.logLevel != "debug" || c.logFormat != "json" {
+				t.Errorf("clockwatch %s: config.file %q (set %v), log.level %q, log.format %q", strings.Join(args, " "), c.configFile, c.configFileSet, c.logLevel, c.logFormat)
+			}
+		}
+	}
+}
+
+// TestHelpNamesRealKeys: every configuration key a command's --help names
+// (a dotted word whose first part is a section of the configuration) is a
+// key the configuration takes. Before the fix record's help named
+// step.interval, which does not exist (clock.sample_interval).
+func TestHelpNamesRealKeys(t *testing.T) {
+	t.Parallel()
+	goldens, err := filepath.Glob(filepath.Join("testdata", "help", "*.golden"))
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("no help goldens: %v", err)
+	}
+	sections := map[string]bool{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[config.Config]()) {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			sections[name] = true
+		}
+	}
+	// A dotted word not part of a flag (--config.file), a path or a file
+	// name.
+	keyRE := regexp.MustCompile(`(?:^|[^-a-zA-Z0-9_./\]])([a-z_]+(?:\.[a-z_]+)+)`)
+	checked := 0
+	for _, g := range goldens {
+		text, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Help text wraps lines: join them so a key is one word.
+		joined := regexp.MustCompile(`\s+`).ReplaceAllString(string(text), " ")
+		for _, m := range keyRE.FindAllStringSubmatch(joined, -1) {
+			key := m[1]
+			first, _, _ := strings.Cut(key, ".")
+			if !sections[first] {
+				continue
+			}
+			checked++
+			if err := keyExists(key); err != nil {
+				t.Errorf("%s names %s: %v", g, key, err)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no configuration key found in the help texts: the pattern is wrong")
+	}
+}
+
+// keyExists parses a configuration that sets the dotted key to null: an
+// unknown key is refused by name.
+func keyExists(key string) error {
+	var b strings.Builder
+	for i, seg := range strings.Split(key, ".") {
+		fmt.Fprintf(&b, "%s%s:", strings.Repeat("  ", i), seg)
+		b.WriteString("\n")
+	}
+	_, err := config.Parse([]byte(b.String()), "help")
+	if err != nil && strings.Contains(err.Error(), "unknown key") {
+		return err
+	}
+	return nil
 }

@@ -26,24 +26,40 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
+
+	"github.com/clockwatch/clockwatch"
 )
 
 func main() {
 	if version.Version == "" {
-		version.Version = moduleVersion(debug.ReadBuildInfo)
+		version.Version = moduleVersion(debug.ReadBuildInfo, clockwatch.Version())
+	}
+	if version.Branch == "" {
+		version.Branch = "unknown" // only make stamps it
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // moduleVersion is the version of a binary the build did not stamp (make
-// and the packages stamp the VERSION file's): `go install ...@v0.1.0` records
-// the module's version, v0.1.0, in the binary; `go build` and `go run` in a
-// checkout record none ("(devel)"), which is "dev".
-func moduleVersion(read func() (*debug.BuildInfo, bool)) string {
-	if bi, ok := read(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+// and the packages stamp scripts/version.sh's): `go install ...@v0.1.0`
+// records the module's version, v0.1.0, in the binary; `go build` and `go
+// run` in a checkout record none ("(devel)"): then the VERSION file's, which
+// the binary embeds, marked -dev (a build of that tree, not the release).
+// The revision is Go's vcs.revision where the build stamps it (-buildvcs,
+// on by default in a git checkout): prometheus/common/version reads it.
+//
+// Go 1.24 and later record a pseudo-version where they stamp the revision:
+// v0.0.0-TIME-SHA in a clone without tags says nothing the revision does
+// not, and less than VERSION.
+func moduleVersion(read func() (*debug.BuildInfo, bool), embedded string) string {
+	if bi, ok := read(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" &&
+		(embedded == "" || !strings.HasPrefix(bi.Main.Version, "v0.0.0-")) {
 		return strings.TrimPrefix(bi.Main.Version, "v")
 	}
-	return "dev"
+	if embedded == "" {
+		return "dev"
+	}
+	return embedded + "-dev"
 }
 
 // cli is what every subcommand shares: its output streams, its environment
@@ -52,6 +68,9 @@ type cli struct {
 	stdout, stderr io.Writer
 	// getenv reads the environment (RUNTIME_DIRECTORY, STATE_DIRECTORY).
 	getenv func(string) string
+	// uid is the effective uid: a user other than root gets directories of
+	// its own where it may not write the system's (userdirs.go).
+	uid int
 	// defaultConfigFile is read when --config.file is not given and it
 	// exists (DefaultConfigFile; tests point it elsewhere).
 	defaultConfigFile string
@@ -79,7 +98,7 @@ type subcommand struct {
 
 // run runs the command line args with this process's environment.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, defaultConfigFile: DefaultConfigFile, setMaxProcs: runtime.GOMAXPROCS}
+	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, uid: os.Geteuid(), defaultConfigFile: DefaultConfigFile, setMaxProcs: runtime.GOMAXPROCS}
 	return c.run(ctx, args)
 }
 
@@ -103,7 +122,10 @@ func (c *cli) app() (*kingpin.Application, []subcommand) {
 		app.Version(version.Print("clockwatch"))
 	}
 	// Each command declares the flags that apply to it, and only those:
-	// its --help lists them, and any other is an error.
+	// its --help lists them, and any other is an error. The few every
+	// command shares are the application's: accepted before the command
+	// too.
+	c.sharedFlags(app)
 
 	subs := []subcommand{
 		addDaemonCommand(app, c),

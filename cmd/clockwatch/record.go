@@ -18,10 +18,9 @@ import (
 
 func addRecordCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("record", "Record the live clock samples and clock-set marks as a trace (JSON lines) for replay or a bug report.")
-	c.configFlag(cmd)
 	duration := cmd.Flag("duration", "Stop after this long; 0 records until interrupted.").Default("0s").Duration()
 	out := cmd.Flag("out", "Write the trace to this file instead of standard output.").PlaceHolder("FILE").String()
-	interval := cmd.Flag("interval", "Sampling interval; by default the configured step.interval.").Duration()
+	interval := cmd.Flag("interval", "Sampling interval; by default the configured clock.sample_interval.").Duration()
 	return subcommand{clause: cmd, run: func(ctx context.Context) int {
 		full, err := c.config()
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 
 func addReplayCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("replay", "Feed a recorded trace through the step detector and print one JSON line per event.")
-	c.configFlag(cmd)
 	file := cmd.Arg("file", "Trace file (JSON lines, see docs/trace-format.md); - reads standard input.").Required().String()
 	return subcommand{clause: cmd, run: func(context.Context) int {
 		full, err := c.config()

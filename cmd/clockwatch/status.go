@@ -21,7 +21,6 @@ import (
 
 func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("status", "Print a one-screen verdict of this node's clock health and exit 0 (OK), 1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN).")
-	c.configFlag(cmd)
 	c.chronyAddressFlag(cmd)
 	recent := cmd.Flag("steps.since", "Report clock steps from the event journal this recent.").Default("1h").Duration()
 	verbose := cmd.Flag("verbose", "Also print the figures a bug report needs (the wall−boot gap step detection watches).").Short('v').Bool()

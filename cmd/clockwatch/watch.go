@@ -13,7 +13,6 @@ import (
 
 func addWatchCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("watch", "Print the stepdown socket's events as they come. Exit codes: 0 when interrupted, 3 on stepdown (--exit-on-stepdown), 4 when the daemon is unreachable (--exit-on-unknown).")
-	c.configFlag(cmd)
 	var o tool.WatchOptions
 	cmd.Flag("socket", "Path of clockwatch's stepdown socket; by default where the daemon opens it (stepdown.socket, under RUNTIME_DIRECTORY when that is set).").PlaceHolder("PATH").StringVar(&o.Path)
 	cmd.Flag("json", "Print each message as its JSON line.").BoolVar(&o.JSON)

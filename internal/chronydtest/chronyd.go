@@ -34,6 +34,12 @@ type Options struct {
 	// Debian's chronyd does for its _chrony group, so that a non-root
 	// reader in that group (a container) can connect.
 	GroupAccess bool
+	// Drift, when set, is written to chronyd's drift file before it
+	// starts ("FREQ SKEW" in ppm, as chronyd writes it): a host where
+	// chronyd ran before. Without it chronyd's first update has a skew of
+	// 10⁶ ppm, so its error bound grows by a second a second until the
+	// next.
+	Drift string
 }
 
 // Chronyd is a chronyd process run by a test, and the NTP servers it is
@@ -109,6 +115,11 @@ func Start(t testing.TB, o Options) *Chronyd {
 	}
 	if err := os.WriteFile(c.Conf, []byte(conf.String()), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if o.Drift != "" {
+		if err := os.WriteFile(filepath.Join(dir, "drift"), []byte(o.Drift+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c.Restart()
 	t.Cleanup(c.Stop)

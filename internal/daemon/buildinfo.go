@@ -9,11 +9,12 @@ import (
 )
 
 // buildVersion describes the build for the landing page: what the release
-// build stamped (make build sets the branch), else what the Go toolchain
-// recorded (module version, VCS revision and time, modified or not), so a
-// plain `go build` does not show "version=dev, branch=".
+// build stamped (make build sets the build date), else the version the
+// command found (the module's, or the embedded VERSION file's) and what the
+// Go toolchain recorded (VCS revision and time, modified or not), so a plain
+// `go build` does not show "version=dev, branch=".
 func buildVersion() string {
-	if version.Branch != "" {
+	if version.BuildDate != "" {
 		return version.Info()
 	}
 	return describeBuild(debug.ReadBuildInfo())
@@ -27,7 +28,11 @@ func describeBuild(bi *debug.BuildInfo, ok bool) string {
 	for _, s := range bi.Settings {
 		settings[s.Key] = s.Value
 	}
-	parts := []string{"version=" + bi.Main.Version}
+	v := version.Version
+	if v == "" {
+		v = bi.Main.Version // not set by cmd/clockwatch (a test)
+	}
+	parts := []string{"version=" + v}
 	if rev := settings["vcs.revision"]; rev != "" {
 		if len(rev) > 12 {
 			rev = rev[:12]

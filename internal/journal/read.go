@@ -56,6 +56,11 @@ func readLines(fs FS, dir string, fn func(line)) (warnings []string, err error) 
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
+		if errors.Is(err, os.ErrPermission) && !searchable(dir) {
+			// Not the file: the directory is closed (a run as root made
+			// it 0750). Name it, not a file that may not even exist.
+			return warnings, fmt.Errorf("reading the event journal: cannot look for %s or %s in %s: %w", RotatedFile, EventsFile, dir, os.ErrPermission)
+		}
 		if err != nil {
 			return warnings, fmt.Errorf("reading the event journal: %w", err)
 		}
@@ -223,4 +228,11 @@ func PrintWarnings(w io.Writer, warnings []string) {
 	for _, s := range warnings {
 		fmt.Fprintln(w, "warning: "+strings.TrimSpace(s))
 	}
+}
+
+// searchable says whether this process may look up names in dir: stat of a
+// name needs only that, so a stat refused for permission means it may not.
+func searchable(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, EventsFile))
+	return !errors.Is(err, os.ErrPermission)
 }

@@ -22,7 +22,7 @@ var headers = map[string]string{
 	"alerts/clockwatch.rules.yml": `# Prometheus recording and alerting rules for clockwatch.
 #
 # GENERATED from the clockwatch mixin (mixin/): do not edit. Change
-# mixin/*.libsonnet and run ` + "`go run ./mixin/cmd/mixin`" + ` (mixin/README.md).
+# mixin/*.libsonnet and run ` + "`make mixin`" + ` (mixin/README.md).
 #
 # Load with ` + "`rule_files: [/path/to/clockwatch.rules.yml]`" + `. The rules select
 # clockwatch's series with {{SELECTOR}}; for another selector, cluster
@@ -47,7 +47,7 @@ var headers = map[string]string{
 # chrony_exporter"). Load next to clockwatch.rules.yml; drop once migrated.
 #
 # GENERATED from the clockwatch mixin (mixin/rules/migration.libsonnet): do
-# not edit; run ` + "`go run ./mixin/cmd/mixin`" + `.
+# not edit; run ` + "`make mixin`" + `.
 `,
 }
 

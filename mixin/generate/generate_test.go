@@ -18,7 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var update = flag.Bool("update", false, "regenerate the mixin's outputs in the repository (same as go run ./mixin/cmd/mixin)")
+var update = flag.Bool("update", false, "regenerate the mixin's outputs in the repository (same as make mixin)")
 
 const (
 	mixinDir = ".."
@@ -53,11 +53,11 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		}
 		have, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("%v (run go run ./mixin/cmd/mixin)", err)
+			t.Errorf("%v (run make mixin)", err)
 			continue
 		}
 		if diff := cmp.Diff(string(files[name]), string(have)); diff != "" {
-			t.Errorf("%s is not what the mixin generates (-mixin +file); edit mixin/ and run go run ./mixin/cmd/mixin:\n%s", name, diff)
+			t.Errorf("%s is not what the mixin generates (-mixin +file); edit mixin/ and run make mixin:\n%s", name, diff)
 		}
 	}
 }

@@ -29,6 +29,15 @@ func (p *Policy) NextDeadline() (deadline time.Duration, ok bool) {
 			deadline, ok = t, true
 		}
 	}
+	if !p.started {
+		for s := range p.syncWait {
+			// The start stops waiting for an unsynchronised source
+			// once its grace is over: syncWaitOver.
+			if since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, s}]; ok {
+				at(since + p.cfg.Triggers.For(s).Unsynchronized.Grace + 1)
+			}
+		}
+	}
 	if p.started {
 		for c, since := range p.pending {
 			// expireGrace fires once the condition has lasted longer

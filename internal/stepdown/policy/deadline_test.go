@@ -19,6 +19,8 @@ func TestNextDeadline(t *testing.T) {
 	}
 	chrony := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 		Synchronized: true}
+	unsynced := chrony
+	unsynced.Synchronized = false
 	for _, tc := range []struct {
 		name   string
 		inputs []in
@@ -35,6 +37,9 @@ func TestNextDeadline(t *testing.T) {
 			want: 62 + 1e-9, wantEvent: "stepdown/unsynchronized@62.000000001s"},
 		{name: "the earliest of two graces", inputs: []in{probeOK(0, "c"), synced(2, false, "chrony"), probeFail(3, "x")},
 			want: 13 + 1e-9, wantEvent: "stepdown/probe_lost@13.000000001s"},
+		{name: "the start waits for an unsynchronised source: its grace", inputs: []in{
+			func(p *Policy) []Event { p.Await("c", "chrony"); return nil }, probeOK(0, "c"), reading(2, unsynced)},
+			want: 62 + 1e-9, wantEvent: "stepdown/unsynchronized@62.000000001s"},
 		{name: "a grace cleared", inputs: []in{probeOK(0, "c"), probeFail(5, "x"), probeOK(7, "x")}, want: -1},
 		{name: "a disabled grace", inputs: []in{probeOK(0, "c"), probeFail(5, "x"),
 			func(p *Policy) []Event {

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -93,6 +94,11 @@ type Policy struct {
 	expect   []string
 	awaiting map[string]bool
 	started  bool
+	// syncWait are the awaited authoritative sources that answer without
+	// being synchronised yet (chronyd before the first poll of its
+	// servers): the start waits for them until they synchronise or their
+	// unsynchronized grace has passed (pending says since when).
+	syncWait map[string]bool
 	reported map[string]time.Duration
 	polled   map[string]bool
 	// known are the sources found in this boot (by this process or, after
@@ -129,7 +135,7 @@ func New(cfg Config, epoch uint64) *Policy {
 	return &Policy{
 		cfg: cfg, state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
 		active: map[Condition]time.Duration{}, pending: map[Condition]time.Duration{},
-		awaiting: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
+		awaiting: map[string]bool{}, syncWait: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
 		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
 		grandmaster: map[string]string{}, detail: map[string]string{},
 		marker: map[string]uint64{}, restored: map[string]bool{},
@@ -205,16 +211,27 @@ func (p *Policy) Step(s Step) []Event {
 // Readings feeds one poll of every source: the authoritative and
 // second-opinion sources first, then the fallbacks (the kernel), whose
 // synchronisation is judged only when no authoritative source answers.
+//
+// While an authoritative source has not been polled yet (chronyd's poller
+// before its first answer), the fallbacks are not judged either: they would
+// speak for a clock a daemon is about to describe (chronyd -x leaves the
+// kernel's maxerror at 16 s), and the start waits for both anyway.
 func (p *Policy) Readings(set timesource.Set, mono time.Duration) []Event {
 	var out []Event
 	rs := set.Sorted()
+	authPending := false
 	for _, r := range rs {
 		if r.Role != timesource.Fallback {
 			out = append(out, p.Reading(r, mono)...)
+			authPending = authPending || (r.Role == timesource.Authoritative && r.Usable().Pending())
 		}
 	}
 	for _, r := range rs {
 		if r.Role == timesource.Fallback {
+			if authPending {
+				out = append(out, p.Tick(mono)...)
+				continue
+			}
 			out = append(out, p.Reading(r, mono)...)
 		}
 	}
@@ -303,8 +320,12 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		synced = true // judged from the daemon's own status instead
 	}
 	out = append(out, p.Synchronized(synced, name, mono)...)
+	// While the start waits for it to synchronise, a source's offset and
+	// bound are not those of a time solution (chronyd before its first
+	// poll says 1.5 s): they are judged once it has one, or the wait ends.
+	wait := p.awaitSync(r.Role, synced, name, mono)
 	out = append(out, p.Grandmaster(r.Grandmaster, name, mono)...)
-	if r.HasData {
+	if r.HasData && !wait {
 		if r.Role != timesource.Fallback {
 			out = append(out, p.Offset(r.Offset.Seconds(), name, mono)...)
 		}
@@ -314,8 +335,48 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 			out = append(out, p.ErrorBound(r.ErrorBound.Seconds(), name, mono)...)
 		}
 	}
-	out = append(out, p.evidence(name, mono)...)
+	if !wait {
+		out = append(out, p.evidence(name, mono)...)
+	}
 	return append(out, p.Tick(mono)...)
+}
+
+// awaitSync says whether the start keeps waiting for source, an answering
+// source that is not synchronised: only an awaited authoritative one, and
+// only until it has been unsynchronised for its unsynchronized grace. A
+// daemon that has just started (chronyd before the first poll of its
+// servers) is then judged once it is synchronised, not stepped down for a
+// state it leaves within seconds; one that stays unsynchronised steps down
+// when the grace ends, as it would after the start.
+func (p *Policy) awaitSync(role timesource.Role, synced bool, source string, mono time.Duration) bool {
+	if p.started || role != timesource.Authoritative || !p.awaiting[source] || synced {
+		delete(p.syncWait, source)
+		return false
+	}
+	g := p.cfg.Triggers.For(source).Unsynchronized
+	since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, source}]
+	if !g.Enabled || !ok || mono-since > g.Grace {
+		delete(p.syncWait, source)
+		return false
+	}
+	p.syncWait[source] = true
+	return true
+}
+
+// syncWaitOver counts as evidence the sources the start waited for that
+// have now been unsynchronised for longer than their grace: the start ends
+// with them, and their condition fires.
+func (p *Policy) syncWaitOver(mono time.Duration) []Event {
+	var out []Event
+	for _, s := range slices.Sorted(maps.Keys(p.syncWait)) {
+		since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, s}]
+		if ok && mono-since <= p.cfg.Triggers.For(s).Unsynchronized.Grace {
+			continue
+		}
+		delete(p.syncWait, s)
+		out = append(out, p.evidence(s, mono)...)
+	}
+	return out
 }
 
 // Grandmaster feeds the grandmaster source follows (empty: none, or not
@@ -527,9 +588,15 @@ func (p *Policy) evidence(source string, mono time.Duration) []Event {
 	}
 	var out []Event
 	for _, c := range sortedConds(p.pending) {
+		// How long a condition has held is known only for one the start
+		// waited out (its grace); the others were just seen.
+		var held time.Duration
+		if g := p.graceOf(c); g.Enabled && mono-p.pending[c] > g.Grace {
+			held = mono - p.pending[c]
+		}
 		delete(p.pending, c)
 		if e, fired := p.hold(c, mono); fired {
-			e.Detail = fmt.Sprintf("%s at start", p.conditionText(c, 0))
+			e.Detail = fmt.Sprintf("%s at start", p.conditionText(c, held))
 			out = append(out, e)
 		}
 	}
@@ -570,6 +637,8 @@ func (p *Policy) Tick(mono time.Duration) []Event {
 	var out []Event
 	if p.started {
 		out = p.expireGrace(out, mono)
+	} else if len(p.syncWait) > 0 {
+		out = p.syncWaitOver(mono)
 	}
 	if len(p.active) > 0 {
 		p.bad(mono)

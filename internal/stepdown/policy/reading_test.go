@@ -23,6 +23,33 @@ func kernel(at, maxErr float64) in {
 		HasData: true, Synchronized: maxErr < 16, ErrorBound: s(maxErr)})
 }
 
+// chronyR is the reading of an answering chronyd, synchronised or not,
+// with that error bound; chronyNotPolled its reading before the poller's
+// first answer.
+func chronyR(synced bool, bound float64) timesource.Reading {
+	return timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
+		Synchronized: synced, ErrorBound: s(bound)}
+}
+
+var chronyNotPolled = timesource.Reading{Source: "chrony", Role: timesource.Authoritative}
+
+// kernelR is the kernel's reading with maxerror bound.
+func kernelR(maxErr float64) timesource.Reading {
+	return timesource.Reading{Source: "kernel", Role: timesource.Fallback, Found: true, Up: true,
+		HasData: true, Synchronized: maxErr < 16, ErrorBound: s(maxErr)}
+}
+
+// readings feeds one poll of every source, as the daemon's feed does.
+func readings(at float64, rs ...timesource.Reading) in {
+	return func(p *Policy) []Event {
+		set := timesource.Set{}
+		for _, r := range rs {
+			set[r.Source] = r
+		}
+		return p.Readings(set, s(at))
+	}
+}
+
 func reading(at float64, r timesource.Reading) in {
 	return func(p *Policy) []Event { return p.Reading(r, s(at)) }
 }
@@ -41,6 +68,8 @@ func TestReadings(t *testing.T) {
 	base := Config{HoldDown: 30 * time.Second, Triggers: DefaultTriggers()}
 	noBound := base
 	noBound.Triggers.ErrorBound.Enabled = false
+	noUnsync := base
+	noUnsync.Triggers.Unsynchronized.Enabled = false
 	chronyAbsent := reading(0.3, timesource.Reading{Source: "chrony", Err: timesource.Absent(errors.New("chronyd is not running"))})
 	// A socket that takes the request and never answers: chronyd hung, or
 	// not yet up; looked for and there, so never absent.
@@ -101,12 +130,51 @@ func TestReadings(t *testing.T) {
 			wantState: stepdown.StateStepdown,
 		},
 		{
-			name:      "unsynchronised at start: stepdown at once, no grace",
+			// chronyd before the first poll of its servers: the start
+			// waits for it, no stepdown for a state it leaves at once.
+			name:      "unsynchronised at start, then synchronised within the grace: resume, never stepdown",
+			cfg:       base,
+			await:     []string{"clocks", "kernel", "chrony"},
+			inputs:    []in{probeOK(0, "clocks"), chrony(0.1, false, 0, 0.01), kernel(0.1, 16), tick(1), chrony(2, true, 0, 0.01), kernel(2, 16), tick(100)},
+			want:      []string{"resume/starting@2s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name:      "unsynchronised at start for the whole grace: stepdown when it ends",
 			cfg:       base,
 			await:     []string{"clocks", "chrony"},
-			inputs:    []in{chrony(0.1, false, 0, 0.01), probeOK(0.2, "clocks")},
-			want:      []string{"stepdown/unsynchronized@0.2s"},
+			inputs:    []in{chrony(0.1, false, 0, 0.01), probeOK(0.2, "clocks"), tick(30), chrony(30, false, 0, 0.01), tick(60.1), tick(60.2)},
+			want:      []string{"stepdown/unsynchronized@60.2s"},
 			wantState: stepdown.StateStepdown,
+		},
+		{
+			name:      "unsynchronised at start with the trigger off: no wait",
+			cfg:       noUnsync,
+			await:     []string{"clocks", "chrony"},
+			inputs:    []in{chrony(0.1, false, 0, 0.01), probeOK(0.2, "clocks")},
+			want:      []string{"resume/starting@0.2s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			// chronyd -x: the kernel's maxerror stays at 16 s. Before
+			// chronyd's poller has its first answer, the kernel is not
+			// judged (a false stepdown at every start before the fix).
+			name:  "the kernel is not judged before an authoritative source's first poll",
+			cfg:   base,
+			await: []string{"clocks", "kernel", "chrony"},
+			inputs: []in{probeOK(0, "clocks"), readings(0.1, chronyNotPolled, kernelR(16)), readings(0.2, chronyNotPolled, kernelR(16)),
+				readings(0.3, chronyR(true, 0.00001), kernelR(16)), tick(100), readings(100, chronyR(true, 0.00001), kernelR(16))},
+			want:      []string{"resume/starting@0.3s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name:  "the kernel is not judged while chronyd answers unsynchronised at start",
+			cfg:   base,
+			await: []string{"clocks", "kernel", "chrony"},
+			inputs: []in{probeOK(0, "clocks"), readings(0.1, chronyNotPolled, kernelR(16)), readings(0.2, chronyR(false, 1.5), kernelR(16)),
+				readings(5, chronyR(false, 1.5), kernelR(16)), readings(6, chronyR(true, 0.00001), kernelR(16)), tick(100)},
+			want:      []string{"resume/starting@6s"},
+			wantState: stepdown.StateOK,
 		},
 		{
 			name:  "chronyd synchronised without rtcsync: STA_UNSYNC never steps down",

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -111,7 +112,7 @@ type DrillOptions struct {
 func Drill(ctx context.Context, w io.Writer, o DrillOptions) error {
 	c, err := stepdown.Dial(ctx, o.Path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrDial, err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -125,7 +126,7 @@ func Drill(ctx context.Context, w io.Writer, o DrillOptions) error {
 		return fmt.Errorf("expected a hello, got %s", hello)
 	}
 	if hello.State != stepdown.StateOK {
-		return fmt.Errorf("no drill: the state is %s (%s), not ok", hello.State, hello.Reason)
+		return notOK(hello)
 	}
 	req := stepdown.Message{Type: stepdown.TypeDrill, Reason: o.Reason, HoldSeconds: o.Hold.Seconds()}
 	if o.Step != 0 {
@@ -174,3 +175,50 @@ func Drill(ctx context.Context, w io.Writer, o DrillOptions) error {
 		}
 	}
 }
+
+// notOK says why there is no drill (a drill needs state ok: its resume tells
+// the subscribers the clock is trusted again) and what would let one run.
+// On a host no time daemon keeps (a laptop, a CI runner: the kernel is the
+// only source, and it says unsynchronised with a 16 s error bound) that is
+// a setting, named exactly; no drill runs over an untrusted clock, since its
+// resume would tell lock holders the clock is trusted.
+func notOK(hello stepdown.Message) error {
+	state := string(hello.State)
+	if hello.Reason != "" {
+		state += " (" + string(hello.Reason)
+		if hello.Source != "" {
+			state += " from " + hello.Source
+		}
+		state += ")"
+	}
+	msg := fmt.Sprintf("no drill: the state is %s, and a drill needs state ok (its resume tells every subscriber the clock is trusted)", state)
+	hold := ""
+	if hello.HoldDownSeconds > 0 {
+		hold = fmt.Sprintf(" (%gs)", hello.HoldDownSeconds)
+	}
+	switch {
+	case hello.State == stepdown.StateUnknown:
+		return errors.New(msg + ": clockwatch is starting and waits for its sources' first readings; try again in a few seconds")
+	case hello.Source == kernelSource && (hello.Reason == stepdown.ReasonErrorBound || hello.Reason == stepdown.ReasonUnsynchronized):
+		return errors.New(msg + ": no time daemon answers and the kernel says nobody disciplines this clock. " +
+			"Install and start one (chronyd), or, on a host whose clock nothing keeps on purpose (a laptop, a CI runner), " +
+			"set stepdown.triggers.error_bound.enabled: false and stepdown.triggers.unsynchronized.enabled: false " +
+			"in clockwatch's configuration and reload it (systemctl reload clockwatch, or SIGHUP); " +
+			"the drill runs once the hold-down" + hold + " has passed (docs/install.md, \"Hosts without a time daemon\")")
+	case hello.Reason == stepdown.ReasonDrill:
+		return errors.New(msg + ": a drill is running; try again when it has resumed")
+	}
+	if row, ok := policy.Lookup(hello.Reason); ok {
+		return fmt.Errorf("%s: the trigger %s (stepdown.triggers.%s) holds it; the drill runs once it clears and the hold-down%s has passed (clockwatch status says why)",
+			msg, row.Key, row.Key, hold)
+	}
+	return errors.New(msg + " (clockwatch status says why)")
+}
+
+// ErrDial is wrapped by Drill when the socket could not be reached: the
+// command says what to do about it (no daemon, the socket's group).
+var ErrDial = errors.New("cannot reach clockwatch's stepdown socket")
+
+// kernelSource is the kernel's source name: its conditions hold only while
+// no time daemon answers.
+const kernelSource = "kernel"
