@@ -8,7 +8,16 @@
 # date and every file's time are the commit's time (SOURCE_DATE_EPOCH), so the
 # same commit gives the same digests (docs/kubernetes.md, "The image").
 #
+# The image is named IMAGE:TAG, by default ghcr.io/clockwatch/clockwatch:X.Y.Z
+# with X.Y.Z the VERSION file's: the name and tag the kustomize base and the
+# chart default to (the chart's appVersion), so that a loaded and pushed image
+# is the one they run. The exact build (scripts/version.sh: X.Y.Z~gitN.gSHA
+# between releases) is the image's org.opencontainers.image.version label and
+# what `clockwatch version` says in it.
+#
 # Environment (all optional):
+#   IMAGE              default ghcr.io/clockwatch/clockwatch
+#   TAG                default: the VERSION file's X.Y.Z
 #   VERSION            default: scripts/version.sh (VERSION, and the commits since)
 #   ARCHS              default "amd64 arm64"
 #   DIST               default dist
@@ -30,8 +39,9 @@ LDFLAGS="-s -w -buildid= \
  -X github.com/prometheus/common/version.Branch=main \
  -X github.com/prometheus/common/version.BuildUser=clockwatch \
  -X github.com/prometheus/common/version.BuildDate=$BUILD_DATE"
-# A tag may not hold "+" or "~" (a build past the release): use "-".
-TAG=$(printf '%s' "$VERSION" | tr '+~' '--')
+IMAGE=${IMAGE:-ghcr.io/clockwatch/clockwatch}
+TAG=${TAG:-$(tr -d ' \n' <VERSION)}
+case $TAG in *[+~]*) echo "image.sh: TAG $TAG: a tag may not hold + or ~ (use -)" >&2; exit 2 ;; esac
 
 mkdir -p "$DIST"
 work=$(mktemp -d)
@@ -40,6 +50,9 @@ for arch in $ARCHS; do
 	CGO_ENABLED=0 GOOS=linux GOARCH=$arch $GO build -trimpath -buildvcs=false -ldflags "$LDFLAGS" \
 		-o "$work/clockwatch-$arch" ./cmd/clockwatch
 	$GO run ./internal/ociimage/cmd/ociimage -binary "$work/clockwatch-$arch" -arch "$arch" \
-		-version "$VERSION" -revision "$REVISION" -name "clockwatch:$TAG" \
+		-version "$VERSION" -revision "$REVISION" -name "$IMAGE:$TAG" \
 		-source https://github.com/clockwatch/clockwatch -o "$DIST/clockwatch-image-$arch.tar"
+done
+for arch in $ARCHS; do
+	echo "$DIST/clockwatch-image-$arch.tar: $IMAGE:$TAG (build $VERSION), the image deploy/kubernetes and the chart run by default"
 done

@@ -11,3 +11,12 @@ gobin=$(go env GOBIN)
 if ! go version -m "$gobin/helm" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+helm.sh/helm/v3[[:space:]]+${version}[[:space:]]"; then
 	GOFLAGS=-mod=mod GOWORK=off go install "helm.sh/helm/v3/cmd/helm@$version"
 fi
+# promtool with Kubernetes service discovery, to check the scrape
+# configuration for a cluster without the Prometheus operator
+# (deploy/kubernetes/prometheus/scrape-config.yml): Debian's Prometheus is
+# built without it. In a directory of its own: Debian's promtool stays the
+# one in PATH.
+promversion=v0.316.0
+if ! go version -m "$gobin/prometheus-k8s/promtool" 2>/dev/null | grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/prometheus/prometheus[[:space:]]+${promversion}[[:space:]]"; then
+	GOFLAGS=-mod=mod GOWORK=off GOBIN="$gobin/prometheus-k8s" go install "github.com/prometheus/prometheus/cmd/promtool@$promversion"
+fi

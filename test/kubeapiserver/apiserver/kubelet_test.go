@@ -146,8 +146,11 @@ func TestKubelet(t *testing.T) {
 		t.Fatalf("scripts/image.sh: %v\n%s", err, out)
 	}
 	cwImage := filepath.Join(images, "clockwatch-image-amd64.tar")
-	ref := imageRefName(t, cwImage)
-	tag := "docker.io/library/" + ref // what the CRI resolves "clockwatch:TAG" to
+	ref := imageRefName(t, cwImage) // ghcr.io/clockwatch/clockwatch:TAG, fully qualified
+	tag := ref
+	if first, _, _ := strings.Cut(ref, "/"); !strings.ContainsAny(first, ".:") || !strings.Contains(ref, "/") {
+		tag = "docker.io/library/" + ref // what the CRI resolves "clockwatch:TAG" to
+	}
 	pause := exec.Command("go", "run", "./internal/ociimage/cmd/ociimage", "-binary", filepath.Join(bin, "pause"),
 		"-arch", "amd64", "-version", "3.10", "-name", pauseImage, "-source-date-epoch", "0",
 		"-o", filepath.Join(images, "pause.tar"))
@@ -215,7 +218,11 @@ func TestKubelet(t *testing.T) {
 	put(filepath.Join(bin, "clockwatch"), "usr/local/bin/clockwatch", 0o755)
 	put(cwImage, "root/images/clockwatch.tar", 0o644)
 	put(filepath.Join(images, "pause.tar"), "root/images/pause.tar", 0o644)
-	putBytes(t, overlay, "root/images/tags", []byte(ref+" "+tag+"\n"), 0o644)
+	tags := ""
+	if tag != ref {
+		tags = ref + " " + tag + "\n"
+	}
+	putBytes(t, overlay, "root/images/tags", []byte(tags), 0o644)
 	g := "../kubelet/guest/"
 	put(g+"cw-kubelet-vmtest", "usr/local/sbin/cw-kubelet-vmtest", 0o755)
 	put(g+"cw-kubelet-vmtest.service", "etc/systemd/system/cw-kubelet-vmtest.service", 0o644)

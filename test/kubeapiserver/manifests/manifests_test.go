@@ -1,9 +1,12 @@
 package manifests
 
 import (
+	"archive/tar"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -208,5 +211,289 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet, k8s bool) {
 	}
 	if len(p.InitContainers) != 1 || p.InitContainers[0].Args[0] != "host-dirs" {
 		t.Errorf("init containers %+v", p.InitContainers)
+	}
+}
+
+// image is the image's name without its tag: what make image names it and
+// the manifests and the chart run.
+const image = "ghcr.io/clockwatch/clockwatch"
+
+// versionFile is the VERSION file's X.Y.Z.
+func versionFile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(Root + "/VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// containerImages are the images of every container and init container of
+// every workload in a render.
+func containerImages(t *testing.T, render []byte) []string {
+	t.Helper()
+	docs, err := Documents(render)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var images []string
+	for _, d := range docs {
+		o, err := Decode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spec *corev1.PodSpec
+		switch v := o.Value.(type) {
+		case *appsv1.DaemonSet:
+			spec = &v.Spec.Template.Spec
+		case *corev1.Pod:
+			spec = &v.Spec
+		default:
+			continue
+		}
+		for _, c := range append(spec.InitContainers, spec.Containers...) {
+			images = append(images, c.Image)
+		}
+	}
+	if len(images) == 0 {
+		t.Fatal("no container in the render")
+	}
+	return images
+}
+
+// TestImageNamesAgree: the kustomize base, the chart's defaults, the example
+// pod and the chart's appVersion name the image make image names
+// (TestImageScriptName): ghcr.io/clockwatch/clockwatch:<VERSION>. Before,
+// the manifests said an unqualified "clockwatch" and make image tagged
+// 0.1.0-git167.g0bc0226 while the chart defaulted to 0.1.0.
+func TestImageNamesAgree(t *testing.T) {
+	want := image + ":" + versionFile(t)
+	chart, err := os.ReadFile(Root + "/deploy/helm/clockwatch/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(chart, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.AppVersion != versionFile(t) {
+		t.Errorf("Chart.yaml's appVersion %q, VERSION %q: the chart's default tag must be make image's", c.AppVersion, versionFile(t))
+	}
+	for name, b := range renders(t) {
+		for _, img := range containerImages(t, b) {
+			w := want
+			if strings.Contains(name, "everything on") {
+				w = image + ":1.2.3" // image.tag=1.2.3
+			}
+			if img != w {
+				t.Errorf("%s runs %s, want %s", name, img, w)
+			}
+		}
+	}
+	pod, err := os.ReadFile(Root + "/examples/kubernetes/app-pod.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range containerImages(t, pod) {
+		if img != want {
+			t.Errorf("examples/kubernetes/app-pod.yaml runs %s, want %s", img, want)
+		}
+	}
+}
+
+// TestImageScriptName runs make image's script for one architecture and
+// reads the name the archive gives its image (what podman load and ctr
+// import name it): the one the manifests run.
+func TestImageScriptName(t *testing.T) {
+	dist := t.TempDir()
+	cmd := exec.Command("./scripts/image.sh")
+	cmd.Dir = Root
+	cmd.Env = append(os.Environ(), "ARCHS=amd64", "DIST="+dist, "GOWORK=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/image.sh: %v\n%s", err, out)
+	}
+	want := image + ":" + versionFile(t)
+	if got := refName(t, filepath.Join(dist, "clockwatch-image-amd64.tar")); got != want {
+		t.Errorf("make image names the image %s, want %s", got, want)
+	}
+	if !strings.Contains(string(out), want) {
+		t.Errorf("scripts/image.sh does not say the name it gave:\n%s", out)
+	}
+}
+
+// refName is the reference an OCI archive names its image by.
+func refName(t *testing.T, archive string) string {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%s: no index.json: %v", archive, err)
+		}
+		if h.Name != "index.json" {
+			continue
+		}
+		var idx struct {
+			Manifests []struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"manifests"`
+		}
+		if err := json.NewDecoder(tr).Decode(&idx); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range idx.Manifests {
+			if n := m.Annotations["org.opencontainers.image.ref.name"]; n != "" {
+				return n
+			}
+		}
+		t.Fatalf("%s: no org.opencontainers.image.ref.name", archive)
+	}
+}
+
+// TestDocumentedOverlay runs the lines docs/kubernetes.md gives for a
+// registry's copy of the image, as written there, from the checkout's top
+// directory with HOME a temporary directory and a kubectl that only says
+// what it was asked, then renders the overlay they wrote: every container
+// runs the copy.
+func TestDocumentedOverlay(t *testing.T) {
+	doc, err := os.ReadFile(Root + "/docs/kubernetes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "\n    mkdir -p ~/clockwatch-overlay\n")
+	block, _, ok2 := strings.Cut(rest, "\n\n")
+	if !ok || !ok2 {
+		t.Fatal("docs/kubernetes.md has no overlay block (mkdir -p ~/clockwatch-overlay ...)")
+	}
+	var lines []string
+	for _, l := range strings.Split("    mkdir -p ~/clockwatch-overlay\n"+block, "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "    "))
+	}
+	home, bin := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "kubectl"), []byte("#!/bin/sh\necho \"$@\" >\"$HOME/kubectl.args\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-euc", strings.Join(lines, "\n"))
+	cmd.Dir = Root
+	cmd.Env = append(os.Environ(), "HOME="+home, "PATH="+bin+":"+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the documented lines: %v\n%s", err, out)
+	}
+	args, err := os.ReadFile(filepath.Join(home, "kubectl.args"))
+	if want := "apply -k " + filepath.Join(home, "clockwatch-overlay") + "\n"; err != nil || string(args) != want {
+		t.Errorf("kubectl was asked %q (%v), want %q", args, err, want)
+	}
+	b, err := Kustomize("", filepath.Join(home, "clockwatch-overlay"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, img := range containerImages(t, b) {
+		if img != "registry.example/clockwatch:0.1.0" {
+			t.Errorf("the documented overlay runs %s, want registry.example/clockwatch:0.1.0", img)
+		}
+	}
+}
+
+// TestScrapeConfigWithoutOperator: deploy/kubernetes/prometheus/
+// scrape-config.yml is a configuration Prometheus takes (promtool check
+// config, of a Prometheus with Kubernetes discovery: Debian's has none), and
+// it selects the rendered DaemonSet's pods by their label and its port by
+// name, in the kustomize base's namespace, with the job the mixin selects.
+func TestScrapeConfigWithoutOperator(t *testing.T) {
+	const file = Root + "/deploy/kubernetes/prometheus/scrape-config.yml"
+	promtool, err := PromtoolK8s()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and a test prerequisite is missing: %v", err)
+		}
+		t.Skip(err)
+	}
+	if out, err := exec.Command(promtool, "check", "config", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		ScrapeConfigs []struct {
+			JobName string `json:"job_name"`
+			SD      []struct {
+				Role       string `json:"role"`
+				Namespaces struct {
+					Names []string `json:"names"`
+				} `json:"namespaces"`
+				Selectors []struct {
+					Role  string `json:"role"`
+					Label string `json:"label"`
+				} `json:"selectors"`
+			} `json:"kubernetes_sd_configs"`
+			Relabel []struct {
+				SourceLabels []string `json:"source_labels"`
+				Regex        string   `json:"regex"`
+				Action       string   `json:"action"`
+			} `json:"relabel_configs"`
+		} `json:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.ScrapeConfigs) != 1 || len(cfg.ScrapeConfigs[0].SD) != 1 || len(cfg.ScrapeConfigs[0].SD[0].Selectors) != 1 {
+		t.Fatalf("want one job with one kubernetes_sd_config and one selector: %+v", cfg)
+	}
+	job := cfg.ScrapeConfigs[0]
+	sd := job.SD[0]
+	if job.JobName != "clockwatch" || sd.Role != "pod" || !slices.Equal(sd.Namespaces.Names, []string{"clockwatch"}) {
+		t.Errorf("job %q, role %q, namespaces %v: want clockwatch (the mixin's job), pod, [clockwatch]", job.JobName, sd.Role, sd.Namespaces.Names)
+	}
+	key, value, _ := strings.Cut(sd.Selectors[0].Label, "=")
+	var port string
+	for _, r := range job.Relabel {
+		if r.Action == "keep" && slices.Equal(r.SourceLabels, []string{"__meta_kubernetes_pod_container_port_name"}) {
+			port = r.Regex
+		}
+	}
+	b, err = Kustomize(Root, "deploy/kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := Documents(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range docs {
+		o, err := Decode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, ok := o.Value.(*appsv1.DaemonSet)
+		if !ok {
+			continue
+		}
+		found = true
+		if ds.Namespace != "clockwatch" || ds.Spec.Template.Labels[key] != value {
+			t.Errorf("the DaemonSet (namespace %s, pod labels %v) is not what the scrape config selects (%s in clockwatch)", ds.Namespace, ds.Spec.Template.Labels, sd.Selectors[0].Label)
+		}
+		var ports []string
+		for _, c := range ds.Spec.Template.Spec.Containers {
+			for _, p := range c.Ports {
+				ports = append(ports, p.Name)
+			}
+		}
+		if port == "" || !slices.Contains(ports, port) {
+			t.Errorf("the scrape config keeps port %q; the DaemonSet's ports are %v", port, ports)
+		}
+	}
+	if !found {
+		t.Fatal("no DaemonSet in deploy/kubernetes")
 	}
 }

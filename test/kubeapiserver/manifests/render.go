@@ -27,6 +27,25 @@ func Kustomize(root, dir string) ([]byte, error) {
 	return m.AsYaml()
 }
 
+// PromtoolK8s finds a promtool that knows Kubernetes service discovery
+// (Debian's Prometheus is built without it): $PROMTOOL_K8S, then
+// $(go env GOPATH)/bin/prometheus-k8s/promtool, where
+// scripts/deps.d/85-kubernetes.sh installs it (a directory of its own, so
+// that it never shadows Debian's promtool in PATH).
+func PromtoolK8s() (string, error) {
+	if p := os.Getenv("PROMTOOL_K8S"); p != "" {
+		return p, nil
+	}
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err == nil {
+		p := filepath.Join(strings.TrimSpace(string(out)), "bin", "prometheus-k8s", "promtool")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no promtool with Kubernetes discovery; run scripts/test-deps.sh (scripts/deps.d/85-kubernetes.sh installs it)")
+}
+
 // Helm finds helm: $HELM, PATH, then $(go env GOPATH)/bin, where
 // scripts/deps.d/85-kubernetes.sh installs it.
 func Helm() (string, error) {
