@@ -40,11 +40,10 @@ const (
 
 // Other local users cannot slow a subscriber's events: a real clockwatch
 // (its unit's Nice=-10) on a real socket, a good root subscriber, and drills
-// asked for one after another, with no flood, then under busy loops that
-// send nothing (the control), under each flood of issue 32 (connect/close
-// loops from uid 65534, 2,000 never-reading subscribers of two other uids,
-// a 64-connection /metrics flood over TLS, a TLS-handshake flood), then all
-// at once, then with no flood again. Each
+// asked for one after another, with no flood, then under each flood of
+// issue 32 (connect/close loops from uid 65534, 2,000 never-reading
+// subscribers of two other uids, a 64-connection /metrics flood over TLS,
+// a TLS-handshake flood), then all at once, then with no flood again. Each
 // flood's p50 and p99 of the drill → good subscriber delivery are judged
 // against the baselines of the same run; a new root client must get its
 // hello on the reserved socket within isolationHelloMax, never refused.

@@ -30,9 +30,6 @@ const (
 	KindMetrics = "metrics"
 	// KindTLS makes full TLS handshakes with the HTTP port in a loop.
 	KindTLS = "tls"
-	// KindSpin keeps CPUs busy and sends the daemon nothing: the control,
-	// what another user's CPU use alone costs the good subscriber.
-	KindSpin = "spin"
 )
 
 // Flood is one flooding process.
@@ -54,8 +51,6 @@ func (f Flood) String() string {
 		return fmt.Sprintf("/metrics flood (%d keep-alive connections)", f.N)
 	case KindTLS:
 		return fmt.Sprintf("TLS-handshake flood (%d loops)", f.N)
-	case KindSpin:
-		return fmt.Sprintf("%d busy loops", f.N)
 	}
 	return f.Kind
 }
@@ -167,16 +162,6 @@ func runChild(spec childSpec, stop io.Reader, out io.Writer) error {
 						continue
 					}
 					c.Close()
-					ops.Add(1)
-				}
-			})
-		}
-	case KindSpin:
-		for range spec.N {
-			wg.Go(func() {
-				for ctx.Err() == nil {
-					for i := 0; i < 1<<20; i++ {
-					}
 					ops.Add(1)
 				}
 			})

@@ -42,11 +42,6 @@ type Options struct {
 	// subscriber and the drills) while Run runs: the unit's -10 unless
 	// KeepNice; the floods run at 0.
 	KeepNice bool
-	// FloodCPUs, when set, is the CPU list (taskset -c) the flood
-	// processes run on: with them on one CPU, what the good subscriber
-	// still sees is the daemon's doing rather than the floods' processes
-	// taking the subscriber's CPU (a diagnosis, not the default).
-	FloodCPUs string
 }
 
 // UnitNice is clockwatch.service's Nice=.
@@ -71,10 +66,6 @@ func DefaultPhases() []Phase {
 	tlsf := Flood{Kind: KindTLS, UID: 65534, GID: 65534, N: 16}
 	return []Phase{
 		{Name: Baseline},
-		// The control: other users taking CPU without a word to the
-		// daemon. What it costs is the kernel's to share out (the unit's
-		// Nice=-10), not the daemon's isolation.
-		{Name: "4 busy loops (no traffic)", Floods: []Flood{{Kind: KindSpin, UID: 65534, GID: 65534, N: 4}}},
 		{Name: "connect/close flood", Floods: []Flood{connect}},
 		{Name: "2,000 never-reading subscribers", Floods: idle},
 		{Name: "/metrics flood", Floods: []Flood{metrics}},
@@ -279,7 +270,7 @@ func runPhase(ctx context.Context, o Options, d *daemon, exe string, ph Phase, d
 	}
 	defer stopAll()
 	for _, f := range ph.Floods {
-		p, err := startFlood(exe, o.FloodCPUs, childSpec{Flood: f, Socket: d.socket, Addr: d.addr})
+		p, err := startFlood(exe, childSpec{Flood: f, Socket: d.socket, Addr: d.addr})
 		if err != nil {
 			return r, err
 		}
@@ -402,15 +393,12 @@ type floodProc struct {
 
 // startFlood runs exe as the flood process spec says (as its uid) and
 // waits until it floods.
-func startFlood(exe, cpus string, spec childSpec) (*floodProc, error) {
+func startFlood(exe string, spec childSpec) (*floodProc, error) {
 	js, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
 	p := &floodProc{spec: spec, cmd: exec.Command(exe)}
-	if cpus != "" {
-		p.cmd = exec.Command("taskset", "-c", cpus, exe)
-	}
 	p.cmd.Env = append(os.Environ(), childEnv+"="+string(js))
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if spec.UID != 0 {

@@ -37,8 +37,6 @@ func Table(w io.Writer, rs []Result) {
 			switch f.Kind {
 			case KindIdle:
 				fl = append(fl, fmt.Sprintf("%d idle (uid %d)", f.Ops, f.UID))
-			case KindSpin:
-				fl = append(fl, fmt.Sprintf("%d busy loops", f.N))
 			default:
 				fl = append(fl, fmt.Sprintf("%s %.0f/s (%d errors)", f.Kind, rate, f.Errs))
 			}

@@ -29,7 +29,6 @@ func main() {
 	drills := flag.Int("drills", 200, "drills per phase")
 	procs := flag.Int("gomaxprocs", 0, "the daemon's --runtime.gomaxprocs (0: its default)")
 	only := flag.String("only", "", "run only the floods whose name contains this (and the baselines)")
-	floodCPUs := flag.String("flood-cpus", "", "run the flood processes on these CPUs only (taskset -c; a diagnosis)")
 	flag.Parse()
 	if os.Geteuid() != 0 {
 		log.Fatal("run as root: the floods run as other uids")
@@ -45,7 +44,7 @@ func main() {
 		}
 	}
 	rs, err := floodtest.Run(ctx, floodtest.Options{Bin: *bin, GOMAXPROCS: *procs, Drills: *drills,
-		Phases: phases, Progress: os.Stderr, FloodCPUs: *floodCPUs})
+		Phases: phases, Progress: os.Stderr})
 	if err != nil {
 		log.Fatal(err)
 	}
