@@ -8,7 +8,7 @@ LDFLAGS  := -s -w \
 	-X github.com/prometheus/common/version.BuildUser=clockwatch \
 	-X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%dT%H%M%SZ)
 
-.PHONY: release all build test test-redis test-load test-deps test-faults unit bench bench-peers bench-isolation fmt vet clean package test-systemd-vm mixin image test-kubernetes test-kubelet test-audit javac-plugin audit-real
+.PHONY: release all build test test-redis test-load test-deps test-faults unit bench bench-peers fmt vet clean package test-systemd-vm mixin image test-kubernetes test-kubelet test-audit javac-plugin audit-real
 
 all: build
 
@@ -96,12 +96,6 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./... ./stepdown/...
 	./scripts/bench-daemon.sh
-
-## bench-isolation: a real clockwatch under each flood another local user can make (connect/close loops,
-## never-reading subscribers, /metrics and TLS-handshake floods), the good subscriber's delivery against its
-## baseline in the same run (scripts/isolation; as root, ≈ 2 min; docs/performance.md, "Isolation").
-bench-isolation: build
-	$(GO) run ./scripts/isolation -bin bin/clockwatch
 
 ## bench-peers: clockwatch beside node_exporter (and chrony_exporter) against one chronyd -x, interleaved (scripts/bench-peers.sh).
 bench-peers:

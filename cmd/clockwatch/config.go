@@ -9,7 +9,6 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // DefaultConfigFile is where the packages install the configuration: every
@@ -56,9 +55,7 @@ func (c *cli) config() (*config.Config, error) {
 }
 
 // stepdownSocket is the socket watch and drill dial: the --socket given, else
-// the one the daemon opens with this configuration and environment (its
-// reserved socket when this user may use it: a flood of connects to the
-// public one does not delay root's drill).
+// the one the daemon opens with this configuration and environment.
 func (c *cli) stepdownSocket(flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
@@ -67,5 +64,5 @@ func (c *cli) stepdownSocket(flag string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return server.Prefer(cfg.Stepdown.Socket), nil
+	return cfg.Stepdown.Socket, nil
 }

@@ -32,8 +32,8 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	check := cmd.Flag("config.check", "Check the configuration file and exit: 0 if valid, 1 with the problems if not.").Bool()
 	switches := collectorFlags(cmd)
 	c.chronyAddressFlag(cmd)
-	maxProcs := cmd.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. Two: the work other users can cause (HTTP, connects) takes turns on one, and a step always has the other (docs/stepdown-protocol.md, \"Isolation\").").
-		Envar("GOMAXPROCS").Default("2").Int()
+	maxProcs := cmd.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
+		Envar("GOMAXPROCS").Default("1").Int()
 	var k8s kubernetes.Options
 	cmd.Flag("kubernetes.node-name", "Keep the "+kubernetes.ConditionType+" condition on this Node and post Events on it for each stepdown and resume (docs/kubernetes.md); in a pod, from the downward API (spec.nodeName). Empty: off.").
 		PlaceHolder("NODE").StringVar(&k8s.NodeName)

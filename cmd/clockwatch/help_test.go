@@ -108,7 +108,7 @@ func TestVersionFlag(t *testing.T) {
 	}
 }
 
-// TestGOMAXPROCS: the daemon runs on two CPUs unless --runtime.gomaxprocs or
+// TestGOMAXPROCS: the daemon runs on one CPU unless --runtime.gomaxprocs or
 // GOMAXPROCS says otherwise; 0 leaves the runtime's default; a negative
 // count is a usage error.
 func TestGOMAXPROCS(t *testing.T) {
@@ -119,9 +119,9 @@ func TestGOMAXPROCS(t *testing.T) {
 		want int // -1: not set
 		code int
 	}{
-		{name: "default", want: 2},
+		{name: "default", want: 1},
 		{name: "flag", args: []string{"--runtime.gomaxprocs=3"}, want: 3},
-		{name: "environment", env: "1", want: 1},
+		{name: "environment", env: "2", want: 2},
 		{name: "flag over environment", env: "2", args: []string{"--runtime.gomaxprocs=4"}, want: 4},
 		{name: "runtime default", args: []string{"--runtime.gomaxprocs=0"}, want: -1},
 		{name: "negative", args: []string{"--runtime.gomaxprocs=-1"}, want: -1, code: 2},

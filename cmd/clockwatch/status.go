@@ -43,7 +43,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		var hello stepdown.Message
 		var askErr error
 		if cfg.Stepdown.Enabled {
-			hello, askErr = askDaemon(ctx, server.Prefer(cfg.Stepdown.Socket))
+			hello, askErr = askDaemon(ctx, cfg.Stepdown.Socket)
 		}
 		writeDaemonState(c.stdout, cfg.Stepdown, hello, askErr, v, time.Now())
 		write := health.Write

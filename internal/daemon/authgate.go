@@ -132,12 +132,11 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// gatedListener wraps whatever handler its server has when the listener
-// first accepts (in the lane, and behind the auth gate with a web config):
-// exporter-toolkit's Serve replaces the server's Handler with its auth
-// handler just before it starts accepting, and offers no other way in front
-// of it. Accept runs on the goroutine that starts each connection's
-// goroutine, so every connection sees the write.
+// gatedListener installs the gate in front of whatever handler its server
+// has when the listener first accepts: exporter-toolkit's Serve replaces the
+// server's Handler with its auth handler just before it starts accepting,
+// and offers no other way in front of it. Accept runs on the goroutine that
+// starts each connection's goroutine, so every connection sees the write.
 type gatedListener struct {
 	net.Listener
 	once    sync.Once

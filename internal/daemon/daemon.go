@@ -26,7 +26,6 @@ import (
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
-	"github.com/clockwatch/clockwatch/internal/lane"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
@@ -104,18 +103,7 @@ type Daemon struct {
 	announcer *announce.Announcer
 	stepdown  *server.Server
 	sources   timesources.Members
-	// lane runs the work other users can cause: HTTP requests and
-	// handshakes, and the stepdown socket's accepts and unprivileged
-	// admissions (docs/stepdown-protocol.md, "Isolation").
-	lane *lane.Lane
 }
-
-// The kinds of work on the daemon's lane, served in turn.
-const (
-	laneHTTP lane.Class = iota
-	laneStepdown
-	laneClasses
-)
 
 // New prepares a daemon with an already validated configuration.
 func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
@@ -134,8 +122,7 @@ func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 	if opts.Env.PID == 0 {
 		opts.Env.PID = os.Getpid()
 	}
-	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now()), started: cfg,
-		lane: lane.NewDefault(int(laneClasses))}
+	d := &Daemon{opts: opts, logger: logger, reloads: exporter.NewReloadMetrics(time.Now()), started: cfg}
 	d.cfg.Store(cfg)
 	return d
 }
@@ -190,7 +177,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			if pw := sources.PeerWatcher(); pw != nil {
 				peers = pw
 			}
-			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.lane, d.logger, peers)
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.logger, peers)
 			if err != nil {
 				return err
 			}
@@ -408,19 +395,17 @@ func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http
 			return err
 		}
 	}
-	limit := newConnLimiter(d.maxHTTPConns(), d.lane)
+	limit := newConnLimiter(d.maxHTTPConns())
 	if listeners == nil {
-		srv := newHTTPServer(laned(d.lane, h), limit)
+		srv := newHTTPServer(h, limit)
 		errc := make(chan error, 1)
 		go func() { errc <- web.ListenAndServe(srv, d.opts.Web, d.logger) }()
 		return waitHTTP(ctx, errc, []*http.Server{srv})
 	}
 	// One server per listener: exporter-toolkit's ServeMultiple shares one
-	// and each of its goroutines rewrites the server's Handler. Whatever
-	// handler the toolkit installs (its basic auth in front of ours) runs
-	// in turns of the lane; with a web config, each server's is put behind
-	// the shared authGate besides, so that wrong passwords cannot take the
-	// CPU (the gate waits outside the lane, the bcrypt runs in a turn).
+	// and each of its goroutines rewrites the server's Handler. With a web
+	// config (basic auth), each server's auth handler is put behind the
+	// shared authGate, so that wrong passwords cannot take the CPU.
 	var gate *authGate
 	if f := d.opts.Web.WebConfigFile; f != nil && *f != "" {
 		gate = newAuthGate(authSlots, authSlotWait, authHoldFactor)
@@ -431,12 +416,9 @@ func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http
 		srv := newHTTPServer(h, limit)
 		servers[i] = srv
 		l = limit.wrap(l)
-		l = &gatedListener{Listener: l, install: func() {
-			srv.Handler = laned(d.lane, srv.Handler)
-			if gate != nil {
-				srv.Handler = gate.in(srv.Handler)
-			}
-		}}
+		if gate != nil {
+			l = &gatedListener{Listener: l, install: func() { srv.Handler = gate.in(srv.Handler) }}
+		}
 		go func() { errc <- web.Serve(l, srv, d.opts.Web, d.logger) }()
 	}
 	return waitHTTP(ctx, errc, servers)

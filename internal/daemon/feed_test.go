@@ -86,7 +86,7 @@ type testStepdown struct {
 
 func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
 	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
-	srv, err := NewStepdownSocket(cfg, ann, host.Env{}, nil, logger, nil)
+	srv, err := NewStepdownSocket(cfg, ann, host.Env{}, logger, nil)
 	if err != nil {
 		return nil, err
 	}

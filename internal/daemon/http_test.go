@@ -105,7 +105,7 @@ func TestHTTPConnectionCap(t *testing.T) {
 // Every phase of an HTTP exchange has a timeout.
 func TestHTTPTimeouts(t *testing.T) {
 	t.Parallel()
-	srv := newHTTPServer(http.NotFoundHandler(), newConnLimiter(1, nil))
+	srv := newHTTPServer(http.NotFoundHandler(), newConnLimiter(1))
 	for name, d := range map[string]time.Duration{"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
 		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout} {
 		if d <= 0 || d > 5*time.Minute {

@@ -1,15 +1,10 @@
 package daemon
 
 import (
-	"bytes"
-	"context"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
-
-	"github.com/clockwatch/clockwatch/internal/lane"
 )
 
 // HTTP limits. Each phase of a request has a timeout, so a slow or silent
@@ -36,8 +31,7 @@ const (
 
 // connLimiter caps the connections accepted on its listeners together.
 type connLimiter struct {
-	max  int
-	lane *lane.Lane // the fresh connections' turns; nil: none
+	max int
 
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -46,8 +40,8 @@ type connLimiter struct {
 	fresh map[net.Conn]time.Time // accepted, no request yet
 }
 
-func newConnLimiter(max int, ln *lane.Lane) *connLimiter {
-	l := &connLimiter{max: max, lane: ln, idle: map[net.Conn]time.Time{}, fresh: map[net.Conn]time.Time{}}
+func newConnLimiter(max int) *connLimiter {
+	l := &connLimiter{max: max, idle: map[net.Conn]time.Time{}, fresh: map[net.Conn]time.Time{}}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -55,11 +49,6 @@ func newConnLimiter(max int, ln *lane.Lane) *connLimiter {
 // connState is the http.Server's ConnState hook: it tracks which
 // connections are idle, so that one can make room at the cap.
 func (l *connLimiter) connState(c net.Conn, st http.ConnState) {
-	if st != http.StateNew {
-		if lc := underlying(c); lc != nil {
-			lc.settle()
-		}
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.idle, c)
@@ -141,162 +130,19 @@ func (ll *limitedListener) Accept() (net.Conn, error) {
 		ll.l.release()
 		return nil, err
 	}
-	lc := &limitedConn{Conn: c, l: ll.l, fresh: ll.l.lane != nil}
-	lc.ctx, lc.cancel = context.WithCancel(context.Background())
-	return lc, nil
+	return &limitedConn{Conn: c, l: ll.l}, nil
 }
 
-// limitedConn is an accepted connection. Until its first request is read
-// (while fresh: the TLS handshake and the request's header), the work its
-// goroutine does on what it reads is done in turns of the daemon's lane: a
-// turn taken when a read returns data, given back when the goroutine next
-// reads or writes (waits on the client). A flood of handshakes then costs at
-// most the lane's share of the CPU; a client that sends slowly holds no
-// turn.
 type limitedConn struct {
 	net.Conn
-	l      *connLimiter
-	once   sync.Once
-	ctx    context.Context // ends at Close: a turn waited for is not taken
-	cancel context.CancelFunc
-
-	mu    sync.Mutex
-	fresh bool
-	turn  lane.Turn
-}
-
-func (c *limitedConn) Read(p []byte) (int, error) {
-	c.pause()
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.work()
-	}
-	return n, err
-}
-
-func (c *limitedConn) Write(p []byte) (int, error) {
-	c.pause()
-	return c.Conn.Write(p)
-}
-
-// pause gives the turn back, if the connection holds one.
-func (c *limitedConn) pause() {
-	c.mu.Lock()
-	t := c.turn
-	c.turn = lane.Turn{}
-	c.mu.Unlock()
-	t.Done()
-}
-
-// work waits for a turn while the connection is fresh.
-func (c *limitedConn) work() {
-	c.mu.Lock()
-	fresh := c.fresh
-	c.mu.Unlock()
-	if !fresh {
-		return
-	}
-	t, err := c.l.lane.Acquire(c.ctx, laneHTTP)
-	if err != nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.fresh {
-		t.Done()
-		return
-	}
-	c.turn.Done() // never two turns at once
-	c.turn = t
-}
-
-// settle ends the fresh phase: the request's handler takes turns of its own
-// (laned).
-func (c *limitedConn) settle() {
-	c.mu.Lock()
-	c.fresh = false
-	t := c.turn
-	c.turn = lane.Turn{}
-	c.mu.Unlock()
-	t.Done()
+	l    *connLimiter
+	once sync.Once
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	if c.cancel != nil {
-		c.cancel()
-	}
-	c.settle()
 	c.once.Do(c.l.release)
 	return err
-}
-
-// underlying returns the limitedConn under c (a TLS connection's own), if
-// any.
-func underlying(c net.Conn) *limitedConn {
-	for {
-		switch v := c.(type) {
-		case *limitedConn:
-			return v
-		case interface{ NetConn() net.Conn }:
-			c = v.NetConn()
-		default:
-			return nil
-		}
-	}
-}
-
-// laned runs each request's handler (everything the server does for it,
-// basic auth included) in a turn of the lane, into a buffer, and writes the
-// response after the turn: a client that reads slowly holds no turn, and a
-// flood of requests takes at most the lane's share of the CPU. Responses
-// here are small (a scrape is tens of kB).
-func laned(l *lane.Lane, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &bufferedResponse{header: http.Header{}}
-		if err := l.Do(r.Context(), laneHTTP, func() { h.ServeHTTP(rec, r) }); err != nil {
-			return // the client went away while it waited
-		}
-		dst := w.Header()
-		for k, v := range rec.header {
-			dst[k] = v
-		}
-		if rec.status == 0 {
-			rec.status = http.StatusOK
-		}
-		if dst.Get("Content-Length") == "" && dst.Get("Transfer-Encoding") == "" && bodyAllowed(rec.status) {
-			dst.Set("Content-Length", strconv.Itoa(rec.body.Len()))
-		}
-		w.WriteHeader(rec.status)
-		w.Write(rec.body.Bytes())
-	})
-}
-
-// bodyAllowed reports whether a response with this status has a body.
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
-}
-
-// bufferedResponse is a response kept in memory.
-type bufferedResponse struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (b *bufferedResponse) Header() http.Header { return b.header }
-
-func (b *bufferedResponse) WriteHeader(code int) {
-	if b.status == 0 {
-		b.status = code
-	}
-}
-
-func (b *bufferedResponse) Write(p []byte) (int, error) {
-	if b.status == 0 {
-		b.status = http.StatusOK
-	}
-	return b.body.Write(p)
 }
 
 // newHTTPServer returns the server with every timeout set and the limiter's

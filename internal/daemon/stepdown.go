@@ -6,7 +6,6 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/host"
-	"github.com/clockwatch/clockwatch/internal/lane"
 	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
@@ -16,11 +15,10 @@ import (
 // NewStepdownSocket returns the stepdown socket, a transport of ann, with
 // the socket open, so that a socket that cannot be opened fails the start
 // with a message that says why. cfg is resolved already (Config.Resolve);
-// env gives the environment and pid of socket activation; ln is the
-// daemon's lane, on which the socket's accepts and unprivileged admissions
-// take turns with HTTP; peers serves watch_peer (nil: refused).
-func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, env host.Env, ln *lane.Lane, logger *slog.Logger, peers server.PeerWatcher) (*server.Server, error) {
-	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Lane: ln, LaneClass: laneStepdown, Peers: peers})
+// env gives the environment and pid of socket activation; peers serves
+// watch_peer (nil: refused).
+func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, env host.Env, logger *slog.Logger, peers server.PeerWatcher) (*server.Server, error) {
+	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
 	}

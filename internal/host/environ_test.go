@@ -14,10 +14,9 @@ import (
 var readers = map[string]bool{"Getenv": true, "LookupEnv": true, "Environ": true}
 
 // allowed read the process's environment on purpose: the CI switch of the
-// tests' tools, the harness that starts the daemon as a child with an
-// environment of its own directories, and the flood harness, whose flood
-// processes (itself again) are told their flood in theirs.
-var allowed = map[string]bool{"internal/testtool": true, "internal/daemontest": true, "internal/floodtest": true}
+// tests' tools, and the harness that starts the daemon as a child with an
+// environment of its own directories.
+var allowed = map[string]bool{"internal/testtool": true, "internal/daemontest": true}
 
 // TestNoEnvironmentReads checks that no package under internal/ but the
 // test tools (commands aside) reads (or passes on) the process's environment: the command line

@@ -161,7 +161,7 @@ func Build(o Options) (*Image, error) {
 			"User":         strconv.Itoa(UID) + ":" + strconv.Itoa(GID),
 			"Entrypoint":   []string{"/clockwatch"},
 			"WorkingDir":   "/",
-			"Env":          []string{"PATH=/", "GOMAXPROCS=2"},
+			"Env":          []string{"PATH=/", "GOMAXPROCS=1"},
 			"ExposedPorts": map[string]any{"9847/tcp": map[string]any{}},
 			"Labels":       Labels(o),
 			"StopSignal":   "SIGTERM",

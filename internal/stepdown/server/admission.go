@@ -29,9 +29,19 @@ func (s *Server) admitLocked(cr Cred, credErr error) (ok bool, why string) {
 		return false, fmt.Sprintf("too many clients: the last %d of stepdown.max_clients (%d) are kept for root and clockwatch's uid",
 			s.cfg.reserved(), s.cfg.MaxClients)
 	}
+	uid := cr.UID
+	if credErr != nil {
+		uid = math.MaxUint32 // peers without credentials share one count
+	}
 	held := 0
-	if g := s.byUID[uidKey(cr, credErr)]; g != nil {
-		held = len(g.list)
+	for c := range s.clients {
+		cu := c.cred.UID
+		if c.credErr != nil {
+			cu = math.MaxUint32
+		}
+		if cu == uid && !s.mayDrill(c.cred, c.credErr) {
+			held++
+		}
 	}
 	if held >= s.cfg.MaxClientsPerUID {
 		return false, fmt.Sprintf("uid %d holds %d connections, stepdown.max_clients_per_uid", cr.UID, held)

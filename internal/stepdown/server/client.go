@@ -18,7 +18,7 @@ import (
 // drop removes c and closes it.
 func (s *Server) drop(c *client, cause string) {
 	s.mu.Lock()
-	s.removeLocked(c)
+	delete(s.clients, c)
 	s.mu.Unlock()
 	c.shutdown(cause)
 }
@@ -29,7 +29,6 @@ type client struct {
 	conn    *net.UnixConn
 	cred    Cred
 	credErr error
-	idx     int         // in its uid's list, under the server's lock
 	queue   chan []byte // nil entry: close after what came before
 	done    chan struct{}
 	once    sync.Once
@@ -123,7 +122,7 @@ func (c *client) sendError(code, msg string) {
 // fail sends an error and closes the connection once it is written.
 func (c *client) fail(code, cause, msg string) {
 	c.s.mu.Lock()
-	c.s.removeLocked(c)
+	delete(c.s.clients, c)
 	c.s.mu.Unlock()
 	c.s.limit.Log(slog.LevelInfo, "stepdown client misbehaved: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause, "err", msg)
 	c.closeCause = cause

@@ -8,11 +8,8 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/safefile"
@@ -199,79 +196,6 @@ func removeStale(path string) error {
 	return nil
 }
 
-// ReservedSocket is the path of the reserved socket beside the stepdown
-// socket at path: "stepdown.sock" → "stepdown-reserved.sock".
-func ReservedSocket(path string) string {
-	dir, base := filepath.Split(path)
-	return filepath.Join(dir, strings.TrimSuffix(base, ".sock")+"-reserved.sock")
-}
-
-// Prefer returns the socket a tool of this user dials to reach the daemon
-// whose stepdown socket is at path: the reserved one when it is there and
-// this process may connect to it (root, clockwatch's uid), else path.
-func Prefer(path string) string {
-	r := ReservedSocket(path)
-	if st, err := os.Stat(r); err != nil || st.Mode().Type() != os.ModeSocket {
-		return path
-	}
-	if unix.Access(r, unix.W_OK) != nil {
-		return path
-	}
-	return r
-}
-
-// listenReserved opens the reserved socket beside the public one at path
-// (docs/stepdown-protocol.md, "Isolation"): a backlog of its own for the
-// peers one ring closer than the public socket's, so that a flood of
-// connects to the public one cannot fill theirs. When the public socket
-// lets anyone connect, the reserved one is for root, its owner and its
-// group (mode&0770, the group given); else for root and its owner, that is
-// clockwatch's uid (0600). clockwatch creates it even under socket
-// activation, in the activated socket's directory.
-func listenReserved(path, group string) (*net.UnixListener, error) {
-	rpath := ReservedSocket(path)
-	if len(rpath) > 107 {
-		return nil, fmt.Errorf("%s is longer than a unix socket's 107 bytes", rpath)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	mode := st.Mode().Perm() & 0o770
-	if st.Mode().Perm()&0o007 == 0 {
-		mode = 0o600
-	}
-	if err := removeStale(rpath); err != nil {
-		return nil, err
-	}
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: rpath, Net: "unix"})
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(rpath, mode); err != nil {
-		l.Close()
-		return nil, err
-	}
-	if mode&0o070 != 0 {
-		// The public socket's group, whoever set it (stepdown.group, or
-		// systemd's SocketGroup=).
-		gid := -1
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			gid = int(sys.Gid)
-		}
-		if group != "" {
-			if g, err := lookupGroup(group); err == nil {
-				gid = g
-			}
-		}
-		if err := os.Lchown(rpath, -1, gid); err != nil {
-			l.Close()
-			return nil, err
-		}
-	}
-	return l, nil
-}
-
 // Close gives back the socket Listen opened when Run will not be called (a
 // start that failed after it): the socket file and its lock file go with
 // it. Run must not be called after Close.
@@ -281,10 +205,6 @@ func (s *Server) Close() error {
 	}
 	err := s.l.Close()
 	s.l = nil
-	if s.reserved != nil {
-		s.reserved.Close()
-		s.reserved = nil
-	}
 	return err
 }
 

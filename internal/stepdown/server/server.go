@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
-	"github.com/clockwatch/clockwatch/internal/lane"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -70,12 +70,6 @@ type Options struct {
 	Pulse *pulse.Pulse
 	// Peers serves watch_peer; nil refuses it.
 	Peers PeerWatcher
-	// Lane is the daemon's queue for work other users can cause, and
-	// LaneClass this server's kind of work on it: connections are taken
-	// from the socket's backlog, and unprivileged ones admitted, in its
-	// turns. Nil: a lane of the server's own (lane.NewDefault).
-	Lane      *lane.Lane
-	LaneClass lane.Class
 }
 
 // Server is the stepdown socket server: the unix-socket transport of an
@@ -95,34 +89,16 @@ type Server struct {
 	ready chan struct{}
 	l     net.Listener
 	addr  string
-	// reserved is the socket kept for peers one ring closer than the
-	// public one's (ReservedSocket), nil when it could not be made.
-	reserved net.Listener
 
 	// ann decides and numbers what to announce; the server is its
 	// unix-socket transport. Lock order: ann's lock, then mu.
 	ann    *announce.Announcer
 	detach func()
 
-	// customCred is set when Options.PeerCred was given (tests): it is
-	// called on every connection.
-	customCred bool
-
 	mu      sync.Mutex
 	clients map[*client]struct{}
-	// byUID are the clients of each uid (peers without credentials under
-	// math.MaxUint32), and uids the uids in the order their first client
-	// came: a broadcast writes to the first client of each uid, then the
-	// second of each, so that one uid's many clients delay another uid's
-	// by at most one write each (see fanoutOrderLocked).
-	byUID  map[uint32]*uidClients
-	uids   []uint32
-	fanout []*client // reused by broadcastLocked
-	active []*uidClients
-	closed bool
-	// announced counts the announcements sent: a heartbeat started before
-	// one is not finished after it.
-	announced uint64
+	fanout  []*client // reused by broadcastLocked
+	closed  bool
 	// ownPulse is the pulse Run runs when Options gave none.
 	ownPulse *pulse.Pulse
 
@@ -138,12 +114,8 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	customCred := opts.PeerCred != nil
 	if opts.PeerCred == nil {
 		opts.PeerCred = peerCred
-	}
-	if opts.Lane == nil {
-		opts.Lane, opts.LaneClass = lane.NewDefault(1), 0
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = func(string) string { return "" }
@@ -158,8 +130,7 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
 		clients: map[*client]struct{}{},
-		byUID:   map[uint32]*uidClients{},
-		ann:     ann, customCred: customCred,
+		ann:     ann,
 	}
 	s.limit = newLogLimiter(s.log)
 	s.keys = protocolKeys()
@@ -180,7 +151,6 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 func (s *Server) announce(a announce.Announcement) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.announced++
 	s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
 }
 
@@ -243,12 +213,6 @@ func (s *Server) Listen() error {
 	s.l = l
 	s.addr = l.Addr().String()
 	s.log.Info("stepdown socket listening", "path", s.addr)
-	if rl, err := listenReserved(s.addr, s.cfg.Group); err != nil {
-		s.log.Warn("no reserved stepdown socket: root's tools share the public one's backlog", "err", err)
-	} else {
-		s.reserved = rl
-		s.log.Info("reserved stepdown socket listening", "path", rl.Addr().String())
-	}
 	return nil
 }
 
@@ -278,15 +242,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	l := s.l
 
-	actx, stopAccept := context.WithCancel(context.Background())
-	defer stopAccept()
-	acceptErr := make(chan error, 2)
-	go func() { acceptErr <- s.acceptLoop(actx, l, true) }()
-	loops := 1
-	if s.reserved != nil {
-		loops++
-		go func() { acceptErr <- s.acceptLoop(actx, s.reserved, false) }()
-	}
+	acceptErr := make(chan error, 1)
+	go func() { acceptErr <- s.acceptLoop(l) }()
 
 	defer s.detach()
 	if s.ownPulse != nil {
@@ -296,32 +253,59 @@ func (s *Server) Run(ctx context.Context) error {
 		defer func() { stop(); <-done }()
 	}
 	var runErr error
-	select {
-	case <-ctx.Done():
-	case err := <-acceptErr:
-		if err == nil {
-			err = errors.New("listener closed")
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-acceptErr:
+			if err == nil {
+				err = errors.New("listener closed")
+			}
+			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
+			acceptErr = nil
+			break loop
 		}
-		runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
-		loops--
 	}
 	l.Close()
-	if s.reserved != nil {
-		s.reserved.Close()
-	}
-	stopAccept()
-	for range loops {
+	if acceptErr != nil {
 		<-acceptErr
 	}
 	s.mu.Lock()
 	s.closed = true
 	for c := range s.clients {
-		s.removeLocked(c)
+		delete(s.clients, c)
 		c.shutdown(CauseShutdown)
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
 	return runErr
+}
+
+func (s *Server) acceptLoop(l net.Listener) error {
+	var backoff time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: wait and retry
+			// rather than give up on every subscriber.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.limit.Log(slog.LevelWarn, "accepting a stepdown client", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.met.connections.Inc()
+		uc, ok := conn.(*net.UnixConn)
+		if !ok {
+			conn.Close()
+			continue
+		}
+		s.admit(uc)
+	}
 }
 
 // allowed applies the uid/gid allow-list.
@@ -349,16 +333,16 @@ func (s *Server) reject(conn *net.UnixConn, code, cause, why string) {
 	s.met.disconnects.WithLabelValues(cause).Inc()
 }
 
-// admit admits a connection whose peer is allowed, or refuses it; it
-// reports whether it admitted it.
-func (s *Server) admit(in *incoming) bool {
-	conn, err := in.unixConn()
-	if err != nil {
-		in.close()
-		s.limit.Log(slog.LevelWarn, "accepting a stepdown client", "err", err)
-		return false
+func (s *Server) admit(conn *net.UnixConn) {
+	cr, credErr := s.opts.PeerCred(conn)
+	if credErr != nil {
+		s.limit.Log(slog.LevelWarn, "stepdown client without credentials", "err", credErr)
 	}
-	cr, credErr := in.cred, in.credErr
+	if !s.allowed(cr, credErr) {
+		s.limit.Log(slog.LevelWarn, "stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
+		return
+	}
 	// The kernel's share of a laggard's backlog, charged to this process,
 	// stays a few KiB (clientSendBuffer). Failing leaves the default: more
 	// memory per laggard, nothing else.
@@ -384,24 +368,21 @@ func (s *Server) admit(in *incoming) bool {
 		}
 		// The queue is allocated only for a client admitted.
 		c = &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
-		s.addLocked(c)
+		s.clients[c] = struct{}{}
 		c.raw, _ = conn.SyscallConn()
 		c.directWrite = c.writeDirect
 		c.helloSeq = seq
-		// Written at once when the socket takes it (it always does, a new
-		// socket's buffer being empty): no wake-up of the writer.
-		c.send(s.helloLocked(snap).AppendLine(nil))
+		c.enqueue(s.helloLocked(snap).AppendLine(nil))
 		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
 		s.wg.Add(2)
 	})
 	if refuse != nil {
 		refuse()
-		return false
+		return
 	}
 	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	go c.writeLoop()
 	go c.readLoop()
-	return true
 }
 
 // helloLocked greets a client with the state now. Besides what a lock holder
@@ -423,133 +404,63 @@ func (s *Server) helloLocked(snap announce.Snapshot) stepdown.Message {
 	return m
 }
 
-// heartbeatSlice is how many clients a heartbeat is written to between
-// looks at whether an announcement overtook it.
-const heartbeatSlice = 64
-
-// uidClients are one uid's clients, in no particular order.
-type uidClients struct {
-	uid  uint32
-	list []*client
-}
-
-func (s *Server) addLocked(c *client) {
-	s.clients[c] = struct{}{}
-	uid := uidKey(c.cred, c.credErr)
-	g := s.byUID[uid]
-	if g == nil {
-		g = &uidClients{uid: uid}
-		s.byUID[uid] = g
-		s.uids = append(s.uids, uid)
-	}
-	c.idx = len(g.list)
-	g.list = append(g.list, c)
-}
-
-// removeLocked forgets c; it reports whether c was a client.
-func (s *Server) removeLocked(c *client) bool {
-	if _, ok := s.clients[c]; !ok {
-		return false
-	}
-	delete(s.clients, c)
-	uid := uidKey(c.cred, c.credErr)
-	g := s.byUID[uid]
-	last := g.list[len(g.list)-1]
-	g.list[c.idx], last.idx = last, c.idx
-	g.list[len(g.list)-1] = nil
-	g.list = g.list[:len(g.list)-1]
-	if len(g.list) == 0 {
-		delete(s.byUID, uid)
-		s.uids = slices.DeleteFunc(s.uids, func(u uint32) bool { return u == uid })
-	}
-	return true
-}
-
-// fanoutOrderLocked lists every client, the first of each uid (in the order
-// the uids came), then the second of each, and so on, into s.fanout.
-func (s *Server) fanoutOrderLocked() []*client {
-	all := s.fanout[:0]
-	active := s.active[:0]
-	for _, u := range s.uids {
-		active = append(active, s.byUID[u])
-	}
-	for round := 0; len(active) > 0; round++ {
-		j := 0
-		for _, g := range active {
-			all = append(all, g.list[round])
-			if round+1 < len(g.list) {
-				active[j] = g
-				j++
-			}
-		}
-		active = active[:j]
-	}
-	clear(s.active[:cap(s.active)])
-	s.active = active[:0]
-	s.fanout = all
-	return all
-}
+// parallelFanout is the subscriber count above which a broadcast writes
+// from several goroutines at once.
+const parallelFanout = 256
 
 func (s *Server) broadcastLocked(typ string, b []byte) {
-	all := s.fanoutOrderLocked()
-	s.sendLocked(typ, all, b)
-	clear(all)
-}
-
-// sendLocked writes b to the clients in all, in that order, from this
-// goroutine alone (one core: on a two-core machine a fan-out on both would
-// leave the subscribers, the first of which it has written to, no core to
-// read on), and disconnects those whose queue is full.
-func (s *Server) sendLocked(typ string, all []*client, b []byte) {
-	n := len(all)
-	for _, c := range all {
-		if c.send(b) {
-			continue
-		}
-		n--
-		s.removeLocked(c)
-		c.shutdown(CauseLaggard)
-		s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+	all := s.fanout[:0]
+	for c := range s.clients {
+		all = append(all, c)
 	}
+	s.fanout = all
+	workers := 1
+	if len(all) > parallelFanout {
+		workers = min(runtime.GOMAXPROCS(0), len(all)/parallelFanout+1)
+	}
+	lagged := make([][]*client, workers)
+	var wg sync.WaitGroup
+	chunk := (len(all) + workers - 1) / workers
+	for w := range workers {
+		part := all[min(w*chunk, len(all)):min((w+1)*chunk, len(all))]
+		send := func() {
+			for _, c := range part {
+				if !c.send(b) {
+					lagged[w] = append(lagged[w], c)
+				}
+			}
+		}
+		if w == workers-1 {
+			send()
+		} else {
+			wg.Go(send)
+		}
+	}
+	wg.Wait()
+	n := len(all)
+	for _, l := range lagged {
+		for _, c := range l {
+			n--
+			delete(s.clients, c)
+			c.shutdown(CauseLaggard)
+			s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+		}
+	}
+	clear(all)
 	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
 }
 
-// heartbeat ticks the announcer and tells every client the state. It is
-// written a slice of clients at a time, the lock released in between, so
-// that an announcement never waits for a heartbeat to reach thousands of
-// clients; a heartbeat an announcement overtook is not finished (the
-// announcement said more).
 func (s *Server) heartbeat() {
-	var b []byte
-	var gen uint64
 	s.ann.Tick(func(snap announce.Snapshot) {
 		st, seq := snap.Status, snap.Seq
 		m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
 		if st.State != stepdown.StateOK {
 			m.Reason = st.Reason
 		}
-		b = m.AppendLine(nil)
 		s.mu.Lock()
-		gen = s.announced
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
 	})
-	s.mu.Lock()
-	all := slices.Clone(s.fanoutOrderLocked())
-	clear(s.fanout)
-	s.mu.Unlock()
-	for i := 0; i < len(all); i += heartbeatSlice {
-		s.mu.Lock()
-		if s.closed || s.announced != gen {
-			s.mu.Unlock()
-			return
-		}
-		part := slices.DeleteFunc(all[i:min(i+heartbeatSlice, len(all))], func(c *client) bool {
-			_, ok := s.clients[c]
-			return !ok
-		})
-		s.sendLocked(stepdown.TypeHeartbeat, part, b)
-		s.mu.Unlock()
-	}
 }
 
 // DrillRequest is what a drill asks for.
