@@ -1,6 +1,7 @@
 package packaging_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,33 @@ func fakeCommands() map[string]string {
 	return m
 }
 
+// fakeBin is the directory of fakeCommands and of a policy-rc.d that exits
+// with the code in $STATE/policy. TestMain writes it before any test runs:
+// an executable written while a parallel test forks stays open for writing
+// in the child until it execs, and running it then fails with ETXTBSY
+// ("Text file busy"), which the scripts' "|| true" would hide.
+var fakeBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "clockwatch-packaging-fakes-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeBin = dir
+	fakes := fakeCommands()
+	fakes["policy-rc.d"] = `exit "$(cat "$STATE/policy")"`
+	for name, body := range fakes {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // runScript runs one maintainer script with fake tools, a fake systemd
 // runtime directory, a fake udev one (when udev is set) and a fake
 // policy-rc.d, and returns the commands it ran. The paths the scripts touch
@@ -43,15 +71,9 @@ func fakeCommands() map[string]string {
 func runScript(t *testing.T, script string, args []string, systemd, udev bool, policy int, users, groups []string, memberOf, preset string) []string {
 	t.Helper()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
 	state := filepath.Join(dir, "state")
-	for _, d := range []string{bin, filepath.Join(state, "passwd"), filepath.Join(state, "group"), filepath.Join(dir, "var/lib/clockwatch")} {
+	for _, d := range []string{filepath.Join(state, "passwd"), filepath.Join(state, "group"), filepath.Join(dir, "var/lib/clockwatch")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, body := range fakeCommands() {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +99,10 @@ func runScript(t *testing.T, script string, args []string, systemd, udev bool, p
 	}
 	policyRC := filepath.Join(dir, "policy-rc.d")
 	if policy >= 0 {
-		os.WriteFile(policyRC, []byte("#!/bin/sh\nexit "+strconv.Itoa(policy)+"\n"), 0o755)
+		os.WriteFile(filepath.Join(state, "policy"), []byte(strconv.Itoa(policy)+"\n"), 0o644)
+		if err := os.Symlink(filepath.Join(fakeBin, "policy-rc.d"), policyRC); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	src, err := os.ReadFile(filepath.Join("scripts", script))
@@ -97,12 +122,12 @@ func runScript(t *testing.T, script string, args []string, systemd, udev bool, p
 		}
 	}
 	path := filepath.Join(dir, script)
-	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	log := filepath.Join(dir, "log")
 	cmd := exec.Command("/bin/sh", append([]string{path}, args...)...)
-	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "LOG=" + log, "STATE=" + state}
+	cmd.Env = []string{"PATH=" + fakeBin + ":/usr/bin:/bin", "LOG=" + log, "STATE=" + state}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %q: %v\n%s", script, args, err, out)
 	}
