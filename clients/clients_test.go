@@ -111,9 +111,7 @@ func TestPythonPackage(t *testing.T) {
 	run(t, nil, "", "mkdir", "-p", filepath.Join(work, "clients"))
 	run(t, nil, "", "cp", "-r", src, filepath.Join(work, "clients", "python"))
 	shims := t.TempDir()
-	if err := os.WriteFile(filepath.Join(shims, "python3"), []byte("#!/bin/sh\necho \"not Debian's python3: the README must name /usr/bin/python3\" >&2\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testtool.WriteExecutable(t, filepath.Join(shims, "python3"), "#!/bin/sh\necho \"not Debian's python3: the README must name /usr/bin/python3\" >&2\nexit 1\n")
 	install := readmeBlock(t, filepath.Join(src, "README.md"), "Offline")
 	run(t, []string{"PATH=" + shims + ":" + os.Getenv("PATH"), "PIP_DISABLE_PIP_VERSION_CHECK=1"}, work, "/bin/sh", "-ec", install)
 	venv := filepath.Join(work, "venv")

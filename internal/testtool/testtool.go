@@ -3,6 +3,7 @@ package testtool
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,20 @@ func Short(t testing.TB) {
 	t.Helper()
 	if testing.Short() && !InCI() {
 		t.Skip("slow integration test skipped with -short")
+	}
+}
+
+// WriteExecutable writes an executable file (a fake tool, a shim) that a
+// test then runs. A child process writes it: a file this process held open
+// for writing would be inherited by any child another parallel test forks at
+// that moment, and running the file until that child execs fails with
+// ETXTBSY ("Text file busy"), a flake no retry in the test can see when a
+// script runs the file.
+func WriteExecutable(t testing.TB, path, content string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", `cat >"$1" && chmod 0755 "$1"`, "sh", path)
+	cmd.Stdin = strings.NewReader(content)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("writing %s: %v\n%s", path, err, out)
 	}
 }

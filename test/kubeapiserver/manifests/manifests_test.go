@@ -379,8 +379,11 @@ func TestDocumentedOverlay(t *testing.T) {
 		lines = append(lines, strings.TrimPrefix(l, "    "))
 	}
 	home, bin := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "kubectl"), []byte("#!/bin/sh\necho \"$@\" >\"$HOME/kubectl.args\"\n"), 0o755); err != nil {
-		t.Fatal(err)
+	// Written by a child process, not os.WriteFile: a parallel test's fork
+	// inheriting the open file would make it "Text file busy".
+	fake := exec.Command("/bin/sh", "-c", `printf '#!/bin/sh\necho "$@" >"$HOME/kubectl.args"\n' >"$1" && chmod 0755 "$1"`, "sh", filepath.Join(bin, "kubectl"))
+	if out, err := fake.CombinedOutput(); err != nil {
+		t.Fatalf("writing the fake kubectl: %v\n%s", err, out)
 	}
 	cmd := exec.Command("bash", "-euc", strings.Join(lines, "\n"))
 	cmd.Dir = Root
