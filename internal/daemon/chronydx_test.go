@@ -38,11 +38,13 @@ func TestStartNextToChronydX(t *testing.T) {
 		// clockwatch's start: clockwatch's first poll of chronyd waits
 		// for its answer meanwhile (chrony.timeout is longer).
 		stoppedFor time.Duration
-		// poll is chrony.poll_interval and chrony.timeout.
+		// poll is chrony.poll_interval and chrony.timeout: long enough
+		// that no poll times out on a loaded machine (a failed first poll
+		// is probe_lost from the start, rightly, and not this test's).
 		poll string
 	}{
-		{name: "before clockwatch's first poll of chronyd", stoppedFor: time.Second, poll: "2s"},
-		{name: "before chronyd's first poll of its server", silentFor: 2 * time.Second, poll: "250ms"},
+		{name: "before clockwatch's first poll of chronyd", stoppedFor: time.Second, poll: "3s"},
+		{name: "before chronyd's first poll of its server", silentFor: 2 * time.Second, poll: "1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
