@@ -190,8 +190,11 @@ func TestSlowNtpdPollDeadline(t *testing.T) {
 	if took > cfg.PollInterval+cfg.Timeout {
 		t.Errorf("the slow poll took %v, want it cut at the %v deadline", took, cfg.PollInterval)
 	}
-	if r := p.Reading(); r.Up || !strings.Contains(r.Err.Error(), "deadline") {
-		t.Errorf("after the slow poll: %+v, want down, past its deadline", r)
+	// Down, past the poll's deadline; on a loaded machine one answer can
+	// miss the 400 ms request timeout first (seen in CI at load 7), which
+	// ends the poll as rightly.
+	if r := p.Reading(); r.Up || r.Err == nil || !strings.Contains(r.Err.Error(), "deadline") && !strings.Contains(r.Err.Error(), "did not answer") {
+		t.Errorf("after the slow poll: %+v, want down, past its deadline or a request's timeout", r)
 	}
 	// Staleness alone: a reading whose poll never ends stops counting.
 	s := Snapshot{Found: true, HaveData: true, Tally: loop.Tally{Up: true, Polls: 1, LastSuccess: time.Now().Add(-p.maxAge() - time.Second)},
