@@ -213,7 +213,7 @@ func boot(t *testing.T, m machine, initrd string, reserve time.Duration) map[str
 	args := append(append([]string(nil), m.qemuArgs...),
 		"-accel", "tcg", "-m", "2048", "-smp", "2",
 		"-kernel", m.kernel, "-initrd", initrd,
-		"-append", "console=ttyS0 clockwatch.testvm=1 rdinit=/lib/systemd/systemd panic=-1 loglevel=4 systemd.show_status=0"+m.cmdline,
+		"-append", "console=ttyS0 no_timer_check clockwatch.testvm=1 rdinit=/lib/systemd/systemd panic=-1 loglevel=4 systemd.show_status=0"+m.cmdline,
 		"-display", "none", "-serial", "stdio", "-monitor", "none", "-nic", "none", "-no-reboot",
 	)
 	cmd := exec.CommandContext(ctx, m.qemu, args...)
