@@ -89,7 +89,7 @@ type Options struct {
 	// journal never reads the process's).
 	Getenv func(string) string
 	// FS is where the files are written; nil is the real file system. The
-	// fault suite passes a FaultFS to crash at every durable write.
+	// fault suite passes a FaultFS (faultfs_test.go) to crash at every durable write.
 	FS FS
 }
 
