@@ -16,6 +16,8 @@ type ServerClock interface {
 	// is cancelled already if that clock is not trusted now. Call the
 	// CancelFunc when the job ends.
 	Guard(parent context.Context) (context.Context, context.CancelFunc)
+	// Trusted reports whether the lock server's clock is trusted now.
+	Trusted() bool
 }
 
 var _ ServerClock = (*PeerWatch)(nil)
@@ -88,6 +90,9 @@ func (w *PeerWatch) Last() stepdown.Message {
 	defer w.mu.Unlock()
 	return w.last
 }
+
+// Trusted implements ServerClock.
+func (w *PeerWatch) Trusted() bool { return w.Last().State == stepdown.StateOK }
 
 // tell records news of the peer and ends every guard it concerns: the clock
 // is no longer trusted, or it stepped (its epoch moved) since the guard

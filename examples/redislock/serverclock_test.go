@@ -92,7 +92,8 @@ func alive(t *testing.T, ctx context.Context) {
 	}
 }
 
-// TestPeerWatchGuard: a guard ends when the lock server's clock stops being
+// TestPeerWatchGuard: the lock server's clock is trusted only while its
+// clockwatch says ok; a guard ends when the lock server's clock stops being
 // ok, when its epoch moves (a step, even one whose stepdown the watch never
 // saw), and when this node's clockwatch is lost; it begins cancelled while
 // that clock is not ok or nothing is known of it yet.
@@ -103,6 +104,9 @@ func TestPeerWatchGuard(t *testing.T) {
 	w := WatchPeer(t.Context(), f.socket, peer)
 	ctx := t.Context()
 
+	if w.Trusted() {
+		t.Error("trusted before any news")
+	}
 	g, stop := w.Guard(ctx)
 	if e := cancelledBy(t, g); e.Message.State != stepdown.StateUnknown || e.Peer != peer {
 		t.Errorf("before any news: %v, want unknown", e)
@@ -118,6 +122,9 @@ func TestPeerWatchGuard(t *testing.T) {
 		waitFor(t, "the watch hearing the news", func() bool { m := w.Last(); return m.State == state && m.Epoch == epoch })
 	}
 	send(stepdown.StateOK, "", 4)
+	if !w.Trusted() {
+		t.Error("not trusted when ok")
+	}
 	g, stop = w.Guard(ctx)
 	alive(t, g)
 	send(stepdown.StateStepdown, stepdown.ReasonStep, 5)
@@ -125,6 +132,9 @@ func TestPeerWatchGuard(t *testing.T) {
 		t.Errorf("after the step: %v, want the stepdown of epoch 5", e)
 	}
 	stop()
+	if w.Trusted() {
+		t.Error("trusted during its stepdown")
+	}
 	g, stop = w.Guard(ctx)
 	if e := cancelledBy(t, g); e.Message.State != stepdown.StateStepdown {
 		t.Errorf("during the stepdown: %v", e)

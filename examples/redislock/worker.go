@@ -57,7 +57,8 @@ type WorkerConfig struct {
 	Fence Guard
 	// ServerClock, if set, watches the clock of the lock server's node
 	// (PeerWatch): the job stops before its next payment when that clock
-	// steps or cannot be trusted, and the worker tries for the lock again.
+	// steps or cannot be trusted, and the worker tries for the lock again
+	// once it is trusted.
 	ServerClock ServerClock
 	// OnLock, if set, is called the moment SET NX answers OK.
 	OnLock func(Holding)
@@ -151,26 +152,11 @@ func (w *Worker) Run(ctx context.Context) Stats {
 	t := time.NewTicker(w.cfg.RetryEvery)
 	defer t.Stop()
 	for ctx.Err() == nil {
-		ok, err := w.lock.TryAcquire(ctx)
-		w.mu.Lock()
-		w.stats.Tries++
-		if err != nil {
-			w.stats.Errors++
-		}
-		w.mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			w.log.Debug("lock attempt failed", "err", err)
-		}
-		if ok {
-			h := Holding{Worker: w.cfg.Name, Owner: w.owner, At: time.Now()}
-			if w.cfg.OnLock != nil {
-				w.cfg.OnLock(h)
-			}
-			run := w.hold(ctx, h)
-			w.mu.Lock()
-			w.stats.Runs = append(w.stats.Runs, run)
-			w.mu.Unlock()
-			if run.Outcome != "claim refused" && run.Outcome != "stopped" {
+		// A lock server whose clock cannot be trusted grants locks that may
+		// be gone at once: wait until it can.
+		if w.cfg.ServerClock == nil || w.cfg.ServerClock.Trusted() {
+			run, got := w.try(ctx)
+			if got && run.Outcome != "claim refused" && run.Outcome != "stopped" {
 				break
 			}
 		}
@@ -180,6 +166,32 @@ func (w *Worker) Run(ctx context.Context) Stats {
 		}
 	}
 	return w.Stats()
+}
+
+// try asks for the lock once and, when granted, runs the job under it.
+func (w *Worker) try(ctx context.Context) (Run, bool) {
+	ok, err := w.lock.TryAcquire(ctx)
+	w.mu.Lock()
+	w.stats.Tries++
+	if err != nil {
+		w.stats.Errors++
+	}
+	w.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		w.log.Debug("lock attempt failed", "err", err)
+	}
+	if !ok {
+		return Run{}, false
+	}
+	h := Holding{Worker: w.cfg.Name, Owner: w.owner, At: time.Now()}
+	if w.cfg.OnLock != nil {
+		w.cfg.OnLock(h)
+	}
+	run := w.hold(ctx, h)
+	w.mu.Lock()
+	w.stats.Runs = append(w.stats.Runs, run)
+	w.mu.Unlock()
+	return run, true
 }
 
 // hold runs the job under a lock just granted, then releases it.
