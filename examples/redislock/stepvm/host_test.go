@@ -76,15 +76,16 @@ func freePort(t *testing.T, network string) int {
 
 // peersConfig is the `peers:` section both clockwatch agents use: one peer
 // (the other), measured every second. The guest answers through qemu's
-// user-mode network: round trips of a few ms, more under load, so max_rtt
-// is the timeout (offsets do not matter here, the state field does).
+// user-mode network: round trips of a few ms, far more when the machine is
+// loaded, so max_rtt is the timeout (offsets do not matter here, the state
+// field does) and the timeout as long as a 1 s round allows.
 const peersConfig = `peers:
   listen: %q
   static: [%q]
   interval: 1s
   exchanges: 2
-  timeout: 300ms
-  max_rtt: 300ms
+  timeout: 450ms
+  max_rtt: 450ms
   rate_limit: 20
 `
 
