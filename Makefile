@@ -57,7 +57,7 @@ test-deps:
 	./scripts/test-deps.sh
 
 ## test-redis: the Redis Sentinel failover replay alone (examples/redislock; docs/incident-replay.md): a real master,
-## two replicas, three Sentinels and PostgreSQL, seven failovers (2–2.5 min), and the forward step in a qemu guest (≈ 30 s);
+## two replicas, three Sentinels and PostgreSQL, seven failovers (2–2.5 min), and the forward step in a qemu guest (≈ 40–60 s);
 ## make test runs both via scripts/test-examples.sh.
 test-redis: test-deps
 	cd examples/redislock && GOWORK=off $(GO) test -count=1 -timeout 10m -v ./...

@@ -4,7 +4,8 @@
 # examples/leader replays the etcd incident (≈ 35 s), examples/redislock the
 # Redis Sentinel failover (seven failovers with the article's 5 s
 # down-after-milliseconds: 2 min 13 s to 2 min 36 s with -race at load 21–24
-# on 2 cores) and, beside it, the forward step in a qemu guest (≈ 25 s).
+# on 2 cores) and, beside it, the forward step in a qemu guest with the
+# workers on the host and the peer watch (≈ 50 s with -race, load 11–15).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each example is its own module with its own replace directives. go.work

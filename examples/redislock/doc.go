@@ -10,7 +10,13 @@
 // the lock, claimed before the job reads its work and checked in every
 // payment's transaction.
 //
+// A Worker can also watch the clock of the lock server's node (PeerWatch:
+// clockwatch's watch_peer through this node's clockwatch): a forward step
+// there expires the lock at once, and the worker stops before its next
+// payment when it hears of it.
+//
 // Subpackages: proxy is the TCP proxy that stalls or cuts a link; replay
 // runs the experiment with a real Redis master, two replicas, three Sentinels
-// and a real PostgreSQL on loopback.
+// and a real PostgreSQL on loopback; stepvm replays the forward step in a
+// qemu guest.
 package redislock

@@ -55,6 +55,11 @@ type WorkerConfig struct {
 	// EpochNone.
 	Epoch Epoch
 	Fence Guard
+	// ServerClock, if set, watches the clock of the lock server's node
+	// (PeerWatch): the job stops before its next payment when that clock
+	// steps or cannot be trusted, and the worker tries for the lock again
+	// once it is trusted.
+	ServerClock ServerClock
 	// OnLock, if set, is called the moment SET NX answers OK.
 	OnLock func(Holding)
 	Log    *slog.Logger
@@ -74,8 +79,9 @@ type Run struct {
 	Holding
 	Epoch int64
 	// Outcome is "done" (the job ran to the end), "claim refused" (the
-	// fence knew an equal or newer epoch) or "fenced" (a newer holder
-	// claimed during the job), or an error.
+	// fence knew an equal or newer epoch), "fenced" (a newer holder
+	// claimed during the job), "stopped" (the lock server's clock stepped
+	// or could not be trusted: ServerClock), or an error.
 	Outcome string
 	// Listed is how many unreconciled orders the job read; Paid how many
 	// it paid.
@@ -140,31 +146,17 @@ func (w *Worker) Stats() Stats {
 
 // Run tries for the lock every RetryEvery until it gets it and the job ends
 // (done, or fenced by a newer holder), or ctx is done. A claim the fence
-// refuses gives the lock back and tries again.
+// refuses, or a job stopped by the lock server's clock, gives the lock back
+// and tries again.
 func (w *Worker) Run(ctx context.Context) Stats {
 	t := time.NewTicker(w.cfg.RetryEvery)
 	defer t.Stop()
 	for ctx.Err() == nil {
-		ok, err := w.lock.TryAcquire(ctx)
-		w.mu.Lock()
-		w.stats.Tries++
-		if err != nil {
-			w.stats.Errors++
-		}
-		w.mu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			w.log.Debug("lock attempt failed", "err", err)
-		}
-		if ok {
-			h := Holding{Worker: w.cfg.Name, Owner: w.owner, At: time.Now()}
-			if w.cfg.OnLock != nil {
-				w.cfg.OnLock(h)
-			}
-			run := w.hold(ctx, h)
-			w.mu.Lock()
-			w.stats.Runs = append(w.stats.Runs, run)
-			w.mu.Unlock()
-			if run.Outcome != "claim refused" {
+		// A lock server whose clock cannot be trusted grants locks that may
+		// be gone at once: wait until it can.
+		if w.cfg.ServerClock == nil || w.cfg.ServerClock.Trusted() {
+			run, got := w.try(ctx)
+			if got && run.Outcome != "claim refused" && run.Outcome != "stopped" {
 				break
 			}
 		}
@@ -176,9 +168,44 @@ func (w *Worker) Run(ctx context.Context) Stats {
 	return w.Stats()
 }
 
+// try asks for the lock once and, when granted, runs the job under it.
+func (w *Worker) try(ctx context.Context) (Run, bool) {
+	ok, err := w.lock.TryAcquire(ctx)
+	w.mu.Lock()
+	w.stats.Tries++
+	if err != nil {
+		w.stats.Errors++
+	}
+	w.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		w.log.Debug("lock attempt failed", "err", err)
+	}
+	if !ok {
+		return Run{}, false
+	}
+	h := Holding{Worker: w.cfg.Name, Owner: w.owner, At: time.Now()}
+	if w.cfg.OnLock != nil {
+		w.cfg.OnLock(h)
+	}
+	run := w.hold(ctx, h)
+	w.mu.Lock()
+	w.stats.Runs = append(w.stats.Runs, run)
+	w.mu.Unlock()
+	return run, true
+}
+
 // hold runs the job under a lock just granted, then releases it.
 func (w *Worker) hold(ctx context.Context, h Holding) Run {
 	run := Run{Holding: h}
+	// The lock lives as long as the lock server's clock says: the job runs
+	// only while that clock is trusted and has not stepped since the lock
+	// was granted (a step there expires the key at once).
+	jobCtx := ctx
+	if w.cfg.ServerClock != nil {
+		var stop context.CancelFunc
+		jobCtx, stop = w.cfg.ServerClock.Guard(ctx)
+		defer stop()
+	}
 	// Which master granted it, for the log (both logs of the incident say
 	// "got the lock"; here they also say where).
 	if port, err := w.cfg.Redis.ConfigGet(ctx, "port").Result(); err == nil {
@@ -193,8 +220,9 @@ func (w *Worker) hold(ctx context.Context, h Holding) Run {
 	}
 	run.Epoch = epoch
 	w.log.Info("got the lock", "key", w.cfg.Key, "owner", w.owner, "master_port", run.Master, "epoch", epoch)
-	err = w.reconcile(ctx, &run)
+	err = w.reconcile(jobCtx, &run)
 	run.End = time.Now()
+	var clockErr *ServerClockError
 	switch {
 	case err == nil:
 		run.Outcome = "done"
@@ -205,6 +233,9 @@ func (w *Worker) hold(ctx context.Context, h Holding) Run {
 		} else {
 			run.Outcome = "fenced"
 		}
+	case errors.As(context.Cause(jobCtx), &clockErr):
+		run.Outcome = "stopped"
+		err = clockErr
 	default:
 		run.Outcome = err.Error()
 	}
