@@ -42,6 +42,9 @@ const idleMark = "idle"
 // daemon's pulse is the one goroutine that may wake every second: before
 // the fix the stepdown socket's heartbeat ran on a pulse of its own (two
 // goroutines woken every second).
+//
+// Not parallel: the tracer sees the whole test binary, and a parallel
+// test's goroutines in the module's code would be counted.
 func TestIdleWakeups(t *testing.T) {
 	testtool.Short(t)
 	c := chronydtest.Start(t, chronydtest.Options{Poll: "iburst", Drift: "0.000 1.000"})
