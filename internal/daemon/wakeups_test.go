@@ -33,12 +33,13 @@ const idleMark = "idle"
 // counts its periodic wake-ups for idleWindow with the Go runtime's
 // execution tracer: every time a timer (a ticker, a timer, a sleep) makes
 // one of the daemon's goroutines runnable. That is what a periodic wake-up
-// is in a Go process: each one takes a thread off its sleep (with the
-// runtime's monitor thread and a spinning thread besides, 3 thread
-// wake-ups or more), whatever work follows; two tickers that fire within
-// microseconds of each other may share the threads' wake-up, but they are
-// still two timers, and cost two goroutine switches and the runtime's timer
-// work twice, and they drift apart at the first reload or slow beat. The
+// is in a Go process: each one takes a thread off its sleep (often the
+// runtime's monitor thread besides: about 3 thread wake-ups on the
+// development VM, docs/performance.md), whatever work follows. Two tickers
+// that fire within microseconds of each other may share the threads'
+// wake-up, but they are still two timers: two goroutine switches and the
+// runtime's timer work twice (make bench-peers measured 0.4–1.1 thread
+// wake-ups a second for the second one). The
 // daemon's pulse is the one goroutine that may wake every second: before
 // the fix the stepdown socket's heartbeat ran on a pulse of its own (two
 // goroutines woken every second).
