@@ -19,6 +19,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
+require golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
+
 require (
 	github.com/alecthomas/units v0.0.0-20240927000941-0f3dac36c52b // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -40,6 +40,11 @@ type Options struct {
 	// 10⁶ ppm, so its error bound grows by a second a second until the
 	// next.
 	Drift string
+	// Poll, when set, replaces the options of each server line ("iburst
+	// minpoll -4 maxpoll -4": an update every 1/16 s); "iburst" gives
+	// chrony's default polls, as on a real host (an update a minute or
+	// more apart once synchronised).
+	Poll string
 }
 
 // Chronyd is a chronyd process run by a test, and the NTP servers it is
@@ -100,7 +105,11 @@ func Start(t testing.TB, o Options) *Chronyd {
 		t.Cleanup(func() { s.Close() })
 		s.SetSilent(o.Silent)
 		c.Servers = append(c.Servers, s)
-		fmt.Fprintf(&conf, "server %s port %d iburst minpoll -4 maxpoll -4\n", ip, s.Addr().Port)
+		poll := o.Poll
+		if poll == "" {
+			poll = "iburst minpoll -4 maxpoll -4"
+		}
+		fmt.Fprintf(&conf, "server %s port %d %s\n", ip, s.Addr().Port, poll)
 	}
 	fmt.Fprintf(&conf, "bindacqaddress 127.0.0.1\nport 0\n")
 	if o.CmdPort != 0 {

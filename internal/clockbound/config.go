@@ -35,18 +35,25 @@ type Config struct {
 	// much per second since the last update, and readers grow it the same
 	// way after the last write.
 	MaxDriftPPB uint32 `yaml:"max_drift_ppb"`
-	// Interval is how often the segment is rewritten when nothing changes.
+	// Interval is the longest time between two writes while nothing
+	// changes: below ClockBound's 5 s after which readers take a
+	// synchronized status for free running. A change of the figures is
+	// written within a second, a stepdown event at once.
 	Interval time.Duration `yaml:"interval"`
 }
 
 // DefaultConfig returns the defaults: enabled at DefaultPath, mode 0644,
-// 15 ppm, rewritten every second (issue 13: at least every second;
-// readers take a segment older than 5 s for stale): the once-a-second wake-up
-// it shares with the stepdown feed (internal/pulse) is most of an idle
-// daemon's cost, and twice a second doubled it.
+// 15 ppm, written when the figures change and at least every MaxInterval
+// (readers grow the bound themselves between writes; they take a segment
+// older than 5 s for free running).
 func DefaultConfig() Config {
-	return Config{Enabled: true, Path: DefaultPath, Mode: "0644", MaxDriftPPB: DefaultMaxDriftPPB, Interval: time.Second}
+	return Config{Enabled: true, Path: DefaultPath, Mode: "0644", MaxDriftPPB: DefaultMaxDriftPPB, Interval: MaxInterval}
 }
+
+// MaxInterval is the longest Interval: a write 4 s after the last leaves a
+// second of ClockBound's 5 s grace for a late tick, so that readers keep
+// reading synchronized.
+const MaxInterval = 4 * time.Second
 
 // Validate checks the configuration; each error names its field by YAML path.
 func (c Config) Validate() error {
@@ -61,8 +68,8 @@ func (c Config) Validate() error {
 	if c.MaxDriftPPB == 0 || c.MaxDriftPPB >= 1_000_000_000 {
 		add("clockbound.max_drift_ppb: must be between 1 and 999999999 (readers refuse 100%% or more), got %d", c.MaxDriftPPB)
 	}
-	if c.Interval < 10*time.Millisecond || c.Interval > time.Second {
-		add("clockbound.interval: must be between 10ms and 1s (readers take a segment older than 5s for stale), got %s", c.Interval)
+	if c.Interval < 10*time.Millisecond || c.Interval > MaxInterval {
+		add("clockbound.interval: must be between 10ms and %s (readers take a segment older than 5s for free running), got %s", MaxInterval, c.Interval)
 	}
 	return errors.Join(errs...)
 }

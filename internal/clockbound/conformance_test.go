@@ -329,3 +329,43 @@ func TestClockBoundConformanceVMClock(t *testing.T) {
 		t.Errorf("without the device ClockBound's client fails with %v, want SegmentNotInitialized", err)
 	}
 }
+
+// TestClockBoundBetweenWrites: the segment is written when its figures
+// change, so ClockBound's reader reads it seconds after a write. Read with
+// ClockBound's checks at instants after the write, the bound is the one a
+// write at that instant would carry (the figures' bound, Judge), the status
+// synchronized within ClockBound's 5 s grace (the publisher writes again
+// within clockbound.interval, 4 s), free running after it, unknown past
+// void_after.
+func TestClockBoundBetweenWrites(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "shm0")
+	seg, err := Create(path, 0o644, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	clock := &fakeClock{mono: 2000 * time.Second, wall: time.Date(2026, 12, 3, 21, 0, 0, 0, time.UTC)}
+	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
+		Synchronized: true, ErrorBound: time.Millisecond, LastSuccess: clock.wall.Add(-10 * time.Second)}
+	cfg := DefaultConfig()
+	p := NewPublisher(cfg, seg, Options{Clock: clock, Now: func() time.Time { return clock.wall },
+		Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
+	if err := p.Write(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		after  time.Duration
+		status int32
+	}{
+		{0, 1}, {cfg.Interval, 1}, {5*time.Second - time.Nanosecond, 1}, {5 * time.Second, 2}, {time.Minute, 2},
+		{VoidAfter - time.Nanosecond, 2}, {VoidAfter, 0}, {2 * VoidAfter, 0},
+	} {
+		at := clock.wall.Add(tc.after)
+		e, l, status, err := clockBoundNow(path, "/nonexistent", at.UnixNano(), int64(clock.mono+tc.after))
+		want := Judge(nil, []timesource.Reading{reading}, at, cfg.MaxDriftPPB).Bound
+		if got := time.Duration(l-e) / 2; err != nil || status != tc.status || (got-want).Abs() > changeTolerance {
+			t.Errorf("%v after the write ClockBound reads bound %v, status %d, err %v; want %v, status %d", tc.after, got, status, err, want, tc.status)
+		}
+	}
+}

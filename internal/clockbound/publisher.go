@@ -23,6 +23,24 @@ import (
 // it they get "unknown".
 const VoidAfter = 1000 * time.Second
 
+// checkEvery is how often the publisher looks at the figures between
+// writes (or every Config.Interval, when shorter): a source's new figures
+// reach the segment within it, on the tick the daemon's pulse gives every
+// second anyway.
+const checkEvery = time.Second
+
+// changeTolerance and coarseTick say how far the bound judged now may be
+// from the one a reader computes from the last write (its bound grown by
+// the maximum drift since its as_of) without a write: 1 µs for the rounding
+// on both sides, plus the drift over a tick of CLOCK_MONOTONIC_COARSE, which
+// as_of is read from (up to 10 ms behind the monotonic clock the growth is
+// judged by: 150 ns at 15 ppm). A source's new figures move the bound by far
+// more.
+const (
+	changeTolerance = time.Microsecond
+	coarseTick      = 10 * time.Millisecond
+)
+
 // eventBuffer is how many announcements may wait for the publisher. It
 // reads the announcer's status at every write, so a dropped announcement
 // only delays a write, it never makes the segment disagree with the socket.
@@ -96,6 +114,8 @@ type Publisher struct {
 	liveMu   sync.Mutex
 	live     bool
 	ownPulse *pulse.Pulse
+	// check is the pulse's period for tick.
+	check time.Duration
 	// failed carries a periodic write's error to Run.
 	failed chan error
 }
@@ -132,11 +152,15 @@ func NewPublisher(cfg Config, seg *Segment, opts Options) *Publisher {
 		p.ownPulse = pulse.New()
 		opts.Pulse = p.ownPulse
 	}
-	opts.Pulse.Every(cfg.Interval, p.tick)
+	p.check = min(cfg.Interval, checkEvery)
+	opts.Pulse.Every(p.check, p.tick)
 	return p
 }
 
-// tick is the periodic rewrite.
+// tick looks at the figures and writes the segment when a reader of the
+// last write would now read something else than the figures say (another
+// status or marker, a bound that is not the last one grown by the drift),
+// or when the last write would be Config.Interval old at the next tick.
 func (p *Publisher) tick() {
 	p.liveMu.Lock()
 	defer p.liveMu.Unlock()
@@ -156,8 +180,9 @@ func (p *Publisher) Last() Written {
 	return p.last
 }
 
-// Run writes the segment at once, then every interval and at every stepdown
-// event, until ctx is done. It fails only when the clock cannot be read.
+// Run writes the segment at once, then when its figures change (looked at
+// on the pulse every second), at least every interval, and at every
+// stepdown event, until ctx is done. It fails only when the clock cannot be read.
 func (p *Publisher) Run(ctx context.Context) error {
 	defer p.seg.Close()
 	defer func() {
@@ -206,9 +231,10 @@ func (p *Publisher) Run(ctx context.Context) error {
 // Write judges the clock now and writes the segment once.
 func (p *Publisher) Write() error { return p.write(false) }
 
-// write is Write; the periodic rewrite also checks that the segment's path
-// still names the mapped file (a path lookup, kept off the event path).
-func (p *Publisher) write(checkPath bool) error {
+// write is Write; periodic (the tick) writes only when the figures changed
+// (changed), and then also checks that the segment's path still names the
+// mapped file (a path lookup, kept off the event path).
+func (p *Publisher) write(periodic bool) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
 	// as_of first, the bound after: the bound is then computed for an
@@ -232,8 +258,11 @@ func (p *Publisher) write(checkPath bool) error {
 		// sees a newer one on the device knows the segment lags.
 		rec.DisruptionMarker, rec.DisruptionSupport = ann.DisruptionMarker, true
 	}
+	if periodic && !p.changed(rec) {
+		return nil
+	}
 	recreated := uint64(0)
-	if checkPath {
+	if periodic {
 		err = p.seg.Check()
 	}
 	if err == nil {
@@ -261,6 +290,32 @@ func (p *Publisher) write(checkPath bool) error {
 			"bound", v.Bound, "from", v.Source)
 	}
 	return nil
+}
+
+// changed reports whether rec says something else than the last write
+// does to a reader at rec's as_of, or the last write is due again: a reader
+// grows the last bound by the maximum drift since its as_of (ClockBound's
+// compute_bound_at), which is what Judge does between a source's updates,
+// so that while the figures stay the segment need not be written.
+// ClockBound's readers take a synchronized or free running status older
+// than 5 s (boundedtime.RestartGrace) for free running: Config.Interval
+// (4 s at most) rewrites it before then.
+func (p *Publisher) changed(rec Record) bool {
+	p.mu.Lock()
+	last, writes := p.last.Record, p.last.Writes
+	p.mu.Unlock()
+	if writes == 0 || rec.Status != last.Status || rec.MaxDriftPPB != last.MaxDriftPPB ||
+		rec.DisruptionMarker != last.DisruptionMarker || rec.DisruptionSupport != last.DisruptionSupport {
+		return true
+	}
+	age := rec.AsOf - last.AsOf
+	if age+p.check/2 >= p.cfg.Interval || age < 0 {
+		return true
+	}
+	// The reader's arithmetic (boundedtime.Snapshot.At, ClockBound's).
+	read := last.Bound + time.Duration(float64(age)/1e9*float64(last.MaxDriftPPB))
+	tolerance := changeTolerance + time.Duration(float64(coarseTick)/1e9*float64(rec.MaxDriftPPB))
+	return (rec.Bound - read).Abs() > tolerance
 }
 
 // Close gives the segment back (unmaps it, releases its lock) when Run will

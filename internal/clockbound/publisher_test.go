@@ -97,3 +97,87 @@ func TestPublisherFollowsTheAnnouncement(t *testing.T) {
 		t.Errorf("Run() = %v", err)
 	}
 }
+
+// fakeClock is CLOCK_MONOTONIC_COARSE and the wall clock, moved by the test.
+type fakeClock struct {
+	mono time.Duration
+	wall time.Time
+}
+
+func (c *fakeClock) MonotonicCoarse() (time.Duration, error) { return c.mono, nil }
+func (c *fakeClock) advance(d time.Duration)                 { c.mono += d; c.wall = c.wall.Add(d) }
+
+// TestPublisherWritesWhenFiguresChange: on the pulse's ticks the segment is
+// written only when a reader of the last write would read something else
+// than the figures say (a source's new figures, another status), and
+// before the last write is Config.Interval old; between writes, the bound a
+// reader computes (ClockBound's arithmetic, boundedtime) is the one the
+// figures give, to the tolerance.
+func TestPublisherWritesWhenFiguresChange(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "shm0")
+	seg, err := Create(path, 0o644, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{mono: 100 * time.Second, wall: time.Date(2026, 12, 3, 21, 0, 0, 0, time.UTC)}
+	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
+		Synchronized: true, ErrorBound: time.Millisecond, LastSuccess: clock.wall}
+	cfg := DefaultConfig()
+	p := NewPublisher(cfg, seg, Options{Clock: clock, Now: func() time.Time { return clock.wall },
+		Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
+	defer p.Close()
+	if err := p.Write(); err != nil {
+		t.Fatal(err)
+	}
+	p.live = true
+	r, err := boundedtime.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	step := func(what string, wantWrites uint64) {
+		t.Helper()
+		clock.advance(time.Second)
+		p.tick()
+		if w := p.Last().Writes; w != wantWrites {
+			t.Errorf("%s: %d writes, want %d", what, w, wantWrites)
+		}
+		snap, err := r.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, l, st, err := snap.At(clock.wall, clock.mono)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Judge(nil, []timesource.Reading{reading}, clock.wall, cfg.MaxDriftPPB)
+		if got := l.Sub(e) / 2; (got-v.Bound).Abs() > changeTolerance || st != v.Status {
+			t.Errorf("%s: a reader reads %v, %s; the figures say %v, %s", what, got, st, v.Bound, v.Status)
+		}
+	}
+	step("1 s, nothing new", 1)
+	step("2 s, nothing new", 1)
+	step("3 s, nothing new", 1)
+	step("4 s: the interval", 2)
+	step("5 s, nothing new", 2)
+	// chronyd's next update: a tighter bound, as of now.
+	reading.ErrorBound, reading.LastSuccess = 500*time.Microsecond, clock.wall.Add(time.Second)
+	step("a new poll", 3)
+	step("7 s, nothing new", 3)
+	reading.Up = false
+	step("chronyd lost: free running", 4)
+	step("9 s, nothing new", 4)
+	reading.Up = true
+	step("chronyd back: synchronized", 5)
+	// A bound growing faster than the drift (a source whose own figures
+	// say so): written as soon as it parts from the reader's.
+	reading.ErrorBound += 10 * time.Microsecond
+	step("the bound grew by more than the drift", 6)
+	if rec := p.Last().Record; rec.VoidAfter-rec.AsOf != VoidAfter {
+		t.Errorf("void_after %v after as_of, want %v", rec.VoidAfter-rec.AsOf, VoidAfter)
+	}
+	if cfg.Interval != 4*time.Second || cfg.Validate() != nil {
+		t.Errorf("default interval %v (%v), want 4s", cfg.Interval, cfg.Validate())
+	}
+}

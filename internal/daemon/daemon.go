@@ -177,7 +177,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			if pw := sources.PeerWatcher(); pw != nil {
 				peers = pw
 			}
-			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, d.opts.Env, d.logger, peers)
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, pl, d.opts.Env, d.logger, peers)
 			if err != nil {
 				return err
 			}

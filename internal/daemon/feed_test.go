@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
+	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
@@ -82,21 +83,27 @@ type testStepdown struct {
 	Server *server.Server
 	Ann    *announce.Announcer
 	Feed   *Feed
+	// Pulse times the feed and the heartbeat (fo.Pulse, or one of the
+	// test's own).
+	Pulse *pulse.Pulse
 }
 
 func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
 	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
-	srv, err := NewStepdownSocket(cfg, ann, host.Env{}, logger, nil)
+	if fo.Pulse == nil {
+		fo.Pulse = pulse.New()
+	}
+	srv, err := NewStepdownSocket(cfg, ann, fo.Pulse, host.Env{}, logger, nil)
 	if err != nil {
 		return nil, err
 	}
 	fo.Subscribers = srv.Subscribers
-	return &testStepdown{Server: srv, Ann: ann, Feed: NewFeed(ann, steps, sources, fo, logger)}, nil
+	return &testStepdown{Server: srv, Ann: ann, Feed: NewFeed(ann, steps, sources, fo, logger), Pulse: fo.Pulse}, nil
 }
 
-// Tasks are the socket, then the feed (and its own pulse).
+// Tasks are the socket, then the feed, then the pulse.
 func (s *testStepdown) Tasks() []func(context.Context) error {
-	return append([]func(context.Context) error{s.Server.Run}, s.Feed.Tasks()...)
+	return append([]func(context.Context) error{s.Server.Run}, append(s.Feed.Tasks(), s.Pulse.Run)...)
 }
 
 // TestSeenBy: every way the detector sees a step reaches the policy under

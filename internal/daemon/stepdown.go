@@ -7,6 +7,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/peers"
+	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -16,9 +17,13 @@ import (
 // the socket open, so that a socket that cannot be opened fails the start
 // with a message that says why. cfg is resolved already (Config.Resolve);
 // env gives the environment and pid of socket activation; peers serves
-// watch_peer (nil: refused).
-func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, env host.Env, logger *slog.Logger, peers server.PeerWatcher) (*server.Server, error) {
-	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers})
+// watch_peer (nil: refused). The heartbeat beats on pl, the daemon's pulse,
+// which the caller runs: one timer for all periodic work.
+func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, pl *pulse.Pulse, env host.Env, logger *slog.Logger, peers server.PeerWatcher) (*server.Server, error) {
+	if pl == nil {
+		return nil, fmt.Errorf("stepdown socket: no pulse: the daemon's pulse times the heartbeat")
+	}
+	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers, Pulse: pl})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
 	}

@@ -165,6 +165,9 @@ type Journal struct {
 	boot bool
 
 	persistent atomic.Bool
+	// failed tells Run that persistence failed (from any method), so that
+	// it retries only while it fails: a healthy journal has no timer.
+	failed chan struct{}
 }
 
 // Open loads the persisted state and opens the journal for appending; an
@@ -182,7 +185,7 @@ func Open(cfg Config, opts Options) *Journal {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	j := &Journal{cfg: cfg.Resolve(getenv), log: opts.Logger, fs: opts.FS}
+	j := &Journal{cfg: cfg.Resolve(getenv), log: opts.Logger, fs: opts.FS, failed: make(chan struct{}, 1)}
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
@@ -655,6 +658,10 @@ func (j *Journal) failLocked(err error) {
 	}
 	j.err = err
 	j.persistent.Store(false)
+	select {
+	case j.failed <- struct{}{}:
+	default:
+	}
 }
 
 // RetryInterval is how often Run tries again to persist after a failure.
@@ -663,16 +670,24 @@ const RetryInterval = 10 * time.Second
 // Run appends the events received until ctx is done or events is closed,
 // and hands each to forward (nil: none) once it is appended: what forward
 // announces is durable, or Err says why not. While persistence fails, it
-// retries every RetryInterval. Failures are logged and reported by
+// retries every RetryInterval; while it works, Run has no timer (an idle
+// daemon wakes for nothing). Failures are logged and reported by
 // Persistent, never returned.
 func (j *Journal) Run(ctx context.Context, events <-chan step.Event, forward func(step.Event)) error {
 	defer j.Close()
 	if forward == nil {
 		forward = func(step.Event) {}
 	}
-	retry := time.NewTicker(RetryInterval)
-	defer retry.Stop()
+	// retry runs only while persistence fails.
+	t := time.NewTimer(RetryInterval)
+	t.Stop()
+	defer t.Stop()
+	var retry <-chan time.Time
 	for {
+		if !j.Persistent() && retry == nil {
+			t.Reset(RetryInterval)
+			retry = t.C
+		}
 		select {
 		case <-ctx.Done():
 			// Keep what is already queued.
@@ -687,7 +702,10 @@ func (j *Journal) Run(ctx context.Context, events <-chan step.Event, forward fun
 					return nil
 				}
 			}
-		case <-retry.C:
+		case <-j.failed:
+			// The loop's head arms the retry.
+		case <-retry:
+			retry = nil
 			_ = j.Retry()
 		case e, ok := <-events:
 			if !ok {

@@ -257,6 +257,37 @@ func TestUnwritableStateDirectory(t *testing.T) {
 	j.Close()
 }
 
+// TestRunRetriesWhileFailing: Run retries a failed journal by itself, with
+// no event to append, within RetryInterval of the directory becoming
+// writable. (While persisting it arms no timer: TestIdleWakeups in
+// internal/daemon counts the idle daemon's timers.)
+func TestRunRetriesWhileFailing(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	blocker := filepath.Join(base, "file")
+	os.WriteFile(blocker, nil, 0o640)
+	j := Open(cfg(filepath.Join(blocker, "state")), Options{BootID: bootID("b")})
+	if j.Persistent() {
+		t.Fatal("Persistent() below a regular file")
+	}
+	events := make(chan step.Event)
+	done := make(chan error)
+	go func() { done <- j.Run(t.Context(), events, nil) }()
+	defer func() {
+		close(events)
+		<-done
+	}()
+	os.Remove(blocker)
+	os.Mkdir(blocker, 0o750)
+	deadline := time.Now().Add(RetryInterval + 5*time.Second)
+	for !j.Persistent() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not persisting %s after the directory became writable: %v", RetryInterval+5*time.Second, j.Err())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func TestResolve(t *testing.T) {
 	t.Parallel()
 	env := func(v string) func(string) string {
