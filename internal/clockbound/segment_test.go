@@ -145,6 +145,16 @@ func TestConcurrentReadersSeeNoTornValue(t *testing.T) {
 		target = 100_000
 	}
 	var reads, torn atomic.Int64
+	var finished atomic.Bool
+	writes := int64(1)
+	// Readers go on until both the reads and 1,000 writes are done: on a
+	// loaded machine the writer may get the CPU for a fraction of the
+	// reads' time (10–30 writes in 2,000,000 reads were seen at load 8).
+	// A minute at most; the count below then fails the test.
+	deadline := time.Now().Add(time.Minute)
+	enough := func(n int64) bool {
+		return n > target && (atomic.LoadInt64(&writes) >= 1000 || time.Now().After(deadline))
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range readers {
@@ -155,7 +165,7 @@ func TestConcurrentReadersSeeNoTornValue(t *testing.T) {
 		defer r.Close()
 		wg.Go(func() {
 			var last time.Duration
-			for reads.Add(1) <= target {
+			for !enough(reads.Add(1)) {
 				snap, err := r.Snapshot()
 				if err != nil {
 					t.Errorf("Snapshot() = %v", err)
@@ -174,7 +184,6 @@ func TestConcurrentReadersSeeNoTornValue(t *testing.T) {
 			}
 		})
 	}
-	writes := int64(1)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -189,11 +198,12 @@ func TestConcurrentReadersSeeNoTornValue(t *testing.T) {
 			// Back to back, the writer would keep every read of a slow
 			// (-race) reader dirty until it gave up: wait for one read to
 			// finish, so writes and reads interleave as fast as both go.
-			for seen := reads.Load(); reads.Load() == seen && reads.Load() <= target; {
+			for seen := reads.Load(); reads.Load() == seen && !finished.Load(); {
 			}
 		}
 	}()
 	wg.Wait()
+	finished.Store(true)
 	close(stop)
 	<-writerDone
 	t.Logf("%d reads against %d writes, %d torn", min(reads.Load(), target), atomic.LoadInt64(&writes), torn.Load())
