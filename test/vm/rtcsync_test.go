@@ -53,9 +53,14 @@ ntp=$!
 cw_wait_count /tmp/chronyd.log 'Selected source' 1 60
 # Until chronyd has converged its error bound is over 1 s (the guest's RTC
 # starts it up to 1 s off): a true stepdown. A first clockwatch, without
-# the stepdown socket, waits for it to settle.
+# the stepdown socket, waits for it to settle. It keeps its state in its
+# own directories: the daemon under test restores the stepdown state it
+# finds (the warmup's error_bound, with a fresh 30 s hold-down), and this
+# test is about a daemon that starts next to a synchronised chronyd.
 printf 'stepdown: {enabled: false}\n' >/tmp/warmup.yml
-clockwatch --web.listen-address=%[1]s --config.file=/tmp/warmup.yml >/tmp/warmup.log 2>&1 &
+mkdir -p /tmp/warmup-state /tmp/warmup-run
+STATE_DIRECTORY=/tmp/warmup-state RUNTIME_DIRECTORY=/tmp/warmup-run \
+	clockwatch --web.listen-address=%[1]s --config.file=/tmp/warmup.yml >/tmp/warmup.log 2>&1 &
 warmup=$!
 cw_wait_metric %[2]s '^clockwatch_chrony_clock_error_bound_seconds 0\.0' 120
 kill $warmup && wait $warmup || true
