@@ -7,6 +7,7 @@
 // (timesource.Reading) and grows by the configured maximum drift between
 // their updates; the status follows the stepdown announcement, so that a
 // step, a suspend or a drill makes the segment "disrupted" in the same
-// instant the stepdown socket says "stepdown". The segment is rewritten at
-// least every second: readers take a segment older than 5 s for free running.
+// instant the stepdown socket says "stepdown". The segment is rewritten when
+// its figures change and every clockbound.interval (4 s): readers take a
+// segment older than 5 s for free running.
 package clockbound

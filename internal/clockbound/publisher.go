@@ -23,11 +23,6 @@ import (
 // it they get "unknown".
 const VoidAfter = 1000 * time.Second
 
-// checkEvery is how often the publisher looks at the figures between
-// writes (or every Config.Interval, when shorter): a source's new figures
-// reach the segment within it, on the tick the daemon's pulse gives every
-// second anyway.
-const checkEvery = time.Second
 
 // changeTolerance and coarseTick say how far the bound judged now may be
 // from the one a reader computes from the last write (its bound grown by
@@ -114,8 +109,6 @@ type Publisher struct {
 	liveMu   sync.Mutex
 	live     bool
 	ownPulse *pulse.Pulse
-	// check is the pulse's period for tick.
-	check time.Duration
 	// failed carries a periodic write's error to Run.
 	failed chan error
 }
@@ -152,22 +145,33 @@ func NewPublisher(cfg Config, seg *Segment, opts Options) *Publisher {
 		p.ownPulse = pulse.New()
 		opts.Pulse = p.ownPulse
 	}
-	p.check = min(cfg.Interval, checkEvery)
-	opts.Pulse.Every(p.check, p.tick)
+	opts.Pulse.Every(cfg.Interval, p.tick)
 	return p
 }
 
-// tick looks at the figures and writes the segment when a reader of the
-// last write would now read something else than the figures say (another
-// status or marker, a bound that is not the last one grown by the drift),
-// or when the last write would be Config.Interval old at the next tick.
-func (p *Publisher) tick() {
+// Nudge looks at the figures now: the daemon's feed calls it after each
+// feed of the sources' readings, when they may have changed, so that new
+// figures reach the segment at once and nothing needs to look every second.
+// It writes only when a reader of the last write would read something else
+// than the figures say, or the last write is Config.Interval old.
+func (p *Publisher) Nudge() { p.look(0) }
+
+// tick is the pulse's, every Config.Interval: the last write would be older
+// than that at the next tick, so it writes (ClockBound's readers take a
+// segment older than 5 s for free running).
+func (p *Publisher) tick() { p.look(p.cfg.Interval) }
+
+// look writes the segment when a reader of the last write would now read
+// something else than the figures say (another status or marker, a bound
+// that is not the last one grown by the drift), or when the last write
+// would be Config.Interval old within ahead.
+func (p *Publisher) look(ahead time.Duration) {
 	p.liveMu.Lock()
 	defer p.liveMu.Unlock()
 	if !p.live {
 		return
 	}
-	if err := p.write(true); err != nil {
+	if err := p.write(true, ahead); err != nil {
 		p.live = false
 		p.failed <- err // the first error only: live is off now
 	}
@@ -181,8 +185,8 @@ func (p *Publisher) Last() Written {
 }
 
 // Run writes the segment at once, then when its figures change (looked at
-// on the pulse every second), at least every interval, and at every
-// stepdown event, until ctx is done. It fails only when the clock cannot be read.
+// when Nudge says they may have), every interval, and at every stepdown
+// event, until ctx is done. It fails only when the clock cannot be read.
 func (p *Publisher) Run(ctx context.Context) error {
 	defer p.seg.Close()
 	defer func() {
@@ -229,12 +233,12 @@ func (p *Publisher) Run(ctx context.Context) error {
 }
 
 // Write judges the clock now and writes the segment once.
-func (p *Publisher) Write() error { return p.write(false) }
+func (p *Publisher) Write() error { return p.write(false, 0) }
 
-// write is Write; periodic (the tick) writes only when the figures changed
-// (changed), and then also checks that the segment's path still names the
+// write is Write; periodic (a look) writes only when the figures changed
+// or the last write is old within ahead (changed), and then also checks that the segment's path still names the
 // mapped file (a path lookup, kept off the event path).
-func (p *Publisher) write(periodic bool) error {
+func (p *Publisher) write(periodic bool, ahead time.Duration) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
 	// as_of first, the bound after: the bound is then computed for an
@@ -258,7 +262,7 @@ func (p *Publisher) write(periodic bool) error {
 		// sees a newer one on the device knows the segment lags.
 		rec.DisruptionMarker, rec.DisruptionSupport = ann.DisruptionMarker, true
 	}
-	if periodic && !p.changed(rec) {
+	if periodic && !p.changed(rec, ahead) {
 		return nil
 	}
 	recreated := uint64(0)
@@ -300,7 +304,7 @@ func (p *Publisher) write(periodic bool) error {
 // ClockBound's readers take a synchronized or free running status older
 // than 5 s (boundedtime.RestartGrace) for free running: Config.Interval
 // (4 s at most) rewrites it before then.
-func (p *Publisher) changed(rec Record) bool {
+func (p *Publisher) changed(rec Record, ahead time.Duration) bool {
 	p.mu.Lock()
 	last, writes := p.last.Record, p.last.Writes
 	p.mu.Unlock()
@@ -309,7 +313,7 @@ func (p *Publisher) changed(rec Record) bool {
 		return true
 	}
 	age := rec.AsOf - last.AsOf
-	if age+p.check/2 >= p.cfg.Interval || age < 0 {
+	if age+ahead >= p.cfg.Interval || age < 0 {
 		return true
 	}
 	// The reader's arithmetic (boundedtime.Snapshot.At, ClockBound's).

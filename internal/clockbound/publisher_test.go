@@ -107,12 +107,13 @@ type fakeClock struct {
 func (c *fakeClock) MonotonicCoarse() (time.Duration, error) { return c.mono, nil }
 func (c *fakeClock) advance(d time.Duration)                 { c.mono += d; c.wall = c.wall.Add(d) }
 
-// TestPublisherWritesWhenFiguresChange: on the pulse's ticks the segment is
-// written only when a reader of the last write would read something else
-// than the figures say (a source's new figures, another status), and
-// before the last write is Config.Interval old; between writes, the bound a
-// reader computes (ClockBound's arithmetic, boundedtime) is the one the
-// figures give, to the tolerance.
+// TestPublisherWritesWhenFiguresChange: nudged (as the feed does after
+// each feed, every second in this test), the publisher writes the segment
+// only when a reader of the last write would read something else than the
+// figures say (a source's new figures, another status), and when the last
+// write is Config.Interval old; between writes, the bound a reader computes
+// (ClockBound's arithmetic, boundedtime) is the one the figures give, to
+// the tolerance. The pulse's tick, every Config.Interval, always writes.
 func TestPublisherWritesWhenFiguresChange(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "shm0")
@@ -139,7 +140,7 @@ func TestPublisherWritesWhenFiguresChange(t *testing.T) {
 	step := func(what string, wantWrites uint64) {
 		t.Helper()
 		clock.advance(time.Second)
-		p.tick()
+		p.Nudge()
 		if w := p.Last().Writes; w != wantWrites {
 			t.Errorf("%s: %d writes, want %d", what, w, wantWrites)
 		}
@@ -174,6 +175,11 @@ func TestPublisherWritesWhenFiguresChange(t *testing.T) {
 	// say so): written as soon as it parts from the reader's.
 	reading.ErrorBound += 10 * time.Microsecond
 	step("the bound grew by more than the drift", 6)
+	clock.advance(time.Second)
+	p.tick()
+	if w := p.Last().Writes; w != 7 {
+		t.Errorf("the pulse's tick a second after a write: %d writes, want 7", w)
+	}
 	if rec := p.Last().Record; rec.VoidAfter-rec.AsOf != VoidAfter {
 		t.Errorf("void_after %v after as_of, want %v", rec.VoidAfter-rec.AsOf, VoidAfter)
 	}

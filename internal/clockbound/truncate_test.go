@@ -128,7 +128,7 @@ func TestCrashTruncatedSegmentPublisher(t *testing.T) {
 	// The periodic write happens when the figures change (or at the
 	// interval): chronyd's next poll.
 	reading.ErrorBound = 2 * time.Millisecond
-	if err := p.write(true); err != nil || p.Last().Recreated != 2 {
+	if err := p.write(true, p.cfg.Interval); err != nil || p.Last().Recreated != 2 {
 		t.Fatalf("the periodic rewrite after the removal: %v, %d recreations; want a new segment", err, p.Last().Recreated)
 	}
 	r, err := boundedtime.Open(path)

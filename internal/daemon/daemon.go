@@ -147,8 +147,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		steps.Collector,
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Tasks()...)
-	// The work due every second (the stepdown feed and heartbeat, the
-	// clockbound segment) shares one ticker and goroutine: one wake-up.
+	// The periodic work (the stepdown feed and heartbeat every second, the
+	// clockbound segment every 4 s) shares the pulse; the second's rests
+	// while no subscriber listens and chronyd's polls feed the policy.
 	pl := pulse.New()
 	tasks = append(tasks, pl.Run)
 	if sources.Wakes() {
@@ -167,11 +168,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// The clockbound segment, made below, looks at the figures after each
+	// feed (set before any task runs).
+	var cb *clockbound.Publisher
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
 	if announcerWanted(cfg) || d.opts.Kubernetes.Enabled() {
 		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
+		fo.Fed = func() {
+			if cb != nil {
+				cb.Nudge()
+			}
+		}
 		if cfg.Stepdown.Enabled {
 			var peers server.PeerWatcher
 			if pw := sources.PeerWatcher(); pw != nil {
@@ -209,7 +218,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
 		})
 	}
-	var cb *clockbound.Publisher
 	// A start that fails from here on (a port in use) gives the stepdown
 	// socket and the clockbound segment's lock back: no socket file or lock
 	// file is left behind.

@@ -127,6 +127,10 @@ type FeedOptions struct {
 	// Subscribers counts the stepdown socket's clients (nil without the
 	// socket): WriteDelay is observed only while one is connected.
 	Subscribers func() int
+	// Fed, when set, is called after each feed, once the announcer has
+	// the readings: the sources' figures may have changed (the clockbound
+	// segment looks at them then, not on a timer).
+	Fed func()
 }
 
 // NewFeed returns the feed of ann: sources are the enabled time sources, the
@@ -145,8 +149,22 @@ func NewFeed(ann *announce.Announcer, steps *Steps, sources timesources.Members,
 		nil, nil)}
 	f := &Feed{ann: ann, sub: steps.Durable.Subscribe(stepEventBuffer), sources: sources,
 		steps: steps, opt: fo, base: time.Now(), log: logger, WriteDelay: wd, ownPulse: own}
-	fo.Pulse.Every(fo.Poll, f.periodic)
+	fo.Pulse.EveryWhile(fo.Poll, f.periodic, f.rest)
 	return f
+}
+
+// rest says how long the feed may wait for the pulse: not at all until the
+// first sample's events are handed over, nor while a source has news at
+// its own rate (or when none says otherwise); else chronyd's polls and the
+// sources' news feed it, and the pulse need come back only when MaxQuiet
+// would pass (and every pulse.Rest, to find a source that starts to have
+// news of its own: a ptp4l found).
+func (s *Feed) rest() time.Duration {
+	if !s.fed.Load() || s.opt.Periodic == nil || s.opt.Periodic() {
+		return 0
+	}
+	quiet := time.Duration(int64(time.Since(s.base)) - s.lastFed.Load())
+	return s.opt.MaxQuiet - quiet
 }
 
 // Tasks are the feed (and the pulse, when it is its own).
@@ -235,6 +253,9 @@ func (s *Feed) pollOnce() {
 	s.lastFed.Store(int64(time.Since(s.base)))
 	s.journalProbe()
 	s.ann.Readings(s.sources.Readings())
+	if s.opt.Fed != nil {
+		s.opt.Fed()
+	}
 }
 
 // apply turns one detector event into an input of the announcer. Events arrive once

@@ -69,8 +69,12 @@ func TestFeedFollowsPolls(t *testing.T) {
 	polled <- struct{}{}
 	wait("a feed after chronyd's poll", func() bool { return tx.Reads() == n0+1 })
 	wait("a feed after max_quiet", func() bool { return tx.Reads() >= n0+2 })
+	// A source that starts to have news of its own (a ptp4l found) is
+	// fed every Poll from the pulse's next look, at most pulse.Rest away.
 	periodic.Store(true)
 	n1 := tx.Reads()
+	wait("the pulse's look", func() bool { return tx.Reads() > n1+1 })
+	n1 = tx.Reads()
 	time.Sleep(200 * time.Millisecond)
 	if n := tx.Reads() - n1; n < 5 {
 		t.Errorf("%d feeds in 200 ms at a 10 ms poll with Periodic set", n)

@@ -81,3 +81,79 @@ func TestEveryAfterRunPanics(t *testing.T) {
 	}
 	p.Every(time.Second, func() {})
 }
+
+// TestRestAndWake: a period whose only function may wait rests (its
+// function called every Rest, so not again within a test's second), and a
+// Wake brings the period back at once.
+func TestRestAndWake(t *testing.T) {
+	t.Parallel()
+	p := New()
+	var calls atomic.Int64
+	var want atomic.Bool
+	want.Store(true)
+	p.EveryWhile(10*time.Millisecond, func() { calls.Add(1) }, func() time.Duration {
+		if want.Load() {
+			return 0
+		}
+		return time.Hour // capped at Rest
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitCalls := func(n int64, what string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for calls.Load() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d calls after 10 s, want %d", what, calls.Load(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitCalls(5, "wanted")
+	want.Store(false)
+	// The beat that sees it unwanted, perhaps one already under way: then
+	// rest.
+	time.Sleep(50 * time.Millisecond)
+	resting := calls.Load()
+	time.Sleep(500 * time.Millisecond)
+	if n := calls.Load(); n != resting {
+		t.Fatalf("resting: %d calls in 500 ms, want none (Rest is %v)", n-resting, Rest)
+	}
+	want.Store(true)
+	p.Wake()
+	waitCalls(resting+5, "after Wake")
+}
+
+// TestWakeBeforeRun does nothing and does not block.
+func TestWakeBeforeRun(t *testing.T) {
+	t.Parallel()
+	p := New()
+	p.Every(time.Hour, func() {})
+	p.Wake()
+}
+
+// TestRestFor: a period rests for the shortest wait its functions give.
+func TestRestFor(t *testing.T) {
+	t.Parallel()
+	p := New()
+	var calls atomic.Int64
+	p.EveryWhile(10*time.Millisecond, func() { calls.Add(1) }, func() time.Duration { return 300 * time.Millisecond })
+	p.EveryWhile(10*time.Millisecond, func() {}, func() time.Duration { return time.Hour })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	time.Sleep(time.Second)
+	cancel()
+	<-done
+	// At 0, 300, 600, 900 ms: 3 or 4 (not 100 at the period, not 0 at Rest).
+	if n := calls.Load(); n < 2 || n > 5 {
+		t.Errorf("%d calls in 1 s resting 300 ms at a time, want 3 or 4", n)
+	}
+}

@@ -99,8 +99,10 @@ type Server struct {
 	clients map[*client]struct{}
 	fanout  []*client // reused by broadcastLocked
 	closed  bool
-	// ownPulse is the pulse Run runs when Options gave none.
+	// ownPulse is the pulse Run runs when Options gave none; pulse is the
+	// one the heartbeat beats on (either).
 	ownPulse *pulse.Pulse
+	pulse    *pulse.Pulse
 
 	wg sync.WaitGroup
 }
@@ -140,9 +142,16 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		s.ownPulse = pulse.New()
 		opts.Pulse = s.ownPulse
 	}
-	// Every heartbeat interval; it sends only while a client is connected.
-	// The policy's deadlines have their own timer in the announcer.
-	opts.Pulse.Every(cfg.Heartbeat, s.beat)
+	s.pulse = opts.Pulse
+	// Every heartbeat interval while a client is connected (an admission
+	// wakes the pulse); without one the pulse may rest. The policy's
+	// deadlines have their own timer in the announcer.
+	s.pulse.EveryWhile(cfg.Heartbeat, s.beat, func() time.Duration {
+		if s.Subscribers() > 0 {
+			return 0
+		}
+		return pulse.Rest
+	})
 	return s, nil
 }
 
@@ -381,6 +390,9 @@ func (s *Server) admit(conn *net.UnixConn) {
 		return
 	}
 	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+	// The heartbeat's period may be resting: its next beat is one
+	// heartbeat after the hello, not one pulse.Rest.
+	s.pulse.Wake()
 	go c.writeLoop()
 	go c.readLoop()
 }
