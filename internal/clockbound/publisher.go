@@ -23,7 +23,6 @@ import (
 // it they get "unknown".
 const VoidAfter = 1000 * time.Second
 
-
 // changeTolerance and coarseTick say how far the bound judged now may be
 // from the one a reader computes from the last write (its bound grown by
 // the maximum drift since its as_of) without a write: 1 µs for the rounding
