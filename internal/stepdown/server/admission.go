@@ -29,24 +29,118 @@ func (s *Server) admitLocked(cr Cred, credErr error) (ok bool, why string) {
 		return false, fmt.Sprintf("too many clients: the last %d of stepdown.max_clients (%d) are kept for root and clockwatch's uid",
 			s.cfg.reserved(), s.cfg.MaxClients)
 	}
-	uid := cr.UID
-	if credErr != nil {
-		uid = math.MaxUint32 // peers without credentials share one count
-	}
-	held := 0
-	for c := range s.clients {
-		cu := c.cred.UID
-		if c.credErr != nil {
-			cu = math.MaxUint32
-		}
-		if cu == uid && !s.mayDrill(c.cred, c.credErr) {
-			held++
-		}
-	}
-	if held >= s.cfg.MaxClientsPerUID {
+	uid := limitedUID(cr, credErr)
+	if held := s.held[uid]; held >= s.cfg.MaxClientsPerUID {
 		return false, fmt.Sprintf("uid %d holds %d connections, stepdown.max_clients_per_uid", cr.UID, held)
 	}
 	return true, ""
+}
+
+// limitedUID is the uid whose share a peer's connection counts against:
+// peers without credentials share one.
+func limitedUID(cr Cred, credErr error) uint32 {
+	if credErr != nil {
+		return math.MaxUint32
+	}
+	return cr.UID
+}
+
+// addLocked admits c: a subscriber from now on, counted against its uid's
+// share unless it is privileged.
+func (s *Server) addLocked(c *client) {
+	s.clients[c] = struct{}{}
+	if !s.mayDrill(c.cred, c.credErr) {
+		s.held[limitedUID(c.cred, c.credErr)]++
+	}
+}
+
+// removeLocked forgets c (once: a client may be dropped from two places).
+func (s *Server) removeLocked(c *client) {
+	if _, ok := s.clients[c]; !ok {
+		return
+	}
+	delete(s.clients, c)
+	if !s.mayDrill(c.cred, c.credErr) {
+		uid := limitedUID(c.cred, c.credErr)
+		if s.held[uid]--; s.held[uid] <= 0 {
+			delete(s.held, uid)
+		}
+	}
+}
+
+// The connection rate of each uid but the privileged ones: a burst of
+// connectBurst, then connectPerSecond a second. An application connects once
+// and stays (its restarts, a pod's processes starting together, fit the
+// burst); a uid that connects and closes in a loop would otherwise make
+// the daemon greet and tear down thousands of subscribers a second, with
+// the locks and CPU every other subscriber's events need
+// (BenchmarkConnectFlood, docs/stepdown-protocol.md "Limits").
+const (
+	connectBurst     = 128
+	connectPerSecond = 32
+	// connectRateTold is how often a refused uid is told why: between
+	// two, its refused connections are only closed.
+	connectRateTold = time.Second
+	// maxBuckets bounds the buckets kept: past it, those at least half
+	// full are forgotten.
+	maxBuckets = 1024
+)
+
+func connectRateWhy(uid uint32) string {
+	return fmt.Sprintf("uid %d connects too often (more than %d connections in a burst, then %d a second): retry later", uid, connectBurst, connectPerSecond)
+}
+
+// connectRate is each uid's token bucket; only the accept loop uses it.
+type connectRate struct{ buckets map[uint32]*bucket }
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+	told   time.Time
+}
+
+// rateVerdict is what to do with a connection.
+type rateVerdict int
+
+const (
+	rateAdmit  rateVerdict = iota // go on with admission
+	rateRefuse                    // refuse, saying why
+	rateDrop                      // refuse without a word (told within connectRateTold)
+)
+
+// take spends one of uid's tokens at now.
+func (r *connectRate) take(uid uint32, now time.Time) rateVerdict {
+	b := r.buckets[uid]
+	if b == nil {
+		if len(r.buckets) >= maxBuckets {
+			r.forgetFull(now)
+		}
+		b = &bucket{tokens: connectBurst, last: now}
+		r.buckets[uid] = b
+	}
+	if dt := now.Sub(b.last); dt > 0 {
+		b.tokens = min(connectBurst, b.tokens+dt.Seconds()*connectPerSecond)
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return rateAdmit
+	}
+	if now.Sub(b.told) < connectRateTold {
+		return rateDrop
+	}
+	b.told = now
+	return rateRefuse
+}
+
+// forgetFull drops the buckets at least half full at now: uids that do not
+// flood (forgotten, one gets half a burst more at most).
+func (r *connectRate) forgetFull(now time.Time) {
+	for uid, b := range r.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*connectPerSecond >= connectBurst/2 {
+			delete(r.buckets, uid)
+		}
+	}
 }
 
 // drillHold turns a drill request's hold_seconds into a duration: 0 is the

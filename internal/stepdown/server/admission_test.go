@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -89,5 +90,55 @@ func TestDrillHoldBounds(t *testing.T) {
 		if m := next(t, c); m.Code != stepdown.CodeBadRequest || m.Error != tc.want {
 			t.Errorf("hold_seconds %g: %v, want bad_request %q", tc.hold, m, tc.want)
 		}
+	}
+}
+
+// TestConnectRateRefuses: a uid that connects faster than its burst allows
+// is refused busy, saying why, before any hello (issue 32 item 1: a loop of
+// connects and closes made the daemon greet and tear down thousands of
+// subscribers a second); its held connections are unaffected, and root
+// and clockwatch's uid are never limited.
+func TestConnectRateRefuses(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Heartbeat = time.Hour
+	creds := make(chan server.Cred, 1)
+	s, _ := start(t, cfg, server.Options{PeerCred: queuedCreds(creds), SelfUID: 999})
+	as := func(uid uint32) stepdown.Message {
+		t.Helper()
+		creds <- server.Cred{PID: 1, UID: uid, GID: uid}
+		c, err := stepdown.Dial(context.Background(), cfg.Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return next(t, c)
+	}
+	hellos := 0
+	var refusal stepdown.Message
+	for range 1000 {
+		m := as(1000)
+		if m.Type != stepdown.TypeHello {
+			refusal = m
+			break
+		}
+		hellos++
+	}
+	// The burst, plus the tokens its refill gave while the test dialled.
+	if hellos < 128 || hellos > 400 {
+		t.Errorf("uid 1000 had %d hellos before a refusal, want the burst of 128 (and what refilled meanwhile)", hellos)
+	}
+	if refusal.Code != stepdown.CodeBusy || !strings.Contains(refusal.Error, "connects too often") {
+		t.Errorf("the refusal: %v, want busy saying the uid connects too often", refusal)
+	}
+	for _, uid := range []uint32{0, 999} {
+		for i := range 300 {
+			if m := as(uid); m.Type != stepdown.TypeHello {
+				t.Fatalf("uid %d, connection %d: %v, want a hello (never rate limited)", uid, i, m)
+			}
+		}
+	}
+	if got := metricValue(t, s, server.MetricDisconnects, "cause", server.CauseConnectRate); got < 1 {
+		t.Errorf("disconnects{cause=%q} = %v, want at least 1", server.CauseConnectRate, got)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // drop removes c and closes it.
 func (s *Server) drop(c *client, cause string) {
 	s.mu.Lock()
-	delete(s.clients, c)
+	s.removeLocked(c)
 	s.mu.Unlock()
 	c.shutdown(cause)
 }
@@ -122,7 +122,7 @@ func (c *client) sendError(code, msg string) {
 // fail sends an error and closes the connection once it is written.
 func (c *client) fail(code, cause, msg string) {
 	c.s.mu.Lock()
-	delete(c.s.clients, c)
+	c.s.removeLocked(c)
 	c.s.mu.Unlock()
 	c.s.limit.Log(slog.LevelInfo, "stepdown client misbehaved: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause, "err", msg)
 	c.closeCause = cause

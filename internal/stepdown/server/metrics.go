@@ -28,11 +28,12 @@ const (
 	CauseFlood          = "flood"
 	CauseNotAllowed     = "not_allowed"
 	CauseTooManyClients = "too_many_clients"
+	CauseConnectRate    = "connect_rate"
 	CauseShutdown       = "shutdown"
 )
 
 var allCauses = []string{CauseClientClosed, CauseLaggard, CauseWriteError, CauseGarbage, CauseLineTooLong,
-	CauseFlood, CauseNotAllowed, CauseTooManyClients, CauseShutdown}
+	CauseFlood, CauseNotAllowed, CauseTooManyClients, CauseConnectRate, CauseShutdown}
 
 // metrics implements prometheus.Collector for a Server. The state, the
 // epoch and the events are the announcer's (announce.Announcer.Collector).

@@ -97,8 +97,13 @@ type Server struct {
 
 	mu      sync.Mutex
 	clients map[*client]struct{}
-	fanout  []*client // reused by broadcastLocked
-	closed  bool
+	// held counts the connections of each uid that admission limits
+	// (admission.go), kept with clients by addLocked and removeLocked.
+	held   map[uint32]int
+	fanout []*client // reused by broadcastLocked
+	// rate is the accept loop's own: each uid's connection rate.
+	rate   connectRate
+	closed bool
 	// ownPulse is the pulse Run runs when Options gave none; pulse is the
 	// one the heartbeat beats on (either).
 	ownPulse *pulse.Pulse
@@ -132,6 +137,8 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
 		ready:   make(chan struct{}),
 		clients: map[*client]struct{}{},
+		held:    map[uint32]int{},
+		rate:    connectRate{buckets: map[uint32]*bucket{}},
 		ann:     ann,
 	}
 	s.limit = newLogLimiter(s.log)
@@ -283,7 +290,7 @@ loop:
 	s.mu.Lock()
 	s.closed = true
 	for c := range s.clients {
-		delete(s.clients, c)
+		s.removeLocked(c)
 		c.shutdown(CauseShutdown)
 	}
 	s.mu.Unlock()
@@ -352,6 +359,22 @@ func (s *Server) admit(conn *net.UnixConn) {
 		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
 		return
 	}
+	if !s.mayDrill(cr, credErr) {
+		// Before any other work: a uid that connects too often costs
+		// the accept, the credentials and a close (the refusal's line
+		// once a second), never a hello, goroutines or the locks the
+		// events need.
+		switch s.rate.take(limitedUID(cr, credErr), time.Now()) {
+		case rateRefuse:
+			s.limit.Log(slog.LevelWarn, "stepdown client refused: its uid connects too often", "pid", cr.PID, "uid", cr.UID)
+			s.reject(conn, stepdown.CodeBusy, CauseConnectRate, connectRateWhy(cr.UID))
+			return
+		case rateDrop:
+			conn.Close()
+			s.met.disconnects.WithLabelValues(CauseConnectRate).Inc()
+			return
+		}
+	}
 	// The kernel's share of a laggard's backlog, charged to this process,
 	// stays a few KiB (clientSendBuffer). Failing leaves the default: more
 	// memory per laggard, nothing else.
@@ -377,7 +400,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 		}
 		// The queue is allocated only for a client admitted.
 		c = &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
-		s.clients[c] = struct{}{}
+		s.addLocked(c)
 		c.raw, _ = conn.SyscallConn()
 		c.directWrite = c.writeDirect
 		c.helloSeq = seq
@@ -453,7 +476,7 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 	for _, l := range lagged {
 		for _, c := range l {
 			n--
-			delete(s.clients, c)
+			s.removeLocked(c)
 			c.shutdown(CauseLaggard)
 			s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
 		}

@@ -1,0 +1,174 @@
+package server_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+)
+
+// floodUID is the uid the server is told the flooding process has (the
+// test runs as one uid: the flooder's connections are told apart by pid).
+const floodUID = 65534
+
+// BenchmarkConnectFlood measures what another local user's connections do
+// to a subscriber's events (issue 32 item 1): one good subscriber (a child
+// process of this uid) and, with flood=on, another child the server takes
+// for uid 65534 that holds as many idle connections as admission lets it
+// (never reading) and opens and closes connections in a loop from four
+// goroutines. Each iteration is one event; p50, p99 and max are the time
+// from the event entering the server to its arrival at the good
+// subscriber. Run with -benchtime=500x or more.
+func BenchmarkConnectFlood(b *testing.B) {
+	for _, flood := range []bool{false, true} {
+		b.Run(fmt.Sprintf("flood=%v", flood), func(b *testing.B) { benchConnectFlood(b, flood) })
+	}
+}
+
+func benchConnectFlood(b *testing.B, flood bool) {
+	raiseFDLimit(8192)
+	cfg := testConfig(b)
+	cfg.Heartbeat = time.Second
+	var floodPID atomic.Int64
+	floodPID.Store(-1)
+	opts := server.Options{PeerCred: func(c *net.UnixConn) (server.Cred, error) {
+		cr, err := ucred(c)
+		if err == nil && int64(cr.PID) == floodPID.Load() {
+			cr.UID, cr.GID = floodUID, floodUID
+		}
+		return cr, err
+	}}
+	srv, ann := start(b, cfg, opts)
+
+	if flood {
+		fc := exec.Command(os.Args[0], "-test.run=^TestFloodConnections$")
+		fc.Env = append(os.Environ(), floodEnv+"="+cfg.Socket)
+		fc.Stderr = os.Stderr
+		out, err := fc.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := fc.Start(); err != nil {
+			b.Fatal(err)
+		}
+		floodPID.Store(int64(fc.Process.Pid))
+		defer func() { fc.Process.Kill(); fc.Wait() }()
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, "ready") {
+			b.Fatalf("flood process: %q, %v", line, err)
+		}
+		b.Logf("flood process: %s", strings.TrimSpace(line))
+	}
+
+	good := exec.Command(os.Args[0], "-test.run=^TestFanoutSubscribers$")
+	good.Env = append(os.Environ(), fanoutEnv+"="+cfg.Socket+",1")
+	good.Stderr = os.Stderr
+	out, err := good.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := good.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { good.Process.Kill(); good.Wait() }()
+	br := bufio.NewReader(out)
+	if line, err := br.ReadString('\n'); err != nil || line != "ready\n" {
+		b.Fatalf("subscriber process: %q, %v", line, err)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	i := 0
+	for b.Loop() {
+		i++
+		t0 := time.Now()
+		ann.Step(policy.Step{Seconds: float64(i)})
+		if _, err := br.ReadByte(); err != nil {
+			b.Fatalf("subscriber process: %v", err)
+		}
+		lat = append(lat, time.Since(t0))
+		// Events a few ms apart, as the flood goes on between them.
+		time.Sleep(2 * time.Millisecond)
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	q := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Seconds() * 1e3 }
+	b.ReportMetric(q(0.50), "p50-ms")
+	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(lat[len(lat)-1].Seconds()*1e3, "max-ms")
+	b.ReportMetric(float64(srv.Subscribers()), "subscribers")
+	b.ReportMetric(0, "ns/op")
+}
+
+// ucred reads SO_PEERCRED.
+func ucred(c *net.UnixConn) (server.Cred, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return server.Cred{}, err
+	}
+	var uc *unix.Ucred
+	var serr error
+	if err := rc.Control(func(fd uintptr) { uc, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return server.Cred{}, err
+	}
+	if serr != nil {
+		return server.Cred{}, serr
+	}
+	return server.Cred{PID: uc.Pid, UID: uc.Uid, GID: uc.Gid}, nil
+}
+
+const floodEnv = "STEPDOWN_FLOOD_SOCKET"
+
+// TestFloodConnections is BenchmarkConnectFlood's flooding process: it
+// holds every connection admission gives it, reading none, then connects
+// and closes in a loop until killed.
+func TestFloodConnections(t *testing.T) {
+	path := os.Getenv(floodEnv)
+	if path == "" {
+		t.Skip("only run as BenchmarkConnectFlood's child process")
+	}
+	raiseFDLimit(8192)
+	var held []net.Conn
+	for {
+		c, err := net.Dial("unix", path)
+		if errors.Is(err, syscall.EAGAIN) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Admitted: a hello; refused: an error and the end.
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil || !strings.Contains(line, `"hello"`) {
+			c.Close()
+			break
+		}
+		held = append(held, c)
+	}
+	os.Stdout.WriteString("ready " + strconv.Itoa(len(held)) + " idle connections held\n")
+	for range 4 {
+		go func() {
+			for {
+				c, err := net.Dial("unix", path)
+				if err == nil {
+					c.Close()
+				}
+			}
+		}()
+	}
+	select {}
+}
