@@ -102,6 +102,10 @@ type Server struct {
 	// ownPulse is the pulse Run runs when Options gave none.
 	ownPulse *pulse.Pulse
 
+	// readBuffers lend the clients' read loops a buffer for the moment of
+	// a read (readBuffer).
+	readBuffers sync.Pool
+
 	wg sync.WaitGroup
 }
 
@@ -132,6 +136,7 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		clients: map[*client]struct{}{},
 		ann:     ann,
 	}
+	s.readBuffers.New = func() any { return new(readBuffer) }
 	s.limit = newLogLimiter(s.log)
 	s.keys = protocolKeys()
 	s.detach = ann.Attach(s.announce)
@@ -349,6 +354,12 @@ func (s *Server) admit(conn *net.UnixConn) {
 	if err := conn.SetWriteBuffer(clientSendBuffer); err != nil {
 		s.limit.Log(slog.LevelWarn, "setting a stepdown client's send buffer", "err", err)
 	}
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		s.limit.Log(slog.LevelWarn, "a stepdown client's connection", "err", err)
+		conn.Close()
+		return
+	}
 	var c *client
 	var refuse func()
 	s.ann.Current(func(snap announce.Snapshot) {
@@ -366,22 +377,21 @@ func (s *Server) admit(conn *net.UnixConn) {
 			}
 			return
 		}
-		// The queue is allocated only for a client admitted.
-		c = &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
+		c = &client{s: s, conn: conn, raw: raw, cred: cr, credErr: credErr, done: make(chan struct{})}
 		s.clients[c] = struct{}{}
-		c.raw, _ = conn.SyscallConn()
 		c.directWrite = c.writeDirect
 		c.helloSeq = seq
-		c.enqueue(s.helloLocked(snap).AppendLine(nil))
+		// Written at once unless the socket is full: then a writer
+		// goroutine is started for it.
+		c.send(s.helloLocked(snap).AppendLine(nil))
 		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
-		s.wg.Add(2)
+		s.wg.Add(1)
 	})
 	if refuse != nil {
 		refuse()
 		return
 	}
 	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
-	go c.writeLoop()
 	go c.readLoop()
 }
 
