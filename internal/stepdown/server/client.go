@@ -23,8 +23,8 @@ func (s *Server) drop(c *client, cause string) {
 }
 
 // client is one subscriber. At rest it costs its connection, this struct
-// and one goroutine parked in the poller (readLoop): no read buffer, no
-// queue and no writer goroutine until they have something to hold.
+// and its place in the input poller: no goroutine, no read buffer, no queue
+// until they have something to do or hold.
 type client struct {
 	s       *Server
 	conn    *net.UnixConn
@@ -33,9 +33,16 @@ type client struct {
 	credErr error
 	done    chan struct{}
 	once    sync.Once
-	lastAck uint64 // read loop only
-	// peerWatches counts the watch_peer requests served (read loop only).
+	// The input side, used only on the input poller's goroutine: the
+	// line reader, the flood limit's token bucket, the last ack and the
+	// watch_peer requests served.
+	in          lineReader
+	tokens      float64
+	last        time.Time
+	lastAck     uint64
 	peerWatches int
+	// pollID names the client in the input poller.
+	pollID uint64
 	// helloSeq is the seq of the hello: events after it were sent to this
 	// connection, and only their acks measure the ack latency.
 	helloSeq uint64
@@ -121,6 +128,7 @@ func (c *client) shutdown(cause string) {
 		c.mu.Lock()
 		c.closed, c.queue = true, nil
 		c.mu.Unlock()
+		c.s.poller.remove(c)
 		close(c.done)
 		c.conn.Close()
 		c.s.met.disconnects.WithLabelValues(cause).Inc()
@@ -147,6 +155,9 @@ func (c *client) fail(code, cause, msg string) {
 	delete(c.s.clients, c)
 	c.s.mu.Unlock()
 	c.s.limit.Log(slog.LevelInfo, "stepdown client misbehaved: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "cause", cause, "err", msg)
+	// Nothing more is read from it (its input would keep the poller busy
+	// while the error waits to be written).
+	c.s.poller.remove(c)
 	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: msg}.AppendLine(nil)
 	c.s.met.clientErrors.WithLabelValues(code).Inc()
 	c.mu.Lock()
@@ -203,45 +214,44 @@ func (c *client) writeLoop() {
 	}
 }
 
-// errLineTooLong is a line of more than stepdown.MaxLineBytes.
-var errLineTooLong = errors.New("line too long")
+// errLineTooLong is a line of more than stepdown.MaxLineBytes; errNoLine
+// says no complete line has come yet.
+var (
+	errLineTooLong = errors.New("line too long")
+	errNoLine      = errors.New("no complete line yet")
+)
 
 // readBuffer is what a client reads into, for the moment of a read.
 type readBuffer = [stepdown.MaxLineBytes]byte
 
-// lineReader splits a client's input into lines. It holds only what came
-// after the last complete line (nil when nothing did), at most
-// stepdown.MaxLineBytes.
+// lineReader splits a client's input into lines without blocking. It holds
+// only what came after the last complete line (nil when nothing did), at
+// most stepdown.MaxLineBytes.
 type lineReader struct {
 	raw syscall.RawConn
-	// bufs lend a buffer for the moment of a read (the server's: a parked
-	// client holds none).
+	// bufs lend a buffer for the moment of a read (the server's: a client
+	// holds none).
 	bufs *sync.Pool
 	in   []byte
-	// read is the callback of raw.Read, made once; n and err are its
+	// read is the callback of raw.Control, made once; n and err are its
 	// results.
-	read func(fd uintptr) bool
+	read func(fd uintptr)
 	n    int
 	err  error
 }
 
-func newLineReader(raw syscall.RawConn, bufs *sync.Pool) *lineReader {
-	r := &lineReader{raw: raw, bufs: bufs}
+func (r *lineReader) init(raw syscall.RawConn, bufs *sync.Pool) {
+	r.raw, r.bufs = raw, bufs
 	r.read = r.readFD
-	return r
 }
 
-// readFD reads once fd is readable, into a pooled buffer taken only then,
-// and appends what came to in.
-func (r *lineReader) readFD(fd uintptr) bool {
+// readFD reads what fd has, into a pooled buffer, and appends it to in.
+func (r *lineReader) readFD(fd uintptr) {
 	buf := r.bufs.Get().(*readBuffer)
 	defer r.bufs.Put(buf)
 	n, err := syscall.Read(int(fd), buf[:stepdown.MaxLineBytes-len(r.in)])
 	for err == syscall.EINTR {
 		n, err = syscall.Read(int(fd), buf[:stepdown.MaxLineBytes-len(r.in)])
-	}
-	if err == syscall.EAGAIN {
-		return false // wait in the poller
 	}
 	r.n, r.err = n, err
 	if n > 0 {
@@ -249,11 +259,10 @@ func (r *lineReader) readFD(fd uintptr) bool {
 		// with the line.
 		r.in = append(append(make([]byte, 0, len(r.in)+n), r.in...), buf[:n]...)
 	}
-	return true
 }
 
-// next returns the next line, valid until the following call: reading
-// only when no complete line is held.
+// next returns the next line, valid until the following call, reading only
+// when no complete line is held; errNoLine when the socket has no more.
 func (r *lineReader) next() ([]byte, error) {
 	for {
 		if i := bytes.IndexByte(r.in, '\n'); i >= 0 {
@@ -267,10 +276,12 @@ func (r *lineReader) next() ([]byte, error) {
 		if len(r.in) >= stepdown.MaxLineBytes {
 			return nil, errLineTooLong
 		}
-		if err := r.raw.Read(r.read); err != nil {
+		if err := r.raw.Control(r.read); err != nil {
 			return nil, err
 		}
 		switch {
+		case r.err == syscall.EAGAIN:
+			return nil, errNoLine
 		case r.err != nil:
 			return nil, r.err
 		case r.n == 0:
@@ -279,29 +290,30 @@ func (r *lineReader) next() ([]byte, error) {
 	}
 }
 
-func (c *client) readLoop() {
-	defer c.s.wg.Done()
-	r := newLineReader(c.raw, &c.s.readBuffers)
-	tokens := float64(floodBurst)
-	last := time.Now()
+// readable acts on what the client sent: each complete line, until the
+// socket has no more. It runs on the input poller's goroutine (one for all
+// clients) and never blocks.
+func (c *client) readable() {
 	for {
-		line, err := r.next()
-		if errors.Is(err, errLineTooLong) {
+		line, err := c.in.next()
+		switch {
+		case errors.Is(err, errNoLine):
+			return
+		case errors.Is(err, errLineTooLong):
 			c.fail(stepdown.CodeLineTooLong, CauseLineTooLong, fmt.Sprintf("line longer than %d bytes", stepdown.MaxLineBytes))
 			return
-		}
-		if err != nil {
+		case err != nil:
 			c.s.drop(c, CauseClientClosed)
 			return
 		}
 		now := time.Now()
-		tokens = min(floodBurst, tokens+now.Sub(last).Seconds()*floodRate)
-		last = now
-		if tokens < 1 {
+		c.tokens = min(floodBurst, c.tokens+now.Sub(c.last).Seconds()*floodRate)
+		c.last = now
+		if c.tokens < 1 {
 			c.fail(stepdown.CodeFlood, CauseFlood, fmt.Sprintf("more than %d messages per second", floodRate))
 			return
 		}
-		tokens--
+		c.tokens--
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -312,8 +324,7 @@ func (c *client) readLoop() {
 }
 
 // handle acts on one line from the client; it reports false when it cut
-// the client off. Apart from the read loop, whose parked stack stays
-// small, it is the frame that grows while a line is parsed.
+// the client off.
 func (c *client) handle(line []byte) bool {
 	m, err := stepdown.ParseMessage(line)
 	if err == nil {

@@ -102,8 +102,9 @@ type Server struct {
 	// ownPulse is the pulse Run runs when Options gave none.
 	ownPulse *pulse.Pulse
 
-	// readBuffers lend the clients' read loops a buffer for the moment of
-	// a read (readBuffer).
+	// poller acts on the clients' input (Run makes it); readBuffers lend
+	// it a buffer for the moment of a read (readBuffer).
+	poller      *inputPoller
 	readBuffers sync.Pool
 
 	wg sync.WaitGroup
@@ -246,6 +247,13 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	l := s.l
+	p, err := newInputPoller()
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	s.poller = p
+	s.wg.Go(p.run)
 
 	acceptErr := make(chan error, 1)
 	go func() { acceptErr <- s.acceptLoop(l) }()
@@ -283,6 +291,9 @@ loop:
 		c.shutdown(CauseShutdown)
 	}
 	s.mu.Unlock()
+	if err := p.close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("stepdown socket: closing the clients' epoll instance: %w", err)
+	}
 	s.wg.Wait()
 	return runErr
 }
@@ -377,7 +388,9 @@ func (s *Server) admit(conn *net.UnixConn) {
 			}
 			return
 		}
-		c = &client{s: s, conn: conn, raw: raw, cred: cr, credErr: credErr, done: make(chan struct{})}
+		c = &client{s: s, conn: conn, raw: raw, cred: cr, credErr: credErr, done: make(chan struct{}),
+			tokens: floodBurst, last: time.Now()}
+		c.in.init(raw, &s.readBuffers)
 		s.clients[c] = struct{}{}
 		c.directWrite = c.writeDirect
 		c.helloSeq = seq
@@ -385,14 +398,19 @@ func (s *Server) admit(conn *net.UnixConn) {
 		// goroutine is started for it.
 		c.send(s.helloLocked(snap).AppendLine(nil))
 		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
-		s.wg.Add(1)
 	})
 	if refuse != nil {
 		refuse()
 		return
 	}
+	// Its input is read once its hello is out: nothing it causes overtakes
+	// the hello.
+	if err := s.poller.add(c); err != nil {
+		s.limit.Log(slog.LevelWarn, "stepdown client dropped: its input cannot be watched", "pid", cr.PID, "uid", cr.UID, "err", err)
+		s.drop(c, CauseTooManyClients)
+		return
+	}
 	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
-	go c.readLoop()
 }
 
 // helloLocked greets a client with the state now. Besides what a lock holder
