@@ -198,3 +198,55 @@ func BenchmarkSubscriberMemory(b *testing.B) {
 		})
 	}
 }
+
+// writers counts the goroutines writing to a client that fell behind.
+func writers() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "server.(*client).writeLoop(")
+}
+
+// TestWriterEndsOnceCaughtUp: a client that falls behind gets a writer
+// goroutine, and loses it once it has read what waited, while its messages
+// stay in order.
+func TestWriterEndsOnceCaughtUp(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Heartbeat = 10 * time.Millisecond
+	cfg.QueueSize = 1000 // not cut off while the test waits
+	s, _ := start(t, cfg, server.Options{})
+	c, hello := dial(t, cfg.Socket)
+	// It stops reading: heartbeats fill its socket buffer, then its queue.
+	waitFor(t, "a writer goroutine", func() bool { return writers() == 1 })
+	// It reads again, and checks that the seqs never go back.
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		seq := hello.Seq
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			m, err := c.Read()
+			if err != nil {
+				done <- err
+				return
+			}
+			if m.Seq < seq {
+				done <- fmt.Errorf("seq %d after %d", m.Seq, seq)
+				return
+			}
+			seq = m.Seq
+		}
+	}()
+	waitFor(t, "no writer goroutine", func() bool { return writers() == 0 })
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := metricValue(t, s, server.MetricDisconnects, "cause", server.CauseLaggard); got != 0 {
+		t.Errorf("%v laggards cut off, want none", got)
+	}
+}
