@@ -5,8 +5,10 @@
 // belongs to the machinery that runs the session, so no memory.max),
 // connects the subscribers, scrapes /metrics from 8 loops for 10 s, runs a
 // drill, and prints the daemon's RSS (VmRSS, and VmHWM, the peak) at each
-// stage with the subscribers admitted and refused busy, and how many
-// received the drill's stepdown. It stops the daemon by PID.
+// stage with the subscribers admitted and refused busy, its Go heap and
+// stacks in use (from /metrics) at the start and once the subscribers are
+// in, and how many received the drill's stepdown. It stops the daemon by
+// PID.
 //
 //	go run ./scripts/memflood -bin /path/to/clockwatch
 package main
