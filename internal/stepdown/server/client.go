@@ -41,7 +41,7 @@ type client struct {
 	last        time.Time
 	lastAck     uint64
 	peerWatches int
-	// pollID names the client in the input poller.
+	// pollID names the client in the input poller (guarded by its mu).
 	pollID uint64
 	// helloSeq is the seq of the hello: events after it were sent to this
 	// connection, and only their acks measure the ack latency.
