@@ -5,8 +5,10 @@
 // belongs to the machinery that runs the session, so no memory.max),
 // connects the subscribers, scrapes /metrics from 8 loops for 10 s, runs a
 // drill, and prints the daemon's RSS (VmRSS, and VmHWM, the peak) at each
-// stage with the subscribers admitted and refused busy, and how many
-// received the drill's stepdown. It stops the daemon by PID.
+// stage with the subscribers admitted and refused busy, its Go heap and
+// stacks in use (from /metrics) at the start and once the subscribers are
+// in, and how many received the drill's stepdown. It stops the daemon by
+// PID.
 //
 //	go run ./scripts/memflood -bin /path/to/clockwatch
 package main
@@ -15,6 +17,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -56,6 +60,30 @@ func status(pid int) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// goMemory reads the daemon's Go heap and stacks in use, and its goroutines,
+// from its /metrics (the Go collector's series).
+func goMemory(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	want := map[string]string{"go_memstats_heap_inuse_bytes": "heap in use", "go_memstats_stack_inuse_bytes": "stacks in use", "go_goroutines": "goroutines"}
+	got := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if _, w := want[name]; ok && w {
+			var f float64
+			fmt.Sscan(v, &f)
+			got[name] = f
+		}
+	}
+	return fmt.Sprintf("heap in use %.1f MiB, stacks in use %.1f MiB, %.0f goroutines",
+		got["go_memstats_heap_inuse_bytes"]/(1<<20), got["go_memstats_stack_inuse_bytes"]/(1<<20), got["go_goroutines"])
 }
 
 func run(bin string, n int, limit string, port, maxClients int) error {
@@ -101,7 +129,7 @@ stepdown:
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
-	fmt.Printf("started (GOMEMLIMIT=%s): %s\n", limit, status(pid))
+	fmt.Printf("started (GOMEMLIMIT=%s): %s; %s\n", limit, status(pid), goMemory(addr))
 
 	var hello, busy, other, stepdowns atomic.Int64
 	var firstErr atomic.Value
@@ -110,6 +138,10 @@ stepdown:
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		c, err := net.Dial("unix", sock)
+		for try := 0; errors.Is(err, syscall.EAGAIN) && try < 1000; try++ {
+			time.Sleep(time.Millisecond) // the accept backlog is full
+			c, err = net.Dial("unix", sock)
+		}
 		if err != nil {
 			other.Add(1)
 			firstErr.CompareAndSwap(nil, err.Error())
@@ -149,6 +181,9 @@ stepdown:
 	first.Wait()
 	fmt.Printf("%d subscribers in %v: %d hello, %d busy, %d other (%v): %s\n", n, time.Since(start).Round(time.Millisecond),
 		hello.Load(), busy.Load(), other.Load(), firstErr.Load(), status(pid))
+	// Settled: the runtime's figures once the admissions' garbage is gone.
+	time.Sleep(3 * time.Second)
+	fmt.Printf("settled: %s; %s\n", status(pid), goMemory(addr))
 
 	var scrapes atomic.Int64
 	var wg sync.WaitGroup

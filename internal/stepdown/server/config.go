@@ -141,7 +141,7 @@ func (c Config) Validate() error {
 	durBetween("hold_down", c.HoldDown, 0, 24*time.Hour, "")
 	intBetween("max_clients", c.MaxClients, 1, MaxClientsLimit, " (each is a file descriptor)")
 	intBetween("max_clients_per_uid", c.MaxClientsPerUID, 1, MaxClientsLimit, "")
-	intBetween("queue_size", c.QueueSize, 1, MaxQueueSize, " (each client's queue is allocated when it connects)")
+	intBetween("queue_size", c.QueueSize, 1, MaxQueueSize, " (messages held for each subscriber that falls behind)")
 	if c.MaxClients > 0 && c.QueueSize > 0 && c.MaxClients <= MaxClientsLimit && c.QueueSize <= MaxQueueSize &&
 		c.MaxClients*c.QueueSize > MaxQueuedTotal {
 		add("stepdown.queue_size: queue_size × max_clients must be at most %d (about %d MiB of queues), got %d × %d",

@@ -10,4 +10,9 @@
 // a Server only when stepdown.enabled is true; it opens the socket early
 // with Listen and runs it as a task with Run. The wire format is package
 // stepdown's, documented in docs/stepdown-protocol.md.
+//
+// A subscriber at rest costs about 1 KiB (TestSubscriberMemory): no
+// goroutine of its own. One epoll instance (inputPoller) watches every
+// client's input; a broadcast writes to each socket directly, and a writer
+// goroutine runs for a client only while messages wait for it.
 package server

@@ -19,7 +19,7 @@ const maxPeerWatches = 16
 
 // watchPeer serves a client's watch_peer: the peer messages go to this
 // client only, queued like any other; the watch ends with the connection.
-// It runs on the client's read loop.
+// It runs on the input poller's goroutine.
 func (s *Server) watchPeer(c *client, m stepdown.Message) {
 	switch {
 	case s.opts.Peers == nil:

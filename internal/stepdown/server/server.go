@@ -109,6 +109,11 @@ type Server struct {
 	ownPulse *pulse.Pulse
 	pulse    *pulse.Pulse
 
+	// poller acts on the clients' input (Run makes it); readBuffers lend
+	// it a buffer for the moment of a read (readBuffer).
+	poller      *inputPoller
+	readBuffers sync.Pool
+
 	wg sync.WaitGroup
 }
 
@@ -141,6 +146,7 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		rate:    connectRate{buckets: map[uint32]*bucket{}},
 		ann:     ann,
 	}
+	s.readBuffers.New = func() any { return new(readBuffer) }
 	s.limit = newLogLimiter(s.log)
 	s.keys = protocolKeys()
 	s.detach = ann.Attach(s.announce)
@@ -257,6 +263,13 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	l := s.l
+	p, err := newInputPoller()
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	s.poller = p
+	s.wg.Go(p.run)
 
 	acceptErr := make(chan error, 1)
 	go func() { acceptErr <- s.acceptLoop(l) }()
@@ -294,6 +307,9 @@ loop:
 		c.shutdown(CauseShutdown)
 	}
 	s.mu.Unlock()
+	if err := p.close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("stepdown socket: closing the clients' epoll instance: %w", err)
+	}
 	s.wg.Wait()
 	return runErr
 }
@@ -381,6 +397,12 @@ func (s *Server) admit(conn *net.UnixConn) {
 	if err := conn.SetWriteBuffer(clientSendBuffer); err != nil {
 		s.limit.Log(slog.LevelWarn, "setting a stepdown client's send buffer", "err", err)
 	}
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		s.limit.Log(slog.LevelWarn, "a stepdown client's connection", "err", err)
+		conn.Close()
+		return
+	}
 	var c *client
 	var refuse func()
 	s.ann.Current(func(snap announce.Snapshot) {
@@ -398,26 +420,32 @@ func (s *Server) admit(conn *net.UnixConn) {
 			}
 			return
 		}
-		// The queue is allocated only for a client admitted.
-		c = &client{s: s, conn: conn, cred: cr, credErr: credErr, queue: make(chan []byte, s.cfg.QueueSize), done: make(chan struct{})}
+		c = &client{s: s, conn: conn, raw: raw, cred: cr, credErr: credErr, done: make(chan struct{}),
+			tokens: floodBurst, last: time.Now()}
+		c.in.init(raw, &s.readBuffers)
 		s.addLocked(c)
-		c.raw, _ = conn.SyscallConn()
 		c.directWrite = c.writeDirect
 		c.helloSeq = seq
-		c.enqueue(s.helloLocked(snap).AppendLine(nil))
+		// Written at once unless the socket is full: then a writer
+		// goroutine is started for it.
+		c.send(s.helloLocked(snap).AppendLine(nil))
 		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
-		s.wg.Add(2)
 	})
 	if refuse != nil {
 		refuse()
+		return
+	}
+	// Its input is read once its hello is out: nothing it causes overtakes
+	// the hello.
+	if err := s.poller.add(c); err != nil {
+		s.limit.Log(slog.LevelWarn, "stepdown client dropped: its input cannot be watched", "pid", cr.PID, "uid", cr.UID, "err", err)
+		s.drop(c, CauseTooManyClients)
 		return
 	}
 	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
 	// The heartbeat's period may be resting: its next beat is one
 	// heartbeat after the hello, not one pulse.Rest.
 	s.pulse.Wake()
-	go c.writeLoop()
-	go c.readLoop()
 }
 
 // helloLocked greets a client with the state now. Besides what a lock holder
