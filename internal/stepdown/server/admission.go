@@ -68,30 +68,39 @@ func (s *Server) removeLocked(c *client) {
 	}
 }
 
-// The connection rate of each uid but the privileged ones: a burst of
-// connectBurst, then connectPerSecond a second. An application connects once
-// and stays (its restarts, a pod's processes starting together, fit the
-// burst); a uid that connects and closes in a loop would otherwise make
-// the daemon greet and tear down thousands of subscribers a second, with
-// the locks and CPU every other subscriber's events need
-// (BenchmarkConnectFlood, docs/stepdown-protocol.md "Limits").
+// The connection rate of each uid but the privileged ones: a uid may open
+// as many connections as it may hold (stepdown.max_clients_per_uid) at
+// once, then connectPerSecond a second. A token is spent by an admission
+// only: a uid that holds its share and keeps trying is refused by the
+// share, and one that connects once and stays, or holds many connections,
+// is never slowed. A uid that connects and closes in a loop is: it would
+// otherwise make the daemon greet and tear down thousands of subscribers a
+// second, with the locks and CPU every other subscriber's events need
+// (BenchmarkConnectFlood, docs/stepdown-protocol.md "Flow control").
 const (
-	connectBurst     = 128
 	connectPerSecond = 32
-	// connectRateTold is how often a refused uid is told why: between
-	// two, its refused connections are only closed.
+	// connectRateTold is how often a uid refused by its rate is told why:
+	// between two, its refused connections are only closed.
 	connectRateTold = time.Second
 	// maxBuckets bounds the buckets kept: past it, those at least half
 	// full are forgotten.
 	maxBuckets = 1024
 )
 
-func connectRateWhy(uid uint32) string {
-	return fmt.Sprintf("uid %d connects too often (more than %d connections in a burst, then %d a second): retry later", uid, connectBurst, connectPerSecond)
+func connectRateWhy(uid uint32, burst int) string {
+	return fmt.Sprintf("uid %d connects too often (more than stepdown.max_clients_per_uid, %d, at once, then %d a second): retry later",
+		uid, burst, connectPerSecond)
 }
 
 // connectRate is each uid's token bucket; only the accept loop uses it.
-type connectRate struct{ buckets map[uint32]*bucket }
+type connectRate struct {
+	burst   float64
+	buckets map[uint32]*bucket
+}
+
+func newConnectRate(burst int) connectRate {
+	return connectRate{burst: float64(burst), buckets: map[uint32]*bucket{}}
+}
 
 type bucket struct {
 	tokens float64
@@ -99,45 +108,53 @@ type bucket struct {
 	told   time.Time
 }
 
-// rateVerdict is what to do with a connection.
-type rateVerdict int
+// has says whether uid has a token at now (spend spends it once the
+// connection is admitted).
+func (r *connectRate) has(uid uint32, now time.Time) bool {
+	b := r.bucket(uid, now)
+	if dt := now.Sub(b.last); dt > 0 {
+		b.tokens = min(r.burst, b.tokens+dt.Seconds()*connectPerSecond)
+	}
+	b.last = now
+	return b.tokens >= 1
+}
 
-const (
-	rateAdmit  rateVerdict = iota // go on with admission
-	rateRefuse                    // refuse, saying why
-	rateDrop                      // refuse without a word (told within connectRateTold)
-)
+// tell says whether a refusal of uid at now is told why: at most once every
+// connectRateTold; the others are only closed.
+func (r *connectRate) tell(uid uint32, now time.Time) bool {
+	b := r.bucket(uid, now)
+	if now.Sub(b.told) < connectRateTold {
+		return false
+	}
+	b.told = now
+	return true
+}
 
-// take spends one of uid's tokens at now.
-func (r *connectRate) take(uid uint32, now time.Time) rateVerdict {
+// bucket is uid's, made full when it has none.
+func (r *connectRate) bucket(uid uint32, now time.Time) *bucket {
 	b := r.buckets[uid]
 	if b == nil {
 		if len(r.buckets) >= maxBuckets {
 			r.forgetFull(now)
 		}
-		b = &bucket{tokens: connectBurst, last: now}
+		b = &bucket{tokens: r.burst, last: now}
 		r.buckets[uid] = b
 	}
-	if dt := now.Sub(b.last); dt > 0 {
-		b.tokens = min(connectBurst, b.tokens+dt.Seconds()*connectPerSecond)
-	}
-	b.last = now
-	if b.tokens >= 1 {
+	return b
+}
+
+// spend takes the token of an admission that check allowed.
+func (r *connectRate) spend(uid uint32) {
+	if b := r.buckets[uid]; b != nil {
 		b.tokens--
-		return rateAdmit
 	}
-	if now.Sub(b.told) < connectRateTold {
-		return rateDrop
-	}
-	b.told = now
-	return rateRefuse
 }
 
 // forgetFull drops the buckets at least half full at now: uids that do not
 // flood (forgotten, one gets half a burst more at most).
 func (r *connectRate) forgetFull(now time.Time) {
 	for uid, b := range r.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*connectPerSecond >= connectBurst/2 {
+		if b.tokens+now.Sub(b.last).Seconds()*connectPerSecond >= r.burst/2 {
 			delete(r.buckets, uid)
 		}
 	}

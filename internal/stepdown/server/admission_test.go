@@ -93,47 +93,71 @@ func TestDrillHoldBounds(t *testing.T) {
 	}
 }
 
-// TestConnectRateRefuses: a uid that connects faster than its burst allows
-// is refused busy, saying why, before any hello (issue 32 item 1: a loop of
-// connects and closes made the daemon greet and tear down thousands of
-// subscribers a second); its held connections are unaffected, and root
-// and clockwatch's uid are never limited.
+// TestConnectRateRefuses: a uid that connects and closes faster than its
+// rate allows is refused busy, saying why, before any hello (issue 32 item
+// 1: a loop of connects and closes made the daemon greet and tear down
+// thousands of subscribers a second). A uid may open as many as its share
+// at once, and one at its share is refused by the share, not the rate;
+// root and clockwatch's uid are never limited.
 func TestConnectRateRefuses(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Heartbeat = time.Hour
+	cfg.MaxClientsPerUID = 100
 	creds := make(chan server.Cred, 1)
 	s, _ := start(t, cfg, server.Options{PeerCred: queuedCreds(creds), SelfUID: 999})
-	as := func(uid uint32) stepdown.Message {
+	dial := func(uid uint32) (*stepdown.Conn, stepdown.Message) {
 		t.Helper()
 		creds <- server.Cred{PID: 1, UID: uid, GID: uid}
 		c, err := stepdown.Dial(context.Background(), cfg.Socket)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
-		return next(t, c)
+		return c, next(t, c)
 	}
+	// Its whole share at once, held, then more: refused by the share.
+	var held []*stepdown.Conn
+	for i := range cfg.MaxClientsPerUID {
+		c, m := dial(1000)
+		if m.Type != stepdown.TypeHello {
+			t.Fatalf("uid 1000, connection %d of its share: %v", i+1, m)
+		}
+		held = append(held, c)
+	}
+	for range 3 {
+		c, m := dial(1000)
+		c.Close()
+		if m.Code != stepdown.CodeBusy || !strings.Contains(m.Error, "max_clients_per_uid") || strings.Contains(m.Error, "too often") {
+			t.Fatalf("uid 1000 at its share: %v, want busy naming its share", m)
+		}
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	waitFor(t, "uid 1000's connections gone", func() bool { return s.Subscribers() == 0 })
+	// Connect and close in a loop: the rate (the share's tokens were spent).
 	hellos := 0
 	var refusal stepdown.Message
 	for range 1000 {
-		m := as(1000)
+		c, m := dial(1000)
+		c.Close()
 		if m.Type != stepdown.TypeHello {
 			refusal = m
 			break
 		}
 		hellos++
 	}
-	// The burst, plus the tokens its refill gave while the test dialled.
-	if hellos < 128 || hellos > 400 {
-		t.Errorf("uid 1000 had %d hellos before a refusal, want the burst of 128 (and what refilled meanwhile)", hellos)
+	if hellos > 200 {
+		t.Errorf("uid 1000 had %d more hellos after spending its burst, want what 32 a second refilled", hellos)
 	}
 	if refusal.Code != stepdown.CodeBusy || !strings.Contains(refusal.Error, "connects too often") {
 		t.Errorf("the refusal: %v, want busy saying the uid connects too often", refusal)
 	}
 	for _, uid := range []uint32{0, 999} {
 		for i := range 300 {
-			if m := as(uid); m.Type != stepdown.TypeHello {
+			c, m := dial(uid)
+			c.Close()
+			if m.Type != stepdown.TypeHello {
 				t.Fatalf("uid %d, connection %d: %v, want a hello (never rate limited)", uid, i, m)
 			}
 		}

@@ -143,7 +143,7 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		ready:   make(chan struct{}),
 		clients: map[*client]struct{}{},
 		held:    map[uint32]int{},
-		rate:    connectRate{buckets: map[uint32]*bucket{}},
+		rate:    newConnectRate(cfg.MaxClientsPerUID),
 		ann:     ann,
 	}
 	s.readBuffers.New = func() any { return new(readBuffer) }
@@ -380,14 +380,27 @@ func (s *Server) admit(conn *net.UnixConn) {
 		// the accept, the credentials and a close (the refusal's line
 		// once a second), never a hello, goroutines or the locks the
 		// events need.
-		switch s.rate.take(limitedUID(cr, credErr), time.Now()) {
-		case rateRefuse:
-			s.limit.Log(slog.LevelWarn, "stepdown client refused: its uid connects too often", "pid", cr.PID, "uid", cr.UID)
-			s.reject(conn, stepdown.CodeBusy, CauseConnectRate, connectRateWhy(cr.UID))
+		uid := limitedUID(cr, credErr)
+		s.mu.Lock()
+		held := s.held[uid]
+		s.mu.Unlock()
+		now := time.Now()
+		switch {
+		case held >= s.cfg.MaxClientsPerUID:
+			// Refused by its share, and told so (not taken for a
+			// flood), without the announcer's lock.
+			why := fmt.Sprintf("uid %d holds %d connections, stepdown.max_clients_per_uid", cr.UID, held)
+			s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+			s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
 			return
-		case rateDrop:
-			conn.Close()
-			s.met.disconnects.WithLabelValues(CauseConnectRate).Inc()
+		case !s.rate.has(uid, now):
+			if s.rate.tell(uid, now) {
+				s.limit.Log(slog.LevelWarn, "stepdown client refused: its uid connects too often", "pid", cr.PID, "uid", cr.UID)
+				s.reject(conn, stepdown.CodeBusy, CauseConnectRate, connectRateWhy(cr.UID, s.cfg.MaxClientsPerUID))
+			} else {
+				conn.Close()
+				s.met.disconnects.WithLabelValues(CauseConnectRate).Inc()
+			}
 			return
 		}
 	}
@@ -434,6 +447,9 @@ func (s *Server) admit(conn *net.UnixConn) {
 	if refuse != nil {
 		refuse()
 		return
+	}
+	if !s.mayDrill(cr, credErr) {
+		s.rate.spend(limitedUID(cr, credErr))
 	}
 	// Its input is read once its hello is out: nothing it causes overtakes
 	// the hello.
