@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/host"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
@@ -301,7 +301,7 @@ func (j *Journal) State() step.State {
 // larger of the journal's and st's: a baseline is never written with an
 // epoch older than the steps before it, even when the bus dropped their
 // events. A zero sample is ignored.
-func (j *Journal) SaveBaseline(s probe.Sample, st step.State) {
+func (j *Journal) SaveBaseline(s kernel.Sample, st step.State) {
 	if s.Boot == 0 {
 		return
 	}
