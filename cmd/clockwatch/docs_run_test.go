@@ -334,6 +334,16 @@ func exits(code int, wants ...string) docRun {
 	}
 }
 
+// silent runs a line whose output is empty here: events --since 24h --json
+// when every event in the journal is older (JSON lines only, and none).
+func silent(t *testing.T, e *docEnv, args []string) {
+	r := e.clockwatch(t, 20*time.Second, args)
+	want(t, strings.Join(args, " "), r, []int{0})
+	if r.out != "" {
+		t.Errorf("%s: want no output (every event is older than 24h), got:\n%s", strings.Join(args, " "), r.out)
+	}
+}
+
 // status runs a status line: 0, 1 or 2 by this host's health, and the
 // daemon's state was read from its socket.
 func status(t *testing.T, e *docEnv, args []string) {
@@ -432,9 +442,9 @@ var runnable = map[string]docRun{
 	"clockwatch --config.file=/nonexistent/file":            daemonStarts,
 	"clockwatch status":                                     status,
 	"clockwatch --config.file=/nonexistent/file status":     status,
-	"clockwatch events":                                     exits(0, "No clock events in the journal under "),
-	"clockwatch events --json":                              exits(0),
-	"clockwatch events --since 24h --json":                  exits(0),
+	"clockwatch events":                                     exits(0, "step backward by 12.4s (-12.400000 s)", "resume after 8h0m0s suspended"),
+	"clockwatch events --json":                              exits(0, `{"boot_id":"boot-a","type":"step","seq":1,"epoch":1,"step_seconds":-12.4`),
+	"clockwatch events --since 24h --json":                  silent,
 	"clockwatch watch":                                      watching,
 	"clockwatch watch --json --exit-on-stepdown":            watching,
 	"clockwatch watch --exit-on-stepdown --exit-on-unknown": watching,
@@ -625,6 +635,10 @@ func TestDocumentedCommandsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	journal, err := os.ReadFile("../../internal/journal/testdata/print.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	usedMatch := map[string]bool{}
 	var ran, listed int
 	t.Run("run", func(t *testing.T) {
@@ -650,7 +664,13 @@ func TestDocumentedCommandsRun(t *testing.T) {
 				if err := os.WriteFile(e.etcConf, shipped, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				e.d = daemontest.Start(t, binary, daemontest.Options{Args: []string{"--config.file=" + e.conf}})
+				// The journal holds five events of 2026-11-30
+				// (internal/journal/testdata), so that events has some to show.
+				state := t.TempDir()
+				if err := os.WriteFile(filepath.Join(state, "events.jsonl"), journal, 0o640); err != nil {
+					t.Fatal(err)
+				}
+				e.d = daemontest.Start(t, binary, daemontest.Options{StateDir: state, Args: []string{"--config.file=" + e.conf}})
 				e.waitStarted(t)
 				run(t, e, args)
 				if t.Failed() {
