@@ -30,6 +30,9 @@ import (
 // is the line as the reader types it: for clockwatch and go run the
 // normalised form docCommands makes (cd DIR && args, placeholders given
 // values), for the others the line with its prompt and comment cut.
+// Inline code counts for clockwatch and go run lines only, as in
+// docCommands: elsewhere prose names programs (`make build`) without
+// showing a command to type.
 type documented struct {
 	key   string
 	where []string // file:line of each place it is shown
@@ -351,7 +354,9 @@ func status(t *testing.T, e *docEnv, args []string) {
 }
 
 // daemonStarts runs the daemon line (the test adds a loopback port and its
-// own directories): it serves /metrics.
+// own directories): it serves /metrics. The bare `clockwatch` reads the
+// default configuration file (absent here) and looks for the host's time
+// daemons, as `clockwatch status` does in TestCLI: reads and loopback only.
 func daemonStarts(t *testing.T, e *docEnv, args []string) {
 	d := daemontest.Start(t, binary, daemontest.Options{Args: e.subst(args[1:])})
 	if !strings.Contains(d.Log(), `msg="Listening on"`) {
