@@ -151,15 +151,15 @@ var notRunnable = []struct{ match, why string }{
 	{"useradd", "creates a system user on the host"},
 	{"usermod", "adds the clockwatch user to the host's _chrony group"},
 	{"gpasswd", "removes the clockwatch user from the host's _chrony group"},
-	{"chronyc", "asks the host's chronyd, which this machine does not run (chronyc against a loopback chronyd -x is internal/probe/chrony's test)"},
+	{"chronyc", "asks the host's chronyd, which this machine does not run (internal/probe/chrony's tests run chronyc against a loopback chronyd -x)"},
 	{"scripts/test-deps.sh", "installs the test dependencies (apt-get install) on the host"},
 	{"go install github.com/clockwatch/clockwatch/cmd/clockwatch@latest", "fetches the published module from the network (and installs into GOPATH/bin)"},
 	{"GOFLAGS=-mod=mod GOWORK=off go install helm.sh/helm/v3/cmd/helm@v3.22.0", "fetches helm from the network and installs it into GOPATH/bin"},
 	// Clusters, registries, images.
 	{"kubectl", "talks to a Kubernetes cluster's API server"},
-	{"helm", "installs the chart into a Kubernetes cluster (the chart is rendered with helm template in deploy/)"},
+	{"helm", "installs the chart into a Kubernetes cluster (test/kubeapiserver/manifests renders it with helm template)"},
 	{"skopeo", "copies the image to a registry over the network"},
-	{"podman", "builds a container image (needs podman and, for arm64, qemu-user; make image does it with go and tar)"},
+	{"podman", "builds a container image with podman (a container engine and, for arm64, qemu-user); make image builds the same image without one (scripts/image.sh)"},
 	// The project's own long runs: each is a test or target of its own.
 	{"make test", "the whole suite (minutes, and the machine's other work): not from inside one package's test"},
 	{"make test-redis", "the Redis Sentinel replay (examples/redislock), minutes long: scripts/test-examples.sh runs it"},
