@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -364,43 +363,58 @@ func daemonStarts(t *testing.T, e *docEnv, args []string) {
 	}
 }
 
-// watching runs a watch line while a drill runs on its daemon: the line
-// that exits on stepdown exits 3 with the drill's stepdown; the one that
-// does not prints it and runs on.
+// watching runs a watch line and, once it has printed the daemon's hello,
+// a drill: the line that exits on stepdown exits 3 with the drill's
+// stepdown; the one that does not prints the stepdown and the resume and
+// exits 0 when interrupted.
 func watching(t *testing.T, e *docEnv, args []string) {
+	what := strings.Join(args, " ")
 	exitsOnStepdown := slices.Contains(args, "--exit-on-stepdown")
-	var r result
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		timeout := 8 * time.Second
-		if !exitsOnStepdown {
-			timeout = 3 * time.Second // it runs until interrupted: long enough for the drill
+	hello, stepdown, resume := "hello state=ok", "stepdown state=stepdown", "resume state=ok"
+	if slices.Contains(args, "--json") {
+		hello, stepdown, resume = `"type":"hello"`, `"type":"stepdown"`, `"type":"resume"`
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, e.subst(args[1:])...)
+	cmd.Dir, cmd.Env = e.dir, e.env()
+	var out testtool.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(s string) {
+		for !strings.Contains(out.String(), s) {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: no %q within 20s; output:\n%s", what, s, out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		r = e.clockwatch(t, timeout, args)
-	}()
-	time.Sleep(500 * time.Millisecond) // the watch connects: a hello comes before the drill
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	waitFor(hello)
 	drill := e.clockwatch(t, 20*time.Second, []string{"clockwatch", "drill", "--hold=300ms"})
 	want(t, "the drill under the watch", drill, []int{0}, "stepdown state=stepdown")
-	wg.Wait()
-	what := strings.Join(args, " ")
+	wantCode := 3
 	if !exitsOnStepdown {
-		if !r.timedOut {
-			t.Errorf("%s exited (%d) without --exit-on-stepdown; output:\n%s", what, r.code, r.out)
+		waitFor(resume)
+		wantCode = 0
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
 		}
-		for _, w := range []string{"hello state=ok", "stepdown state=stepdown", "reason=drill"} {
-			if !strings.Contains(r.out, w) {
-				t.Errorf("%s: output lacks %q:\n%s", what, w, r.out)
-			}
-		}
-		return
 	}
-	stepdown := "stepdown state=stepdown"
-	if slices.Contains(args, "--json") {
-		stepdown = `"type":"stepdown"`
+	r := result{out: out.String()}
+	var ee *exec.ExitError
+	switch err := cmd.Wait(); {
+	case ctx.Err() != nil:
+		r.timedOut = true
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
 	}
-	want(t, what, r, []int{3}, stepdown)
+	r.out = out.String()
+	want(t, what, r, []int{wantCode}, hello, stepdown)
 }
 
 // drills runs a drill line: it announces the stepdown and the resume.
