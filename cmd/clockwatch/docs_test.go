@@ -184,8 +184,10 @@ func placeholder(p string) string {
 
 // TestDocumentedCommands: every clockwatch command line in docs/, the
 // README and the examples' READMEs parses as written (its command and flags
-// exist; none runs), and every `go run` names a main package that builds
-// from where the docs run it, with flags it declares.
+// exist; none runs here), and every `go run` names a main package that
+// builds from where the docs run it, with flags it declares.
+// TestDocumentedCommandsRun (docs_run_test.go) runs them, and the other
+// shell lines of the docs, or says why one cannot run.
 func TestDocumentedCommands(t *testing.T) {
 	t.Parallel()
 	cmds := docCommands(t)

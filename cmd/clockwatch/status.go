@@ -12,6 +12,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/journal"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
@@ -61,7 +62,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 // withUndisciplined adds to v, on a host nobody disciplines (no source that
 // disciplines the clock answered, decided as the daemon decides), the line
 // the daemon logs at start: its stepdown socket stays in stepdown for good.
-func withUndisciplined(v health.Verdict, k *probe.Timex, disciplined bool, sd server.Config) health.Verdict {
+func withUndisciplined(v health.Verdict, k *kernel.Timex, disciplined bool, sd server.Config) health.Verdict {
 	if w := health.UndisciplinedWarning(sd.Enabled, sd.Triggers); w != "" && health.NobodyDisciplines(disciplined, k) {
 		v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
 		v.Level = max(v.Level, health.Warning)

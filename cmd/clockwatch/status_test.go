@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/clockwatch/clockwatch/internal/health"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
@@ -16,7 +16,7 @@ import (
 // WARNING; with a time daemon answering, or the triggers off, it does not.
 func TestStatusSaysUndisciplined(t *testing.T) {
 	t.Parallel()
-	undisciplined := &probe.Timex{State: probe.TimeError, Status: probe.StatusUnsync, MaxError: probe.MaxErrorSaturated}
+	undisciplined := &kernel.Timex{State: kernel.TimeError, Status: kernel.StatusUnsync, MaxError: kernel.MaxErrorSaturated}
 	sd := server.DefaultConfig()
 	off := sd
 	off.Triggers.Unsynchronized.Enabled, off.Triggers.ErrorBound.Enabled = false, false

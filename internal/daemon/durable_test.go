@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
@@ -28,7 +28,7 @@ func TestDurableEventsFollowTheJournal(t *testing.T) {
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
 	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
-	clocks := &probetest.Clocks{Start: probe.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 1 << 20}, clocks, slog.New(slog.DiscardHandler))
 	sub := s.Durable.Subscribe(8)
 	defer sub.Close()
@@ -68,7 +68,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
 	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
-	clocks := &probetest.Clocks{Start: probe.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := NewSteps(cfg, journal.Config{Dir: filepath.Join(blocker, "state"), MaxBytes: 1 << 20}, clocks, logger)
 	if s.Journal.Persistent() {

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
@@ -31,7 +31,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	scfg := step.DefaultConfig()
 	scfg.Interval = 5 * time.Millisecond
 	jcfg := journal.Config{Dir: dir, MaxBytes: 1 << 20}
-	clocks := &probetest.Clocks{Source: probetest.HostMonotonic, Start: probe.Sample{Real: 1_790_000_000 * int64(time.Second)}}
+	clocks := &probetest.Clocks{Source: probetest.HostMonotonic, Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second)}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	// A first run persists the wall−boot gap.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
@@ -48,7 +49,7 @@ func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex
 	if err != nil {
 		return nil // the kernel probe reports that itself
 	}
-	if tx := probe.Decode(raw); health.NobodyDisciplines(false, &tx) {
+	if tx := kernel.Decode(raw); health.NobodyDisciplines(false, &tx) {
 		logger.Warn(warning, "max_error", tx.MaxError, "kernel_state", tx.State)
 	}
 	return nil

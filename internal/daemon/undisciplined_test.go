@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/config"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
@@ -23,9 +23,9 @@ import (
 // configuration that turned those triggers off, get none.
 func TestWarnIfUndisciplined(t *testing.T) {
 	t.Parallel()
-	undisciplined := &probetest.Timex{Raw: probe.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(probe.StatusUnsync)}}
+	undisciplined := &probetest.Timex{Raw: kernel.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(kernel.StatusUnsync)}}
 	// A kernel a time daemon disciplined a minute ago: maxerror still small.
-	recent := &probetest.Timex{Raw: probe.RawTimex{MaxError: 30_000, Status: int32(probe.StatusUnsync)}}
+	recent := &probetest.Timex{Raw: kernel.RawTimex{MaxError: 30_000, Status: int32(kernel.StatusUnsync)}}
 	noTriggers := server.DefaultConfig()
 	noTriggers.Triggers.Unsynchronized.Enabled, noTriggers.Triggers.ErrorBound.Enabled = false, false
 	for _, tc := range []struct {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -25,7 +26,7 @@ type ClockProbe struct {
 	realtime, gap, suspended, freq, tai, uncertainty *prometheus.Desc
 
 	mu   sync.Mutex
-	prev probe.Sample // the previous scrape's sample, for the rate of MONOTONIC vs RAW
+	prev kernel.Sample // the previous scrape's sample, for the rate of MONOTONIC vs RAW
 }
 
 var _ Probe = (*ClockProbe)(nil)
@@ -64,12 +65,12 @@ func (p *ClockProbe) Describe(ch chan<- *prometheus.Desc) {
 
 // Update implements Probe.
 func (p *ClockProbe) Update(ch chan<- prometheus.Metric) error {
-	var s probe.Sample
+	var s kernel.Sample
 	if err := p.clocks.ReadClocks(&s); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	ratio, ok := probe.FrequencyCorrection(p.prev, s)
+	ratio, ok := kernel.FrequencyCorrection(p.prev, s)
 	if ok || p.prev.Raw == 0 {
 		p.prev = s
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
@@ -23,7 +24,7 @@ const sec = int64(time.Second)
 
 func TestClockProbe(t *testing.T) {
 	t.Parallel()
-	clocks := &probetest.Clocks{Samples: []probe.Sample{
+	clocks := &probetest.Clocks{Samples: []kernel.Sample{
 		{Mono: 100 * sec, Boot: 100 * sec, Real: 1_800_000_000 * sec, Raw: 100 * sec, TAI: 1_800_000_037 * sec, Window: 1000},
 		// 10 s later: MONOTONIC ran 20 ppm faster than RAW, 2 s suspended.
 		{Mono: 110*sec + 200_000, Boot: 112*sec + 700_000, Real: 1_800_000_012*sec + 700_000, Raw: 110 * sec,
@@ -63,9 +64,9 @@ clockwatch_clock_wall_boot_gap_seconds 1.7999999e+09
 
 func TestKernelProbe(t *testing.T) {
 	t.Parallel()
-	tx := &probetest.Timex{Raw: probe.RawTimex{Offset: -2500, Freq: 655360, MaxError: 16_000_000, EstError: 1500,
-		Status: probe.StatusPLL | probe.StatusInsert, Constant: 7, Precision: 1, Tolerance: 32768000, Tick: 10000, TAI: 37,
-		State: int(probe.TimeIns)}}
+	tx := &probetest.Timex{Raw: kernel.RawTimex{Offset: -2500, Freq: 655360, MaxError: 16_000_000, EstError: 1500,
+		Status: kernel.StatusPLL | kernel.StatusInsert, Constant: 7, Precision: 1, Tolerance: 32768000, Tick: 10000, TAI: 37,
+		State: int(kernel.TimeIns)}}
 	c := NewScraper(quiet, NewKernelProbe(tx))
 	want := `
 # HELP clockwatch_kernel_clock_state The kernel's clock state (adjtimex return value): 1 for the current state.
@@ -102,7 +103,7 @@ clockwatch_kernel_synchronized 1
 // An impossible offset is counted and not exported.
 func TestKernelProbeArtifact(t *testing.T) {
 	t.Parallel()
-	tx := &probetest.Timex{Raw: probe.RawTimex{Offset: 1 << 32, Status: probe.StatusNano}}
+	tx := &probetest.Timex{Raw: kernel.RawTimex{Offset: 1 << 32, Status: kernel.StatusNano}}
 	c := NewScraper(quiet, NewKernelProbe(tx))
 	for range 3 {
 		if n := testutil.CollectAndCount(c, MetricKernelOffset); n != 0 {

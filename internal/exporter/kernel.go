@@ -3,6 +3,7 @@ package exporter
 import (
 	"sync/atomic"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -36,11 +37,11 @@ type KernelProbe struct {
 	constant, tick, tolerance, precision, artifactsDesc *prometheus.Desc
 
 	// stateLabels are the label pairs of each clock state, built once.
-	stateLabels [probe.TimeError + 1][]*dto.LabelPair
+	stateLabels [kernel.TimeError + 1][]*dto.LabelPair
 }
 
 // kernelMetrics is how many series the kernel probe sends.
-const kernelMetrics = 13 + int(probe.TimeError) + 1
+const kernelMetrics = 13 + int(kernel.TimeError) + 1
 
 var _ Probe = (*KernelProbe)(nil)
 
@@ -67,7 +68,7 @@ func NewKernelProbe(timex probe.TimexReader) *KernelProbe {
 		artifactsDesc: d(MetricKernelOffsetArtifacts,
 			"Offsets read back larger than the kernel ever holds (such as the transient 2^32 ns seen on KVM), dropped rather than reported."),
 	}
-	for st := probe.TimeOK; st <= probe.TimeError; st++ {
+	for st := kernel.TimeOK; st <= kernel.TimeError; st++ {
 		p.stateLabels[st] = labelPairs([]string{"state"}, st.String())
 	}
 	return p
@@ -90,7 +91,7 @@ func (p *KernelProbe) Update(ch chan<- prometheus.Metric) error {
 	if err != nil {
 		return err
 	}
-	tx := probe.Decode(raw)
+	tx := kernel.Decode(raw)
 	if tx.Artifact {
 		p.artifacts.Add(1)
 	}
@@ -106,7 +107,7 @@ func (p *KernelProbe) Update(ch chan<- prometheus.Metric) error {
 	gauge(p.status, float64(tx.Status))
 	gauge(p.tai, tx.TAI.Seconds())
 	gauge(p.leap, float64(tx.LeapPending()))
-	for s := probe.TimeOK; s <= probe.TimeError; s++ {
+	for s := kernel.TimeOK; s <= kernel.TimeError; s++ {
 		ch <- b.next(p.state, prometheus.GaugeValue, boolFloat(s == tx.State), p.stateLabels[s])
 	}
 	gauge(p.constant, float64(tx.Constant))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -41,47 +41,47 @@ func ptp4lR(state string, offset, bound time.Duration) timesource.Reading {
 func TestJudge(t *testing.T) {
 	t.Parallel()
 	h := testThresholds()
-	synced := probe.Timex{Status: probe.StatusPLL, State: probe.TimeOK, MaxError: 2 * time.Millisecond}
+	synced := kernel.Timex{Status: kernel.StatusPLL, State: kernel.TimeOK, MaxError: 2 * time.Millisecond}
 	tests := []struct {
 		name  string
 		facts Facts
 		want  Verdict
 	}{
 		{"healthy", Facts{Kernel: &synced}, Verdict{Level: OK}},
-		{"unsynchronised and saturated", Facts{Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second}},
+		{"unsynchronised and saturated", Facts{Kernel: &kernel.Timex{Status: kernel.StatusUnsync, State: kernel.TimeError, MaxError: 16 * time.Second}},
 			Verdict{Level: Critical, Findings: []Finding{
 				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot or since the clock was last set, or not for at least 8h53m0s; is chronyd or ntpd running?"},
 			}}},
-		{"saturated 50 minutes after boot", Facts{Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
-			Clocks: &probe.Sample{Boot: int64(50 * time.Minute)}},
+		{"saturated 50 minutes after boot", Facts{Kernel: &kernel.Timex{Status: kernel.StatusUnsync, State: kernel.TimeError, MaxError: 16 * time.Second},
+			Clocks: &kernel.Sample{Boot: int64(50 * time.Minute)}},
 			Verdict{Level: Critical, Findings: []Finding{
 				{Critical, "the kernel's maximum error is saturated at 16s: no time daemon has disciplined the clock since boot (up 50m0s) or since the clock was last set; is chronyd or ntpd running?"},
 			}}},
 		{"chronyd synchronised without rtcsync: STA_UNSYNC alone is no finding", Facts{
-			Kernel:  &probe.Timex{Status: probe.StatusUnsync | probe.StatusPLL, State: probe.TimeError, MaxError: 17 * time.Millisecond},
+			Kernel:  &kernel.Timex{Status: kernel.StatusUnsync | kernel.StatusPLL, State: kernel.TimeError, MaxError: 17 * time.Millisecond},
 			Sources: set(chronyR(0.0002, 0.0032, true))},
 			Verdict{Level: OK}},
 		{"saturated with chronyd answering: chronyd speaks for itself", Facts{
-			Kernel:  &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
+			Kernel:  &kernel.Timex{Status: kernel.StatusUnsync, State: kernel.TimeError, MaxError: 16 * time.Second},
 			Sources: set(chronyR(0.0002, 0.0032, false))},
 			Verdict{Level: Warning, Findings: []Finding{
 				{Warning, "chrony is not synchronised to any source"},
 			}}},
 		{"chronyd -x: the kernel's maxerror is no finding while chronyd answers", Facts{
-			Kernel:  &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second},
+			Kernel:  &kernel.Timex{Status: kernel.StatusUnsync, State: kernel.TimeError, MaxError: 16 * time.Second},
 			Sources: set(chronyR(0.0000002, 0.000005, true))},
 			Verdict{Level: OK}},
 		{"maxerror above the critical bound with ntpd answering", Facts{
-			Kernel:  &probe.Timex{State: probe.TimeOK, MaxError: 3 * time.Second},
+			Kernel:  &kernel.Timex{State: kernel.TimeOK, MaxError: 3 * time.Second},
 			Sources: set(timesource.Reading{Source: "ntpd", Found: true, Up: true, HasData: true, Synchronized: true, ErrorBound: time.Millisecond})},
 			Verdict{Level: OK}},
-		{"offset warning", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: -200 * time.Millisecond}},
+		{"offset warning", Facts{Kernel: &kernel.Timex{State: kernel.TimeOK, Offset: -200 * time.Millisecond}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel is still correcting an offset of -200ms, above 100ms"}}}},
-		{"offset critical", Facts{Kernel: &probe.Timex{State: probe.TimeOK, Offset: 500 * time.Millisecond}},
+		{"offset critical", Facts{Kernel: &kernel.Timex{State: kernel.TimeOK, Offset: 500 * time.Millisecond}},
 			Verdict{Level: Critical, Findings: []Finding{{Critical, "the kernel is still correcting an offset of 500ms, above 500ms"}}}},
-		{"maxerror warning", Facts{Kernel: &probe.Timex{State: probe.TimeOK, MaxError: 300 * time.Millisecond}},
+		{"maxerror warning", Facts{Kernel: &kernel.Timex{State: kernel.TimeOK, MaxError: 300 * time.Millisecond}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "the kernel's maximum error is 300ms, above 250ms"}}}},
-		{"leap second pending", Facts{Kernel: &probe.Timex{State: probe.TimeIns, Status: probe.StatusInsert}},
+		{"leap second pending", Facts{Kernel: &kernel.Timex{State: kernel.TimeIns, Status: kernel.StatusInsert}},
 			Verdict{Level: Warning, Findings: []Finding{{Warning, "a leap second will be inserted at the end of the UTC day"}}}},
 		{"chrony synchronised, small offset", Facts{Kernel: &synced, Sources: set(chronyR(0.0002, 0.0032, true))}, Verdict{Level: OK}},
 		{"chrony offset over 500ms (the incident)", Facts{Kernel: &synced, Sources: set(chronyR(-12.4, 12.402, true))},
@@ -158,8 +158,8 @@ func TestSummary(t *testing.T) {
 func TestWriteGolden(t *testing.T) {
 	t.Parallel()
 	f := Facts{
-		Clocks: &probe.Sample{Mono: 5e9, Boot: 65e9, Real: 1_795_000_000_123_456_789, TAI: 1_795_000_037_123_457_789, Window: 1500},
-		Kernel: &probe.Timex{Status: probe.StatusUnsync, State: probe.TimeError, MaxError: 16 * time.Second,
+		Clocks: &kernel.Sample{Mono: 5e9, Boot: 65e9, Real: 1_795_000_000_123_456_789, TAI: 1_795_000_037_123_457_789, Window: 1500},
+		Kernel: &kernel.Timex{Status: kernel.StatusUnsync, State: kernel.TimeError, MaxError: 16 * time.Second,
 			Frequency: -12.5e-6, TAI: 37 * time.Second},
 	}
 	f.AddSource(timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true},

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 )
 
@@ -14,8 +14,8 @@ import (
 func TestWriteVerboseGolden(t *testing.T) {
 	t.Parallel()
 	f := Facts{
-		Clocks: &probe.Sample{Mono: 5e9, Boot: 65e9, Real: 1_795_000_000_123_456_789, TAI: 1_795_000_037_123_457_789, Window: 1500},
-		Kernel: &probe.Timex{State: probe.TimeOK, MaxError: 20 * time.Millisecond, Frequency: -12.5e-6, TAI: 37 * time.Second},
+		Clocks: &kernel.Sample{Mono: 5e9, Boot: 65e9, Real: 1_795_000_000_123_456_789, TAI: 1_795_000_037_123_457_789, Window: 1500},
+		Kernel: &kernel.Timex{State: kernel.TimeOK, MaxError: 20 * time.Millisecond, Frequency: -12.5e-6, TAI: 37 * time.Second},
 	}
 	d := chrony.Data{Tracking: chrony.Tracking{RefName: "ntp1", Stratum: 2, Leap: chrony.LeapNormal, Frequency: -12.25e-6}}
 	f.AddSource(chrony.Snapshot{Polls: 1, Up: true, HaveData: true, Data: d}.Reading(), d.StatusLines()...)

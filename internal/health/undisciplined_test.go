@@ -6,19 +6,19 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/health"
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 func TestNobodyDisciplines(t *testing.T) {
 	t.Parallel()
-	saturated := &probe.Timex{MaxError: probe.MaxErrorSaturated, Status: probe.StatusUnsync}
+	saturated := &kernel.Timex{MaxError: kernel.MaxErrorSaturated, Status: kernel.StatusUnsync}
 	// chronyd without rtcsync: STA_UNSYNC set, maxerror small.
-	unsyncFlagOnly := &probe.Timex{MaxError: 17 * time.Millisecond, Status: probe.StatusUnsync}
+	unsyncFlagOnly := &kernel.Timex{MaxError: 17 * time.Millisecond, Status: kernel.StatusUnsync}
 	for _, tc := range []struct {
 		name     string
 		answered bool
-		k        *probe.Timex
+		k        *kernel.Timex
 		want     bool
 	}{
 		{"no daemon, maxerror saturated", false, saturated, true},

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -97,9 +97,9 @@ type world struct {
 	gap  int64
 }
 
-func (w *world) sample() probe.Sample {
+func (w *world) sample() kernel.Sample {
 	w.t += int64(time.Second)
-	return probe.Sample{Mono: w.t, Boot: w.t, Real: w.t + w.gap, Window: 1000}
+	return kernel.Sample{Mono: w.t, Boot: w.t, Real: w.t + w.gap, Window: 1000}
 }
 
 // action is one thing that happens in the scenario.

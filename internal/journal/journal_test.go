@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -84,7 +84,7 @@ func TestBaselineGap(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	j := Open(cfg(dir), Options{BootID: bootID("a")})
-	j.SaveBaseline(probe.Sample{Mono: 5e9, Boot: 6e9, Real: 1_790_000_000e9}, step.State{})
+	j.SaveBaseline(kernel.Sample{Mono: 5e9, Boot: 6e9, Real: 1_790_000_000e9}, step.State{})
 	j.Close()
 	j = Open(cfg(dir), Options{BootID: bootID("a")})
 	if got, want := j.State(), (step.State{Gap: 1_790_000_000e9 - 6e9, GapBoot: 6e9}); got != want {

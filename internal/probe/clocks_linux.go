@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
 // SysClocks reads the kernel clocks.
@@ -19,7 +20,7 @@ var _ ClockReader = SysClocks{}
 // MONOTONIC_RAW and TAI, then MONOTONIC again to bound the window.
 // MONOTONIC and REALTIME come through the vDSO; the other three clocks have
 // no vDSO path in Go, so they cost one raw system call each.
-func (SysClocks) ReadClocks(s *Sample) error {
+func (SysClocks) ReadClocks(s *kernel.Sample) error {
 	before := host.Monotonic()
 	real := time.Now().UnixNano()
 	boot, err := host.ClockNano(unix.CLOCK_BOOTTIME)
@@ -35,7 +36,7 @@ func (SysClocks) ReadClocks(s *Sample) error {
 		return fmt.Errorf("reading CLOCK_TAI: %w", err)
 	}
 	after := host.Monotonic()
-	*s = Sample{
+	*s = kernel.Sample{
 		Mono:   before,
 		Real:   real,
 		Boot:   boot,

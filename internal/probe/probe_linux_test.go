@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
 // The real readers need no privilege; check that what they read is sane.
 func TestSysClocks(t *testing.T) {
 	t.Parallel()
-	var a, b Sample
+	var a, b kernel.Sample
 	if err := (SysClocks{}).ReadClocks(&a); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func TestSysClocks(t *testing.T) {
 	if d := b.Mono - a.Mono; d < int64(20*time.Millisecond) {
 		t.Errorf("MONOTONIC advanced %v over a 20ms sleep", time.Duration(d))
 	}
-	if f, ok := FrequencyCorrection(a, b); !ok || f > 0.01 || f < -0.01 {
+	if f, ok := kernel.FrequencyCorrection(a, b); !ok || f > 0.01 || f < -0.01 {
 		t.Errorf("FrequencyCorrection() = %g, %v; want a small ratio", f, ok)
 	}
 	if off := a.TAIOffset(); off < 0 || off > 100*time.Second {
@@ -45,20 +47,20 @@ func TestSysTimex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx := Decode(raw)
+	tx := kernel.Decode(raw)
 	if tx.Tick <= 0 {
 		t.Errorf("tick = %v, want > 0", tx.Tick)
 	}
 	if tx.Tolerance <= 0 {
 		t.Errorf("tolerance = %g, want > 0", tx.Tolerance)
 	}
-	if tx.MaxError < 0 || tx.MaxError > MaxErrorSaturated {
+	if tx.MaxError < 0 || tx.MaxError > kernel.MaxErrorSaturated {
 		t.Errorf("maxerror = %v out of range", tx.MaxError)
 	}
 }
 
 func BenchmarkReadClocks(b *testing.B) {
-	var s Sample
+	var s kernel.Sample
 	c := SysClocks{}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -82,7 +84,7 @@ func BenchmarkReadTimex(b *testing.B) {
 // itself, not an offset copy, or every derived gap would be wrong.
 func TestSysClocksMonoIsClockMonotonic(t *testing.T) {
 	t.Parallel()
-	var s Sample
+	var s kernel.Sample
 	var ts unix.Timespec
 	if err := (SysClocks{}).ReadClocks(&s); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -12,7 +13,7 @@ const KernelSource = "kernel"
 // KernelReading is the kernel's discipline state as a normalised reading, a
 // fallback: synchronised when disciplined (maxerror under 16 s), its error
 // bound maxerror, no offset estimate of its own. err is the adjtimex error.
-func KernelReading(t Timex, err error) timesource.Reading {
+func KernelReading(t kernel.Timex, err error) timesource.Reading {
 	r := timesource.Reading{Source: KernelSource, Role: timesource.Fallback, Found: true}
 	if err != nil {
 		r.Err = fmt.Errorf("reading adjtimex: %w", err)
@@ -28,7 +29,7 @@ func KernelReading(t Timex, err error) timesource.Reading {
 		r.Leap = timesource.LeapDelete
 	}
 	r.Detail = fmt.Sprintf("maxerror %v, %s", t.MaxError, t.State)
-	if t.Status&StatusUnsync != 0 {
+	if t.Status&kernel.StatusUnsync != 0 {
 		r.Detail += ", STA_UNSYNC set"
 	}
 	return r

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
 // SysTimex reads the kernel's clock discipline state with adjtimex(2) and
@@ -14,16 +16,16 @@ type SysTimex struct{}
 var _ TimexReader = SysTimex{}
 
 // ReadTimex calls adjtimex read-only.
-func (SysTimex) ReadTimex() (RawTimex, error) {
+func (SysTimex) ReadTimex() (kernel.RawTimex, error) {
 	var tx unix.Timex // Modes 0: a pure read.
 	state, err := unix.Adjtimex(&tx)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
-			return RawTimex{}, fmt.Errorf("adjtimex (read-only): %w; a seccomp filter blocks it (systemd's ProtectClock=yes does: use an empty CapabilityBoundingSet instead)", err)
+			return kernel.RawTimex{}, fmt.Errorf("adjtimex (read-only): %w; a seccomp filter blocks it (systemd's ProtectClock=yes does: use an empty CapabilityBoundingSet instead)", err)
 		}
-		return RawTimex{}, fmt.Errorf("adjtimex (read-only): %w", err)
+		return kernel.RawTimex{}, fmt.Errorf("adjtimex (read-only): %w", err)
 	}
-	return RawTimex{
+	return kernel.RawTimex{
 		Offset:    tx.Offset,
 		Freq:      tx.Freq,
 		MaxError:  tx.Maxerror,

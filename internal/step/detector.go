@@ -3,7 +3,7 @@ package step
 import (
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
 // State is what a Detector carries across restarts: the journal persists it
@@ -68,7 +68,7 @@ type Detector struct {
 	state State
 	stats Stats
 
-	prev     probe.Sample
+	prev     kernel.Sample
 	havePrev bool
 
 	// Pending clock-set marks not yet matched with a sample.
@@ -113,7 +113,7 @@ func (d *Detector) Stats() Stats { return d.stats }
 func (d *Detector) Slew() Slew { return d.slew }
 
 // Last returns the last sample observed, and false before the first.
-func (d *Detector) Last() (probe.Sample, bool) { return d.prev, d.havePrev }
+func (d *Detector) Last() (kernel.Sample, bool) { return d.prev, d.havePrev }
 
 // ClockSet records a clock-set mark: the kernel said, at monotonic time
 // monoNs, that the wall clock was set. The caller takes a fresh sample right
@@ -147,7 +147,7 @@ func (d *Detector) ClockSet(monoNs int64) {
 // Observe compares a sample with the previous one and returns the events it
 // reveals, or nil. The returned slice is reused by the next call: copy what
 // must be kept. Observe does not allocate.
-func (d *Detector) Observe(cur probe.Sample) []Event {
+func (d *Detector) Observe(cur kernel.Sample) []Event {
 	if !d.havePrev {
 		d.havePrev = true
 		d.prev = cur
@@ -254,7 +254,7 @@ func (d *Detector) resumeExplains(monoNs int64) bool {
 // sinceLastRun compares the first sample with the gap a previous run
 // persisted in this boot. The allowance grows with the BOOTTIME elapsed, as
 // nobody watched the clock meanwhile.
-func (d *Detector) sinceLastRun(cur probe.Sample) []Event {
+func (d *Detector) sinceLastRun(cur kernel.Sample) []Event {
 	saved, savedBoot := d.state.Gap, d.state.GapBoot
 	d.state.Gap, d.state.GapBoot = gap(cur), cur.Boot
 	if savedBoot == 0 || cur.Boot <= savedBoot {
@@ -279,7 +279,7 @@ func (d *Detector) sinceLastRun(cur probe.Sample) []Event {
 	return d.out[:1]
 }
 
-func (d *Detector) newEvent(t Type, prev, cur probe.Sample, marked, sampled bool, markMono int64) Event {
+func (d *Detector) newEvent(t Type, prev, cur kernel.Sample, marked, sampled bool, markMono int64) Event {
 	e := Event{
 		Type:        t,
 		Seq:         d.state.Seq,
@@ -303,7 +303,7 @@ func (d *Detector) newEvent(t Type, prev, cur probe.Sample, marked, sampled bool
 }
 
 // trackSlew updates the slew of the last interval and the windowed rate.
-func (d *Detector) trackSlew(cur probe.Sample, dGap, dMono, noise int64) {
+func (d *Detector) trackSlew(cur kernel.Sample, dGap, dMono, noise int64) {
 	d.lastRateValid = abs(dGap) > noise
 	d.lastRate = 0
 	if d.lastRateValid {
@@ -316,7 +316,7 @@ func (d *Detector) trackSlew(cur probe.Sample, dGap, dMono, noise int64) {
 	}
 }
 
-func (d *Detector) resetSlewRef(s probe.Sample) {
+func (d *Detector) resetSlewRef(s kernel.Sample) {
 	d.refMono = s.Mono
 	d.refGap = gap(s)
 	d.lastRateValid = false
@@ -326,7 +326,7 @@ func (d *Detector) resetSlewRef(s probe.Sample) {
 // isLeap reports whether a step of REALTIME is the kernel applying a leap
 // second: REALTIME moved by one second while TAI−BOOTTIME did not move, that
 // is the TAI offset changed by the opposite second.
-func isLeap(prev, cur probe.Sample, dGap, noise int64) bool {
+func isLeap(prev, cur kernel.Sample, dGap, noise int64) bool {
 	if prev.TAI == 0 || cur.TAI == 0 {
 		return false
 	}
@@ -343,8 +343,8 @@ func nextEpoch(e uint64) uint64 {
 	return e + 1
 }
 
-func gap(s probe.Sample) int64       { return s.Real - s.Boot }
-func suspended(s probe.Sample) int64 { return s.Boot - s.Mono }
+func gap(s kernel.Sample) int64       { return s.Real - s.Boot }
+func suspended(s kernel.Sample) int64 { return s.Boot - s.Mono }
 
 func abs(x int64) int64 {
 	if x < 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
@@ -38,8 +39,8 @@ type Sampler struct {
 
 	gauges     Gauges
 	ready      chan struct{}
-	sample     probe.Sample // a field, so reading into it does not allocate
-	retry      probe.Sample // a second reading when the first was disturbed
+	sample     kernel.Sample // a field, so reading into it does not allocate
+	retry      kernel.Sample // a second reading when the first was disturbed
 	readErrors uint64
 }
 
@@ -188,7 +189,7 @@ func (s *Sampler) logEvent(e Event) {
 // Snapshot is a consistent copy of the Sampler's state.
 type Snapshot struct {
 	// Sample is the last sample observed (zero before the first).
-	Sample probe.Sample
+	Sample kernel.Sample
 	// Slew is the measured slew rate of the REALTIME−BOOTTIME gap.
 	Slew Slew
 	// State is the Detector's epoch and sequence.
@@ -287,7 +288,7 @@ func (g *Gauges) Load() Snapshot {
 			continue
 		}
 		s := Snapshot{
-			Sample: probe.Sample{
+			Sample: kernel.Sample{
 				Mono: g.mono.Load(), Real: g.real.Load(), Boot: g.boot.Load(),
 				Raw: g.raw.Load(), TAI: g.tai.Load(), Window: g.window.Load(),
 			},

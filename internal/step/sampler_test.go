@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
@@ -21,7 +22,7 @@ func TestSamplerMarkWakesDetectorAtOnce(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Hour // only marks can cause a sample
-	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	marks := make(chan probe.Mark)
 	events := make(chan Event, 4)
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{Epoch: 7}), discardLogger(), func(e Event) { events <- e })
@@ -56,7 +57,7 @@ func TestSamplerTicksAndSurvivesReadErrors(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}, Err: errors.New("EINVAL")}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}, Err: errors.New("EINVAL")}
 	s := NewSampler(cfg, clocks, nil, NewDetector(cfg, State{}), discardLogger())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -96,7 +97,7 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 
 func TestSamplerTickDoesNotAllocate(t *testing.T) {
 	cfg := DefaultConfig()
-	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}}
 	s := NewSampler(cfg, clocks, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
 	s.tick()
 	if allocs := testing.AllocsPerRun(1000, s.tick); allocs != 0 {
@@ -149,7 +150,7 @@ func TestSamplerRereadsWideWindows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := &probetest.Clocks{Tick: time.Microsecond, Start: probe.Sample{Real: 1.7e18}, Windows: tt.windows}
+			c := &probetest.Clocks{Tick: time.Microsecond, Start: kernel.Sample{Real: 1.7e18}, Windows: tt.windows}
 			s := NewSampler(DefaultConfig(), c, nil, NewDetector(DefaultConfig(), State{}), discardLogger())
 			if err := s.read(); err != nil {
 				t.Fatal(err)
@@ -178,7 +179,7 @@ func TestSamplerAdaptsItsInterval(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	marks := make(chan probe.Mark, 1)
 	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
@@ -232,7 +233,7 @@ func TestSamplerBurst(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
 	w.watching.Store(true)
 	close(w.ready)
@@ -262,7 +263,7 @@ func TestSamplerMeasuresMarkToBus(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Hour
-	clocks := &probetest.Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	marks := make(chan probe.Mark)
 	events := make(chan Event, 4)
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger(), func(e Event) { events <- e })

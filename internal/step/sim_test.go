@@ -3,7 +3,7 @@ package step
 import (
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
 // simGap is the sim's REALTIME−BOOTTIME at start: a wall clock in 2026.
@@ -30,10 +30,10 @@ func newSim(cfg Config, state State) *sim {
 	return s
 }
 
-func (s *sim) sample() probe.Sample {
+func (s *sim) sample() kernel.Sample {
 	boot := s.mono + s.susp
 	real := boot + s.gap
-	smp := probe.Sample{Mono: s.mono, Boot: boot, Real: real, Raw: s.mono, TAI: real + s.taiOff, Window: s.window}
+	smp := kernel.Sample{Mono: s.mono, Boot: boot, Real: real, Raw: s.mono, TAI: real + s.taiOff, Window: s.window}
 	if s.noTAI {
 		smp.TAI = 0
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe"
@@ -61,7 +62,7 @@ type Report struct {
 // their metrics, status lines and tasks come. A new source is one entry.
 func Registry() []Registration {
 	return []Registration{
-		{Name: probe.KernelSource, New: kernel, Status: kernelStatus},
+		{Name: probe.KernelSource, New: newKernel, Status: kernelStatus},
 		{Name: chrony.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newChrony, Status: chronyStatus,
 			Switch: &Switch{Help: "Poll chronyd (chrony.enabled).", Set: func(cfg *config.Config, on bool) error {
 				cfg.Chrony.Enabled = on
@@ -139,10 +140,10 @@ func Kernel(timex probe.TimexReader) *Member {
 
 func kernelReading(timex probe.TimexReader) timesource.Reading {
 	raw, err := timex.ReadTimex()
-	return probe.KernelReading(probe.Decode(raw), err)
+	return probe.KernelReading(kernel.Decode(raw), err)
 }
 
-func kernel(_ *config.Config, env Env) *Member { return Kernel(env.Timex) }
+func newKernel(_ *config.Config, env Env) *Member { return Kernel(env.Timex) }
 
 func kernelStatus(_ context.Context, _ *config.Config, env Env) []Report {
 	return []Report{{Reading: kernelReading(env.Timex)}}

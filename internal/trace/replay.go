@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
@@ -29,7 +30,7 @@ func Record(ctx context.Context, clocks probe.ClockReader, marks <-chan probe.Ma
 		return n, fmt.Errorf("recording a trace: interval must be positive, got %v", interval)
 	}
 	tw := NewWriter(w)
-	var s probe.Sample
+	var s kernel.Sample
 	sample := func() error {
 		if err := clocks.ReadClocks(&s); err != nil {
 			return fmt.Errorf("recording a trace: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
@@ -107,7 +108,7 @@ func newScenario(w *Writer) *scenario {
 func (s *scenario) sample() {
 	boot := s.mono + s.susp
 	real := boot + s.gap
-	_ = s.w.Sample(probe.Sample{Mono: s.mono, Boot: boot, Real: real, Raw: s.mono - s.mono/100000, TAI: real + s.taiOff, Window: s.window})
+	_ = s.w.Sample(kernel.Sample{Mono: s.mono, Boot: boot, Real: real, Raw: s.mono - s.mono/100000, TAI: real + s.taiOff, Window: s.window})
 }
 
 func (s *scenario) ticks(n int, d time.Duration) {

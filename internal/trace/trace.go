@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
 // MaxLineBytes is the longest line a Reader accepts.
@@ -19,7 +19,7 @@ const MaxLineBytes = 64 << 10
 // Line is one line of a trace: a sample, or a clock-set mark (ClockSet true,
 // with only Sample.Mono set).
 type Line struct {
-	Sample   probe.Sample
+	Sample   kernel.Sample
 	ClockSet bool
 }
 
@@ -126,7 +126,7 @@ func (r *Reader) parse(b []byte) (Line, error) {
 			return Line{}, fmt.Errorf("non-monotonic mono_ns: clock_set mark at %d is before the previous mark's %d", *j.Mono, r.lastMark)
 		}
 		r.lastMark, r.haveMark = *j.Mono, true
-		return Line{Sample: probe.Sample{Mono: *j.Mono}, ClockSet: true}, nil
+		return Line{Sample: kernel.Sample{Mono: *j.Mono}, ClockSet: true}, nil
 	}
 	switch {
 	case j.Boot == nil:
@@ -151,7 +151,7 @@ func (r *Reader) parse(b []byte) (Line, error) {
 		return Line{}, fmt.Errorf("non-monotonic mono_ns: sample at %d is not after the previous sample's %d", *j.Mono, r.lastSample)
 	}
 	r.lastSample, r.haveSample = *j.Mono, true
-	s := probe.Sample{Mono: *j.Mono, Boot: *j.Boot, Real: *j.Real}
+	s := kernel.Sample{Mono: *j.Mono, Boot: *j.Boot, Real: *j.Real}
 	if j.Raw != nil {
 		s.Raw = *j.Raw
 	}
@@ -175,7 +175,7 @@ type Writer struct {
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w, buf: make([]byte, 0, 256)} }
 
 // Sample writes a sample line. Raw, TAI and Window are written when not zero.
-func (w *Writer) Sample(s probe.Sample) error {
+func (w *Writer) Sample(s kernel.Sample) error {
 	b := append(w.buf[:0], `{"mono_ns":`...)
 	b = strconv.AppendInt(b, s.Mono, 10)
 	b = append(b, `,"boot_ns":`...)

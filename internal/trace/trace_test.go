@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
@@ -93,9 +94,9 @@ func TestReaderAcceptsMarksBeforeTheirSampleAndBlankLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Line{
-		{Sample: probe.Sample{Mono: 100, Boot: 110, Real: 5, Raw: 90, TAI: 42, Window: 3}},
-		{Sample: probe.Sample{Mono: 95}, ClockSet: true},
-		{Sample: probe.Sample{Mono: 200, Boot: 210, Real: 6}},
+		{Sample: kernel.Sample{Mono: 100, Boot: 110, Real: 5, Raw: 90, TAI: 42, Window: 3}},
+		{Sample: kernel.Sample{Mono: 95}, ClockSet: true},
+		{Sample: kernel.Sample{Mono: 200, Boot: 210, Real: 6}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lines (-want +got):\n%s", diff)
@@ -105,9 +106,9 @@ func TestReaderAcceptsMarksBeforeTheirSampleAndBlankLines(t *testing.T) {
 func TestWriterRoundTrip(t *testing.T) {
 	t.Parallel()
 	want := []Line{
-		{Sample: probe.Sample{Mono: 1, Boot: 2, Real: 1_790_000_000_000_000_000, Raw: 4, TAI: 5, Window: 6}},
-		{Sample: probe.Sample{Mono: 7}, ClockSet: true},
-		{Sample: probe.Sample{Mono: 8, Boot: 9, Real: 10}},
+		{Sample: kernel.Sample{Mono: 1, Boot: 2, Real: 1_790_000_000_000_000_000, Raw: 4, TAI: 5, Window: 6}},
+		{Sample: kernel.Sample{Mono: 7}, ClockSet: true},
+		{Sample: kernel.Sample{Mono: 8, Boot: 9, Real: 10}},
 	}
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -127,7 +128,7 @@ func TestWriterRoundTrip(t *testing.T) {
 
 func TestWriterDoesNotAllocate(t *testing.T) {
 	w := NewWriter(io.Discard)
-	s := probe.Sample{Mono: 1, Boot: 2, Real: 3, Raw: 4, TAI: 5, Window: 6}
+	s := kernel.Sample{Mono: 1, Boot: 2, Real: 3, Raw: 4, TAI: 5, Window: 6}
 	if n := testing.AllocsPerRun(100, func() { _ = w.Sample(s) }); n != 0 {
 		t.Errorf("Writer.Sample allocates %v times, want 0", n)
 	}
@@ -140,7 +141,7 @@ func TestRecord(t *testing.T) {
 	// reads and cancels at its third. The interval is an hour so that no
 	// tick competes with the marks: the lines' order is fixed.
 	marks := make(chan probe.Mark, 1)
-	clocks := &probetest.Clocks{Start: probe.Sample{Real: 1e18, Window: 1}, OnRead: func(n int) {
+	clocks := &probetest.Clocks{Start: kernel.Sample{Real: 1e18, Window: 1}, OnRead: func(n int) {
 		if n < 3 {
 			marks <- probe.Mark{Mono: int64(n)*int64(time.Millisecond) + 1}
 			return
@@ -157,11 +158,11 @@ func TestRecord(t *testing.T) {
 	}
 	// Each mark is written, then the sample it triggers.
 	want := []Line{
-		{Sample: probe.Sample{Mono: 1e6, Boot: 1e6, Real: 1e18 + 1e6, Window: 1}},
-		{Sample: probe.Sample{Mono: 1e6 + 1}, ClockSet: true},
-		{Sample: probe.Sample{Mono: 2e6, Boot: 2e6, Real: 1e18 + 2e6, Window: 1}},
-		{Sample: probe.Sample{Mono: 2e6 + 1}, ClockSet: true},
-		{Sample: probe.Sample{Mono: 3e6, Boot: 3e6, Real: 1e18 + 3e6, Window: 1}},
+		{Sample: kernel.Sample{Mono: 1e6, Boot: 1e6, Real: 1e18 + 1e6, Window: 1}},
+		{Sample: kernel.Sample{Mono: 1e6 + 1}, ClockSet: true},
+		{Sample: kernel.Sample{Mono: 2e6, Boot: 2e6, Real: 1e18 + 2e6, Window: 1}},
+		{Sample: kernel.Sample{Mono: 2e6 + 1}, ClockSet: true},
+		{Sample: kernel.Sample{Mono: 3e6, Boot: 3e6, Real: 1e18 + 3e6, Window: 1}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("recorded trace (-want +got):\n%s", diff)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
@@ -33,11 +34,11 @@ type Clocks struct {
 	Source Source
 	// Start is the simulated clock's first state (before the first tick);
 	// for HostMonotonic, Start.Real is REALTIME's offset from MONOTONIC.
-	Start probe.Sample
+	Start kernel.Sample
 	// Tick is how far the simulated clock advances a read; 0 is 1 ms.
 	Tick time.Duration
 	// Samples, when set, are returned in order, the last one repeated.
-	Samples []probe.Sample
+	Samples []kernel.Sample
 	// Windows, when set, are the read windows of the samples in order, the
 	// last one repeated (else Start.Window, or 1000 ns for HostMonotonic).
 	Windows []int64
@@ -51,13 +52,13 @@ type Clocks struct {
 	reads  int
 	ticks  int64
 	offset int64
-	last   probe.Sample
+	last   kernel.Sample
 }
 
 var _ probe.ClockReader = (*Clocks)(nil)
 
 // ReadClocks implements probe.ClockReader.
-func (c *Clocks) ReadClocks(s *probe.Sample) error {
+func (c *Clocks) ReadClocks(s *kernel.Sample) error {
 	c.mu.Lock()
 	if c.Err != nil {
 		err := c.Err
@@ -72,7 +73,7 @@ func (c *Clocks) ReadClocks(s *probe.Sample) error {
 		err = probe.SysClocks{}.ReadClocks(s)
 	case c.Source == HostMonotonic:
 		m := host.Monotonic()
-		*s = probe.Sample{Mono: m, Boot: m, Real: m + c.Start.Real, Window: 1000}
+		*s = kernel.Sample{Mono: m, Boot: m, Real: m + c.Start.Real, Window: 1000}
 	default:
 		tick := int64(c.Tick)
 		if tick == 0 {
@@ -125,7 +126,7 @@ func (c *Clocks) Reads() int {
 }
 
 // Last returns the last sample read.
-func (c *Clocks) Last() probe.Sample {
+func (c *Clocks) Last() kernel.Sample {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.last
@@ -134,7 +135,7 @@ func (c *Clocks) Last() probe.Sample {
 // Timex is a probe.TimexReader for tests: it returns Raw, or Err, and counts
 // its reads (safe for concurrent use; set Raw and Err before the first read).
 type Timex struct {
-	Raw   probe.RawTimex
+	Raw   kernel.RawTimex
 	Err   error
 	reads atomic.Int64
 }
@@ -142,7 +143,7 @@ type Timex struct {
 var _ probe.TimexReader = (*Timex)(nil)
 
 // ReadTimex implements probe.TimexReader.
-func (t *Timex) ReadTimex() (probe.RawTimex, error) {
+func (t *Timex) ReadTimex() (kernel.RawTimex, error) {
 	t.reads.Add(1)
 	return t.Raw, t.Err
 }
@@ -152,11 +153,11 @@ func (t *Timex) Reads() int64 { return t.reads.Load() }
 
 // Disciplined is a kernel a time daemon keeps: maxerror 10 ms, PLL on.
 func Disciplined() *Timex {
-	return &Timex{Raw: probe.RawTimex{MaxError: 10_000, EstError: 1_000, Status: probe.StatusPLL}}
+	return &Timex{Raw: kernel.RawTimex{MaxError: 10_000, EstError: 1_000, Status: kernel.StatusPLL}}
 }
 
 // Undisciplined is a kernel nobody keeps: maxerror saturated at 16 s,
 // STA_UNSYNC set.
 func Undisciplined() *Timex {
-	return &Timex{Raw: probe.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: probe.StatusUnsync}}
+	return &Timex{Raw: kernel.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: kernel.StatusUnsync}}
 }

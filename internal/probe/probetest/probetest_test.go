@@ -7,14 +7,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
-func reads(t *testing.T, c *Clocks, n int) []probe.Sample {
+func reads(t *testing.T, c *Clocks, n int) []kernel.Sample {
 	t.Helper()
-	var out []probe.Sample
+	var out []kernel.Sample
 	for range n {
-		var s probe.Sample
+		var s kernel.Sample
 		if err := c.ReadClocks(&s); err != nil {
 			t.Fatal(err)
 		}
@@ -25,11 +25,11 @@ func reads(t *testing.T, c *Clocks, n int) []probe.Sample {
 
 func TestClocks(t *testing.T) {
 	t.Parallel()
-	sim := &Clocks{Start: probe.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}, Windows: []int64{5000, 200}}
+	sim := &Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}, Windows: []int64{5000, 200}}
 	got := reads(t, sim, 2)
 	sim.Step(-time.Second)
 	got = append(got, reads(t, sim, 1)...)
-	want := []probe.Sample{
+	want := []kernel.Sample{
 		{Mono: 1e9 + 1e6, Boot: 1e9 + 1e6, Real: 1.7e18 + 1e6, Window: 5000},
 		{Mono: 1e9 + 2e6, Boot: 1e9 + 2e6, Real: 1.7e18 + 2e6, Window: 200},
 		{Mono: 1e9 + 3e6, Boot: 1e9 + 3e6, Real: 1.7e18 + 3e6 - 1e9, Window: 200},
@@ -41,12 +41,12 @@ func TestClocks(t *testing.T) {
 		t.Errorf("Reads() %d, Last() %+v: want 3 and the last sample", sim.Reads(), sim.Last())
 	}
 
-	list := &Clocks{Samples: []probe.Sample{{Mono: 1}, {Mono: 2}}}
+	list := &Clocks{Samples: []kernel.Sample{{Mono: 1}, {Mono: 2}}}
 	if got := reads(t, list, 3); got[0].Mono != 1 || got[1].Mono != 2 || got[2].Mono != 2 {
 		t.Errorf("samples %+v: want 1, 2, then 2 again", got)
 	}
 
-	hostMono := &Clocks{Source: HostMonotonic, Start: probe.Sample{Real: 5}}
+	hostMono := &Clocks{Source: HostMonotonic, Start: kernel.Sample{Real: 5}}
 	if s := reads(t, hostMono, 2); s[1].Mono < s[0].Mono || s[0].Real != s[0].Mono+5 || s[0].Boot != s[0].Mono {
 		t.Errorf("host monotonic %+v: want CLOCK_MONOTONIC, REALTIME 5 ns ahead", s)
 	}
@@ -61,7 +61,7 @@ func TestClocks(t *testing.T) {
 	cb := &Clocks{OnRead: func(n int) { seen = append(seen, n) }}
 	reads(t, cb, 2)
 	cb.SetErr(errors.New("EINVAL"))
-	if err := cb.ReadClocks(new(probe.Sample)); err == nil || cb.Reads() != 2 {
+	if err := cb.ReadClocks(new(kernel.Sample)); err == nil || cb.Reads() != 2 {
 		t.Errorf("SetErr: err %v, %d reads: want the error and no read counted", err, cb.Reads())
 	}
 	if diff := cmp.Diff([]int{1, 2}, seen); diff != "" {
@@ -74,14 +74,14 @@ func TestTimex(t *testing.T) {
 	tx := Disciplined()
 	for range 3 {
 		raw, err := tx.ReadTimex()
-		if err != nil || !probe.Decode(raw).Disciplined() {
+		if err != nil || !kernel.Decode(raw).Disciplined() {
 			t.Fatalf("Disciplined(): %+v, %v", raw, err)
 		}
 	}
 	if tx.Reads() != 3 {
 		t.Errorf("Reads() = %d, want 3", tx.Reads())
 	}
-	if raw, _ := Undisciplined().ReadTimex(); probe.Decode(raw).Disciplined() {
+	if raw, _ := Undisciplined().ReadTimex(); kernel.Decode(raw).Disciplined() {
 		t.Errorf("Undisciplined() reads disciplined: %+v", raw)
 	}
 }
