@@ -26,17 +26,31 @@ func newAnnouncer(t *testing.T, mono *fakeMono) *announce.Announcer {
 	return a
 }
 
-// TestTransportsSeeEveryAnnouncement: an attached transport and a
-// subscription get the same announcements, in order, numbered; Latest says
-// where they left the state.
+// TestTransportsSeeEveryAnnouncement: an in-line subscription and a
+// buffered one get the same announcements, in order, numbered; the in-line
+// one gets the state first and after each update; Latest says where they
+// left the state.
 func TestTransportsSeeEveryAnnouncement(t *testing.T) {
 	t.Parallel()
 	mono := &fakeMono{now: time.Minute}
 	a := newAnnouncer(t, mono)
 	var inline []string
-	detach := a.Attach(func(an announce.Announcement) { inline = append(inline, an.Message.String()) })
-	sub := a.Subscribe("test", 8)
+	var updates []announce.Update
+	in := a.Subscribe("inline", announce.InLine(func(u announce.Update) {
+		updates = append(updates, u)
+		for _, an := range u.Announcements {
+			inline = append(inline, an.Message.String())
+		}
+	}))
+	if len(updates) != 1 || len(updates[0].Announcements) != 0 || updates[0].Snapshot.Seq != 0 || !updates[0].Snapshot.Starting ||
+		updates[0].Snapshot.HoldDown != time.Second {
+		t.Fatalf("an in-line subscription's first updates = %+v, want one: the state now (starting, seq 0, hold-down 1s)", updates)
+	}
+	sub := a.Subscribe("test", announce.Buffered(8))
 	defer sub.Close()
+	if sub.C() == nil || in.C() != nil {
+		t.Errorf("C() is %v buffered and %v in line, want a channel and nil", sub.C(), in.C())
+	}
 
 	if st := a.Latest(); !st.Starting || st.State != stepdown.StateUnknown || st.Seq != 0 {
 		t.Fatalf("Latest() before any input = %+v, want starting, unknown, seq 0", st)
@@ -45,8 +59,16 @@ func TestTransportsSeeEveryAnnouncement(t *testing.T) {
 	a.Step(policy.Step{Seconds: 2, Epoch: 4})
 	mono.now += 2 * time.Second
 	a.ProbeOK("clocks")
-	detach()
-	detach() // twice is harmless
+	for i, u := range updates {
+		if n := len(u.Announcements); n > 0 && u.Snapshot.Seq != u.Announcements[n-1].Seq() {
+			t.Errorf("update %d: snapshot seq %d after announcements up to %d", i, u.Snapshot.Seq, u.Announcements[n-1].Seq())
+		}
+	}
+	if last := updates[len(updates)-1].Snapshot; last.Seq != 3 || last.State != stepdown.StateOK {
+		t.Errorf("the in-line subscription's last snapshot = %+v, want ok at seq 3", last)
+	}
+	in.Close()
+	in.Close() // twice is harmless
 	a.Step(policy.Step{Seconds: 3, Epoch: 5})
 
 	var got []string
@@ -62,7 +84,7 @@ func TestTransportsSeeEveryAnnouncement(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff(got[:3], inline); diff != "" {
-		t.Errorf("the attached transport saw other announcements than the subscription until detached (-sub +inline):\n%s", diff)
+		t.Errorf("the in-line subscription saw other announcements than the buffered one until closed (-sub +inline):\n%s", diff)
 	}
 	st := sub.Latest()
 	if st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonStep || st.Epoch != 5 || st.Seq != 4 || st.Starting {
@@ -83,10 +105,10 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 	t.Parallel()
 	mono := &fakeMono{now: time.Minute}
 	a := newAnnouncer(t, mono)
-	stuck := a.Subscribe("stuck", 1) // never read
+	stuck := a.Subscribe("stuck", announce.Buffered(1)) // never read
 	defer stuck.Close()
 	var seen int
-	a.Attach(func(announce.Announcement) { seen++ })
+	a.Subscribe("inline", announce.InLine(func(u announce.Update) { seen += len(u.Announcements) }))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -94,10 +116,10 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 		for i := range 3 {
 			a.ProbeFailed("chrony", errors.New("gone")) // pending: nothing yet
 			mono.now += 11 * time.Second
-			a.Tick(nil) // probe_lost after its 10 s grace
+			a.Tick() // probe_lost after its 10 s grace
 			a.ProbeOK("chrony")
 			mono.now += 2 * time.Second
-			a.Tick(nil) // resume after the 1 s hold-down
+			a.Tick() // resume after the 1 s hold-down
 			_ = i
 		}
 	}()
@@ -107,7 +129,7 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 		t.Fatal("the announcer blocked on a subscription that does not read")
 	}
 	if seen != 7 {
-		t.Fatalf("the attached transport saw %d announcements, want 7", seen)
+		t.Fatalf("the in-line subscription saw %d announcements, want 7", seen)
 	}
 	if n := len(stuck.C()); n != 1 {
 		t.Errorf("a subscription that never reads holds %d announcements, want its buffer (1) full", n)

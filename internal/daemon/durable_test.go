@@ -89,7 +89,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 		g.Go(func() error { return task(gctx) })
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		st := sd.Ann.Status()
+		st := sd.Ann.Latest().Status
 		if st.State == stepdown.StateStepdown && st.Reason == stepdown.ReasonProbeLost {
 			break
 		}

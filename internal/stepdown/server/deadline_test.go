@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -41,7 +42,7 @@ func TestDeadlinesWithoutSubscriber(t *testing.T) {
 	t.Parallel()
 	cfg := deadlineConfig(t)
 	s, ann := start(t, cfg, server.Options{})
-	sub := ann.Subscribe("test", 8)
+	sub := ann.Subscribe("test", announce.Buffered(8))
 	defer sub.Close()
 	waitEvent := func(typ string, reason stepdown.Reason) {
 		t.Helper()

@@ -394,7 +394,7 @@ func TestChronyReadings(t *testing.T) {
 	ann.Reading(lost)
 	waitFor(t, "probe_lost", func() bool {
 		ann.Reading(lost)
-		return ann.Status().Reason == stepdown.ReasonProbeLost
+		return ann.Latest().Status.Reason == stepdown.ReasonProbeLost
 	})
 	if m := next(t, c); m.Reason != stepdown.ReasonProbeLost || m.Source != "chrony" {
 		t.Fatalf("lost: %v", m)
@@ -406,7 +406,7 @@ func TestReload(t *testing.T) {
 	cfg := testConfig(t)
 	s, ann := start(t, cfg, server.Options{})
 	ann.Reading(chronyReading(2, 0.1, true))
-	if st := ann.Status(); st.State != stepdown.StateStepdown {
+	if st := ann.Latest().Status; st.State != stepdown.StateStepdown {
 		t.Fatalf("state %v", st)
 	}
 	next := cfg
@@ -417,7 +417,7 @@ func TestReload(t *testing.T) {
 	}
 	ann.SetConfig(next.PolicyConfig()) // the daemon's half of a reload
 	// The offset no longer counts: the hold-down ends and the state resumes.
-	waitFor(t, "resume", func() bool { return ann.Status().State == stepdown.StateOK })
+	waitFor(t, "resume", func() bool { return ann.Latest().Status.State == stepdown.StateOK })
 	next.Socket += ".new"
 	if restart, err := s.Reload(next); err != nil || !restart {
 		t.Fatalf("Reload with a new socket: %v, %v", restart, err)
