@@ -175,7 +175,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
 	if announcerWanted(cfg, d.opts.Kubernetes) {
-		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
+		d.announcer = NewAnnouncer(cfg.Stepdown.Policy, steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
 		fo.Fed = func() {
 			if cb != nil {
@@ -506,7 +506,7 @@ func (d *Daemon) Reload() bool {
 		}
 	}
 	if d.announcer != nil {
-		d.announcer.SetConfig(cfg.Stepdown.PolicyConfig())
+		d.announcer.SetConfig(cfg.Stepdown.Policy)
 	}
 	var later []string
 	for _, key := range config.Changed(d.started, cfg) {

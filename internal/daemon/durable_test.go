@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -74,10 +74,10 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	if s.Journal.Persistent() {
 		t.Fatal("journal under a regular file claims to persist")
 	}
-	scfg := server.DefaultConfig()
+	scfg := config.DefaultStepdown()
 	scfg.Socket = filepath.Join(dir, "sd.sock")
-	scfg.HoldDown = 10 * time.Millisecond
-	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
+	scfg.Policy.HoldDown = 10 * time.Millisecond
+	scfg.Policy.Triggers.ProbeLost.Grace = 20 * time.Millisecond
 	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(&probetest.Timex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ const onTime = 400 * time.Millisecond
 
 // deadlineConfig has a grace and a hold-down far shorter than the
 // heartbeat.
-func deadlineConfig(t *testing.T) server.Config {
+func deadlineConfig(t *testing.T) testCfg {
 	cfg := testConfig(t)
 	cfg.Heartbeat = time.Hour
 	cfg.HoldDown = 150 * time.Millisecond

@@ -204,21 +204,18 @@ func (s *Server) update(u announce.Update) {
 	s.snap, s.since = u.Snapshot, now.Add(-u.Snapshot.For)
 }
 
-// Reload takes a new configuration's hold-down at once; the announcer
-// gets the policy's part from the daemon (the hello tells its hold-down). The other
-// settings (socket, mode, group, heartbeat, limits) take effect at the next
-// start; Reload reports whether any of them changed so the caller can log
-// it.
+// Reload checks a new configuration. The socket's settings (socket, mode,
+// group, heartbeat, limits) take effect at the next start; Reload reports
+// whether any of them changed so the caller can log it. The policy's
+// (hold-down, triggers) are the announcer's, which the daemon reloads: the
+// hello tells the hold-down its update carries.
 func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.cfg
-	old.HoldDown, old.Triggers = cfg.HoldDown, cfg.Triggers
-	s.cfg.HoldDown, s.cfg.Triggers = cfg.HoldDown, cfg.Triggers
-	return !reflect.DeepEqual(old, cfg), nil
+	return !reflect.DeepEqual(s.cfg, cfg), nil
 }
 
 // Collector returns the server's metrics.

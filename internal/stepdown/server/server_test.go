@@ -412,18 +412,22 @@ func TestReload(t *testing.T) {
 	next := cfg
 	next.Triggers.Offset.Enabled = false
 	next.HoldDown = time.Millisecond
-	if restart, err := s.Reload(next); err != nil || restart {
+	if restart, err := s.Reload(next.Config); err != nil || restart {
 		t.Fatalf("Reload: %v, %v", restart, err)
 	}
-	ann.SetConfig(next.PolicyConfig()) // the daemon's half of a reload
+	ann.SetConfig(next.policyConfig) // the daemon's half of a reload
 	// The offset no longer counts: the hold-down ends and the state resumes.
 	waitFor(t, "resume", func() bool { return ann.Latest().Status.State == stepdown.StateOK })
+	// The hello tells the announcer's hold-down, reloaded.
+	if _, hello := dial(t, cfg.Socket); hello.HoldDownSeconds != next.HoldDown.Seconds() {
+		t.Errorf("hello after the reload says hold_down_seconds %v, want %v", hello.HoldDownSeconds, next.HoldDown.Seconds())
+	}
 	next.Socket += ".new"
-	if restart, err := s.Reload(next); err != nil || !restart {
+	if restart, err := s.Reload(next.Config); err != nil || !restart {
 		t.Fatalf("Reload with a new socket: %v, %v", restart, err)
 	}
 	next.QueueSize = 0
-	if _, err := s.Reload(next); err == nil {
+	if _, err := s.Reload(next.Config); err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
 }
