@@ -78,11 +78,11 @@ type Announcer struct {
 	mono func() time.Duration
 	met  *metrics
 
-	// deliverMu is held while an update is handed to the transports. It
-	// is taken before mu is released (handOff), so that updates reach
-	// them in sequence order, and no transport runs with mu held: Latest
-	// never waits for a fan-out.
-	deliverMu sync.Mutex
+	// turns hands updates to the transports one at a time, in the order
+	// they were made (handOff): no transport runs with mu held, and
+	// nobody waits for its turn with mu held, so Latest never waits for
+	// a fan-out and a transport may read it.
+	turns turns
 
 	mu       sync.Mutex
 	pol      *policy.Policy
@@ -136,6 +136,7 @@ func New(cfg policy.Config, o Options) *Announcer {
 		log: o.Logger.With("component", "stepdown"), mono: o.Mono, pol: policy.New(cfg, o.Epoch), holdDown: cfg.HoldDown,
 		statePath: o.StatePath, boot: o.Boot, timed: timed, stateAt: o.Mono(),
 	}
+	a.turns.cond.L = &a.turns.mu
 	a.met = newMetrics(a)
 	a.restore()
 	a.pol.Await(o.Await...)
@@ -179,9 +180,9 @@ func (a *Announcer) deadline() {
 	}
 	a.hasArmed = false
 	ans := a.publishLocked(a.pol.Tick(a.mono()))
-	a.persistLocked()
 	a.armLocked()
 	a.deliverLocked(ans)
+	a.persist()
 }
 
 // Close stops the deadline timer: nothing is announced from a timer any
@@ -216,14 +217,45 @@ func (a *Announcer) tellLocked() told {
 	return told{st: a.pol.Status(), starting: !a.pol.Started(), holdDown: a.holdDown}
 }
 
-// handOff runs deliver with the delivery lock held, mu released: called
-// with mu held, it returns with it released. Taking deliverMu before
-// releasing mu keeps the hand-offs in the order their updates were made.
+// handOff runs deliver in its turn, mu released: called with mu held, it
+// returns with it released. The turn is taken under mu, so hand-offs run in
+// the order their updates were made, one at a time.
 func (a *Announcer) handOff(deliver func()) {
-	a.deliverMu.Lock()
+	turn := a.turns.take()
 	a.mu.Unlock()
-	defer a.deliverMu.Unlock()
+	a.turns.wait(turn)
+	defer a.turns.done()
 	deliver()
+}
+
+// turns is a ticket lock: take (under the announcer's mu) numbers a
+// hand-off, wait blocks until every earlier one is done.
+type turns struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	next    uint64 // the next ticket take gives; guarded by the announcer's mu
+	serving uint64 // the ticket whose turn it is
+}
+
+func (t *turns) take() uint64 {
+	n := t.next
+	t.next++
+	return n
+}
+
+func (t *turns) wait(n uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.serving != n {
+		t.cond.Wait()
+	}
+}
+
+func (t *turns) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.serving++
+	t.cond.Broadcast()
 }
 
 // deliverLocked hands the announcements just made, with the state they
@@ -264,13 +296,14 @@ func (a *Announcer) SetConfig(cfg policy.Config) {
 	a.deliverLocked(nil)
 }
 
-// input runs f on the policy and announces what it returns.
+// input runs f on the policy, announces what it returns, then keeps the
+// policy's state: the transports have it before the state file's fsync.
 func (a *Announcer) input(f func(p *policy.Policy, now time.Duration) []policy.Event) {
 	a.mu.Lock()
 	ans := a.publishLocked(f(a.pol, a.mono()))
-	a.persistLocked()
 	a.armLocked()
 	a.deliverLocked(ans)
+	a.persist()
 }
 
 // Step feeds a step from the step detector. A zero Mono means now. It
@@ -380,6 +413,14 @@ func (a *Announcer) restore() {
 		a.log.Info("stepdown state restored from before the restart", "reason", ps.Reason,
 			"conditions", ps.Conditions, "hold_down_left", max(ps.HoldUntil-a.mono(), 0))
 	}
+}
+
+// persist writes the policy's state when it changed: the state now, so
+// that of inputs persisted out of order the last write is the latest.
+func (a *Announcer) persist() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.persistLocked()
 }
 
 // persistLocked writes the policy's state when it changed.

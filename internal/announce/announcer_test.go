@@ -2,6 +2,8 @@ package announce_test
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,4 +149,56 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 		t.Error("C() still open after Close")
 	}
 	a.Step(policy.Step{Seconds: 9}) // no panic on a closed subscription
+}
+
+// TestInLineDeliveryMayReadLatest: an in-line subscription runs without the
+// announcer's lock, and nobody waits for its turn holding it: reading
+// Latest from the delivery while other goroutines feed the announcer
+// deadlocks nothing, and Latest is never behind the update delivered.
+func TestInLineDeliveryMayReadLatest(t *testing.T) {
+	t.Parallel()
+	a := announce.New(policy.Config{HoldDown: 0, Triggers: policy.DefaultTriggers()}, announce.Options{Epoch: 1})
+	t.Cleanup(a.Close)
+	var behind []string
+	var last uint64
+	sub := a.Subscribe("reader", announce.InLine(func(u announce.Update) {
+		// One turn at a time: no lock needed for behind and last.
+		if got := a.Latest(); got.Seq < u.Snapshot.Seq {
+			behind = append(behind, fmt.Sprintf("Latest seq %d, update seq %d", got.Seq, u.Snapshot.Seq))
+		}
+		for _, an := range u.Announcements {
+			if an.Seq() != last+1 {
+				behind = append(behind, fmt.Sprintf("seq %d after %d", an.Seq(), last))
+			}
+			last = an.Seq()
+		}
+	}))
+	defer sub.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 100 {
+					a.ProbeOK("clocks")
+					a.Step(policy.Step{Seconds: 1, Epoch: uint64(2 + g*100 + i)})
+					a.Tick()
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("feeding the announcer while an in-line delivery reads Latest deadlocked")
+	}
+	sub.Close()
+	if len(behind) > 0 {
+		t.Errorf("%d wrong deliveries, the first: %s", len(behind), behind[0])
+	}
+	if n := a.Latest().Seq; last != n || n < 2 {
+		t.Errorf("the in-line subscription saw up to seq %d, the announcer made %d", last, n)
+	}
 }

@@ -60,7 +60,7 @@
 // one with its lock held. Each input makes an Update (the announcements it
 // caused, numbered, and the state they left; a state or hold-down that
 // changed without one is an update too) and hands it to every subscription
-// under a delivery lock taken before the announcer's own is released: in
+// in a turn taken under the announcer's lock and waited for without it: in
 // sequence order, without holding up Latest. Delivery to a Buffered
 // subscription is a non-blocking send; an announcement that finds the
 // buffer full is dropped for that subscription only

@@ -16,10 +16,10 @@ type Delivery struct {
 	// is then nil): first the state at Subscribe, before Subscribe
 	// returns, then each update in sequence order, from the goroutine that
 	// fed the announcer, before that input returns. It runs without the
-	// announcer's lock (Latest may be called) but before the next update,
+	// announcer's lock (it may read Latest) but before the next update,
 	// so it must not block (queue and return) and must not feed the
-	// announcer (Step, Tick, Drill, SetConfig...) nor Close its own
-	// subscription. It is for a transport whose delivery is itself a
+	// announcer (Step, Tick, Drill, SetConfig...), subscribe or Close:
+	// those wait for the turn it holds. It is for a transport whose delivery is itself a
 	// non-blocking hand-off to queues of its own (the socket's fan-out),
 	// for which the latency of a goroutine switch matters.
 	InLine func(Update)
@@ -55,7 +55,7 @@ type Subscription struct {
 	c      chan Announcement
 	inline func(Update)
 
-	// open is guarded by the announcer's delivery lock (deliverMu).
+	// open is read and written only in a hand-off's turn.
 	open    bool
 	dropped atomic.Uint64
 }
@@ -78,7 +78,7 @@ func (a *Announcer) Subscribe(name string, d Delivery) *Subscription {
 	return s
 }
 
-// deliver hands u to the transport; it runs with the delivery lock held and
+// deliver hands u to the transport; it runs in a hand-off's turn and
 // never blocks (a channel send that finds the buffer full is dropped).
 func (s *Subscription) deliver(u Update) {
 	if !s.open {
