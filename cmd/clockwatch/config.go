@@ -50,7 +50,7 @@ func (c *cli) config() (*config.Config, error) {
 	// A user's own daemon may have used the user's own directories.
 	env := clientDirs(c.getenv, c.uid, cfg.Stepdown.Socket, cfg.Journal.Dir)
 	cfg.Journal = cfg.Journal.Resolve(env)
-	cfg.Stepdown = cfg.Stepdown.Resolve(env)
+	cfg.Stepdown.Config = cfg.Stepdown.Resolve(env)
 	return cfg, nil
 }
 

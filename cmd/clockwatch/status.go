@@ -10,12 +10,12 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -46,7 +46,7 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 		if cfg.Stepdown.Enabled {
 			hello, askErr = askDaemon(ctx, cfg.Stepdown.Socket)
 		}
-		writeDaemonState(c.stdout, cfg.Stepdown, hello, askErr, v, time.Now())
+		writeDaemonState(c.stdout, cfg.Stepdown.Config, hello, askErr, v, time.Now())
 		write := health.Write
 		if *verbose {
 			write = health.WriteVerbose
@@ -62,8 +62,8 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 // withUndisciplined adds to v, on a host nobody disciplines (no source that
 // disciplines the clock answered, decided as the daemon decides), the line
 // the daemon logs at start: its stepdown socket stays in stepdown for good.
-func withUndisciplined(v health.Verdict, k *kernel.Timex, disciplined bool, sd server.Config) health.Verdict {
-	if w := health.UndisciplinedWarning(sd.Enabled, sd.Triggers); w != "" && health.NobodyDisciplines(disciplined, k) {
+func withUndisciplined(v health.Verdict, k *kernel.Timex, disciplined bool, sd config.Stepdown) health.Verdict {
+	if w := health.UndisciplinedWarning(sd.Enabled, sd.Policy.Triggers); w != "" && health.NobodyDisciplines(disciplined, k) {
 		v.Findings = append(v.Findings, health.Finding{Level: health.Warning, Reason: w})
 		v.Level = max(v.Level, health.Warning)
 	}

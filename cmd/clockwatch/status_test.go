@@ -5,9 +5,9 @@ package main
 import (
 	"testing"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
@@ -17,14 +17,14 @@ import (
 func TestStatusSaysUndisciplined(t *testing.T) {
 	t.Parallel()
 	undisciplined := &kernel.Timex{State: kernel.TimeError, Status: kernel.StatusUnsync, MaxError: kernel.MaxErrorSaturated}
-	sd := server.DefaultConfig()
+	sd := config.DefaultStepdown()
 	off := sd
-	off.Triggers.Unsynchronized.Enabled, off.Triggers.ErrorBound.Enabled = false, false
+	off.Policy.Triggers.Unsynchronized.Enabled, off.Policy.Triggers.ErrorBound.Enabled = false, false
 	answers := timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true}
 	for _, tc := range []struct {
 		name    string
 		reports []timesources.Report
-		sd      server.Config
+		sd      config.Stepdown
 		want    bool
 	}{
 		{"no time daemon", nil, sd, true},
@@ -34,7 +34,7 @@ func TestStatusSaysUndisciplined(t *testing.T) {
 		{"triggers off", nil, off, false},
 	} {
 		v := withUndisciplined(health.Verdict{}, undisciplined, timesources.Disciplined(tc.reports), tc.sd)
-		want := health.UndisciplinedWarning(tc.sd.Enabled, tc.sd.Triggers)
+		want := health.UndisciplinedWarning(tc.sd.Enabled, tc.sd.Policy.Triggers)
 		got := len(v.Findings) == 1 && v.Findings[0].Reason == want && v.Level == health.Warning
 		if got != tc.want || (!tc.want && len(v.Findings) != 0) {
 			t.Errorf("%s: verdict %+v, want the warning: %v", tc.name, v, tc.want)

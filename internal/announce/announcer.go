@@ -13,10 +13,6 @@ import (
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
-// sentRing is how many recent announcements remember when they were made,
-// for the socket's ack latency.
-const sentRing = 64
-
 // Announcement is one event as every transport announces it: the policy's
 // event and its wire message, numbered.
 type Announcement struct {
@@ -42,6 +38,9 @@ type Snapshot struct {
 	// announcement that changed it, or since the start (unknown, or the
 	// state a restart carried over).
 	For time.Duration
+	// HoldDown is the policy's hold-down now (stepdown.hold_down): how
+	// long the clock must stay healthy before a resume.
+	HoldDown time.Duration
 }
 
 // Options are an Announcer's inputs besides the policy's configuration.
@@ -79,22 +78,26 @@ type Announcer struct {
 	mono func() time.Duration
 	met  *metrics
 
-	mu   sync.Mutex
-	pol  *policy.Policy
-	seq  uint64
-	last Announcement
+	// turns hands updates to the transports one at a time, in the order
+	// they were made (handOff): no transport runs with mu held, and
+	// nobody waits for its turn with mu held, so Latest never waits for
+	// a fan-out and a transport may read it.
+	turns turns
+
+	mu       sync.Mutex
+	pol      *policy.Policy
+	holdDown time.Duration
+	seq      uint64
+	last     Announcement
 	// stateAt is when the state last changed (its first announcement),
 	// or when the announcer was made.
 	stateAt time.Duration
-	sentAt  [sentRing]struct {
-		seq uint64
-		at  time.Duration
-	}
-	// inline are the attached transports, called in sequence order with
-	// mu held; nextID names the next one.
-	inline map[uint64]func(Announcement)
-	order  []uint64
-	nextID uint64
+	// subs are the transports' subscriptions, in the order they came
+	// (copied on change: a hand-off reads the slice it was given).
+	subs []*Subscription
+	// told is what the transports were last told of the state besides
+	// the announcements: a change of it without one is an update too.
+	told told
 	// The policy's state kept across restarts: the path, the last state
 	// written, and whether the last write failed (logged once).
 	statePath string
@@ -130,14 +133,15 @@ func New(cfg policy.Config, o Options) *Announcer {
 		o.Boot = sysBoot
 	}
 	a := &Announcer{
-		log: o.Logger.With("component", "stepdown"), mono: o.Mono, pol: policy.New(cfg, o.Epoch),
-		statePath: o.StatePath, boot: o.Boot, timed: timed, inline: map[uint64]func(Announcement){},
-		stateAt: o.Mono(),
+		log: o.Logger.With("component", "stepdown"), mono: o.Mono, pol: policy.New(cfg, o.Epoch), holdDown: cfg.HoldDown,
+		statePath: o.StatePath, boot: o.Boot, timed: timed, stateAt: o.Mono(),
 	}
+	a.turns.cond.L = &a.turns.mu
 	a.met = newMetrics(a)
 	a.restore()
 	a.pol.Await(o.Await...)
 	a.armLocked()
+	a.told = a.tellLocked()
 	return a
 }
 
@@ -170,14 +174,15 @@ func (a *Announcer) armLocked() {
 // deadline ticks the policy when its deadline has come.
 func (a *Announcer) deadline() {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.closed {
+		a.mu.Unlock()
 		return
 	}
 	a.hasArmed = false
-	a.publishLocked(a.pol.Tick(a.mono()))
-	a.persistLocked()
+	ans := a.publishLocked(a.pol.Tick(a.mono()))
 	a.armLocked()
+	a.deliverLocked(ans)
+	a.persist()
 }
 
 // Close stops the deadline timer: nothing is announced from a timer any
@@ -189,45 +194,6 @@ func (a *Announcer) Close() {
 	a.armLocked()
 }
 
-// Attach makes f receive every announcement from now on, in sequence order,
-// in line: f runs with the announcer locked, so it must not block (queue
-// and return) and must not call back into the announcer. It is for a
-// transport whose delivery is itself a non-blocking hand-off to queues of
-// its own (the socket's fan-out), for which the latency of a goroutine
-// switch matters; every other transport takes a Subscription. detach ends
-// the attachment.
-func (a *Announcer) Attach(f func(Announcement)) (detach func()) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	id := a.nextID
-	a.nextID++
-	a.inline[id] = f
-	a.order = append(a.order, id)
-	return func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if _, ok := a.inline[id]; !ok {
-			return
-		}
-		delete(a.inline, id)
-		for i, o := range a.order {
-			if o == id {
-				a.order = append(a.order[:i], a.order[i+1:]...)
-				break
-			}
-		}
-	}
-}
-
-// Current runs f with a snapshot of the state, with the announcer locked: a
-// transport registers a new client and greets it in f, so that the client
-// misses no announcement made after its greeting and gets none twice.
-func (a *Announcer) Current(f func(Snapshot)) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	f(a.snapshotLocked())
-}
-
 // Latest is a snapshot of the state now.
 func (a *Announcer) Latest() Snapshot {
 	a.mu.Lock()
@@ -236,14 +202,80 @@ func (a *Announcer) Latest() Snapshot {
 }
 
 func (a *Announcer) snapshotLocked() Snapshot {
-	return Snapshot{Status: a.pol.Status(), Seq: a.seq, Starting: !a.pol.Started(), Last: a.last, For: a.mono() - a.stateAt}
+	return Snapshot{Status: a.pol.Status(), Seq: a.seq, Starting: !a.pol.Started(), Last: a.last, For: a.mono() - a.stateAt,
+		HoldDown: a.holdDown}
 }
 
-// Status is the current state.
-func (a *Announcer) Status() policy.Status {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.pol.Status()
+// told is the part of a Snapshot that may change without an announcement.
+type told struct {
+	st       policy.Status
+	starting bool
+	holdDown time.Duration
+}
+
+func (a *Announcer) tellLocked() told {
+	return told{st: a.pol.Status(), starting: !a.pol.Started(), holdDown: a.holdDown}
+}
+
+// handOff runs deliver in its turn, mu released: called with mu held, it
+// returns with it released. The turn is taken under mu, so hand-offs run in
+// the order their updates were made, one at a time.
+func (a *Announcer) handOff(deliver func()) {
+	turn := a.turns.take()
+	a.mu.Unlock()
+	a.turns.wait(turn)
+	defer a.turns.done()
+	deliver()
+}
+
+// turns is a ticket lock: take (under the announcer's mu) numbers a
+// hand-off, wait blocks until every earlier one is done.
+type turns struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	next    uint64 // the next ticket take gives; guarded by the announcer's mu
+	serving uint64 // the ticket whose turn it is
+}
+
+func (t *turns) take() uint64 {
+	n := t.next
+	t.next++
+	return n
+}
+
+func (t *turns) wait(n uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.serving != n {
+		t.cond.Wait()
+	}
+}
+
+func (t *turns) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.serving++
+	t.cond.Broadcast()
+}
+
+// deliverLocked hands the announcements just made, with the state they
+// left, to every subscription, and releases mu. A state or hold-down that
+// changed without an announcement is an update too; nothing changed is
+// none.
+func (a *Announcer) deliverLocked(ans []Announcement) {
+	t := a.tellLocked()
+	if len(ans) == 0 && t == a.told {
+		a.mu.Unlock()
+		return
+	}
+	a.told = t
+	u := Update{Announcements: ans, Snapshot: a.snapshotLocked()}
+	subs := a.subs
+	a.handOff(func() {
+		for _, s := range subs {
+			s.deliver(u)
+		}
+	})
 }
 
 // Starting reports whether the state still waits for a source's first
@@ -257,24 +289,26 @@ func (a *Announcer) Starting() bool {
 // SetConfig applies a reloaded policy configuration.
 func (a *Announcer) SetConfig(cfg policy.Config) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.pol.SetConfig(cfg)
+	a.holdDown = cfg.HoldDown
 	a.persistLocked()
 	a.armLocked()
+	a.deliverLocked(nil)
 }
 
-// input runs f on the policy and announces what it returns.
+// input runs f on the policy, announces what it returns, then keeps the
+// policy's state: the transports have it before the state file's fsync.
 func (a *Announcer) input(f func(p *policy.Policy, now time.Duration) []policy.Event) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.publishLocked(f(a.pol, a.mono()))
-	a.persistLocked()
+	ans := a.publishLocked(f(a.pol, a.mono()))
 	a.armLocked()
+	a.deliverLocked(ans)
+	a.persist()
 }
 
 // Step feeds a step from the step detector. A zero Mono means now. It
-// returns once every attached transport has the stepdown (the socket's
-// clients whose buffers had room have it written).
+// returns once every subscription has the stepdown: in line, the socket's
+// clients whose buffers had room have it written.
 func (a *Announcer) Step(st policy.Step) {
 	a.input(func(p *policy.Policy, now time.Duration) []policy.Event {
 		if st.Mono == 0 {
@@ -311,17 +345,11 @@ func (a *Announcer) Woke(d time.Duration) {
 	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Woke(d, now) })
 }
 
-// Tick advances the policy's time and announces what it returns, then runs
-// after (a heartbeat) with a snapshot, still locked.
-func (a *Announcer) Tick(after func(Snapshot)) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.publishLocked(a.pol.Tick(a.mono()))
-	a.persistLocked()
-	a.armLocked()
-	if after != nil {
-		after(a.snapshotLocked())
-	}
+// Tick advances the policy's time and announces what it returns. The
+// announcer's own timer does so at the policy's deadlines; with a clock of
+// its own (Options.Mono) the caller ticks it.
+func (a *Announcer) Tick() {
+	a.input(func(p *policy.Policy, now time.Duration) []policy.Event { return p.Tick(now) })
 }
 
 // ErrBusy is wrapped by Drill when the state is not ok.
@@ -330,45 +358,38 @@ var ErrBusy = errors.New("stepdown state is not ok")
 // Drill starts a drill; it fails with ErrBusy unless the state is ok.
 func (a *Announcer) Drill(reason stepdown.Reason, stepSeconds *float64, hold time.Duration) error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	evs, err := a.pol.Drill(reason, stepSeconds, hold, a.mono())
 	if err != nil {
+		a.mu.Unlock()
 		return fmt.Errorf("%w: %w", ErrBusy, err)
 	}
-	a.publishLocked(evs)
+	ans := a.publishLocked(evs)
 	a.armLocked()
+	a.deliverLocked(ans)
 	return nil
 }
 
-// SentAt returns when the announcement with seq was made, if it is recent
-// enough to be remembered, whether seq was ever announced, and now.
-func (a *Announcer) SentAt(seq uint64) (at time.Duration, remembered, announced bool, now time.Duration) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	rec := a.sentAt[seq%sentRing]
-	return rec.at, rec.seq == seq, seq > 0 && seq <= a.seq, a.mono()
-}
-
-// publishLocked numbers events and hands them to every transport.
-func (a *Announcer) publishLocked(evs []policy.Event) {
+// publishLocked numbers events, counts and logs them, and returns them as
+// announcements for deliverLocked.
+func (a *Announcer) publishLocked(evs []policy.Event) []Announcement {
+	if len(evs) == 0 {
+		return nil
+	}
+	ans := make([]Announcement, 0, len(evs))
+	now := a.mono()
 	for _, e := range evs {
 		a.seq++
-		a.sentAt[a.seq%sentRing] = struct {
-			seq uint64
-			at  time.Duration
-		}{a.seq, a.mono()}
 		an := Announcement{Event: e, Message: e.Message(a.seq)}
 		if e.State != a.last.Event.State {
-			a.stateAt = a.sentAt[a.seq%sentRing].at
+			a.stateAt = now
 		}
 		a.last = an
 		a.met.count(e)
 		a.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "source", e.Source, "seq", a.seq, "epoch", e.Epoch,
 			"drill", e.Drill, "detail", e.Detail)
-		for _, id := range a.order {
-			a.inline[id](an)
-		}
+		ans = append(ans, an)
 	}
+	return ans
 }
 
 // restore carries on the state a process before this one left in this boot.
@@ -392,6 +413,14 @@ func (a *Announcer) restore() {
 		a.log.Info("stepdown state restored from before the restart", "reason", ps.Reason,
 			"conditions", ps.Conditions, "hold_down_left", max(ps.HoldUntil-a.mono(), 0))
 	}
+}
+
+// persist writes the policy's state when it changed: the state now, so
+// that of inputs persisted out of order the last write is the latest.
+func (a *Announcer) persist() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.persistLocked()
 }
 
 // persistLocked writes the policy's state when it changed.

@@ -2,6 +2,8 @@ package announce_test
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,17 +28,31 @@ func newAnnouncer(t *testing.T, mono *fakeMono) *announce.Announcer {
 	return a
 }
 
-// TestTransportsSeeEveryAnnouncement: an attached transport and a
-// subscription get the same announcements, in order, numbered; Latest says
-// where they left the state.
+// TestTransportsSeeEveryAnnouncement: an in-line subscription and a
+// buffered one get the same announcements, in order, numbered; the in-line
+// one gets the state first and after each update; Latest says where they
+// left the state.
 func TestTransportsSeeEveryAnnouncement(t *testing.T) {
 	t.Parallel()
 	mono := &fakeMono{now: time.Minute}
 	a := newAnnouncer(t, mono)
 	var inline []string
-	detach := a.Attach(func(an announce.Announcement) { inline = append(inline, an.Message.String()) })
-	sub := a.Subscribe("test", 8)
+	var updates []announce.Update
+	in := a.Subscribe("inline", announce.InLine(func(u announce.Update) {
+		updates = append(updates, u)
+		for _, an := range u.Announcements {
+			inline = append(inline, an.Message.String())
+		}
+	}))
+	if len(updates) != 1 || len(updates[0].Announcements) != 0 || updates[0].Snapshot.Seq != 0 || !updates[0].Snapshot.Starting ||
+		updates[0].Snapshot.HoldDown != time.Second {
+		t.Fatalf("an in-line subscription's first updates = %+v, want one: the state now (starting, seq 0, hold-down 1s)", updates)
+	}
+	sub := a.Subscribe("test", announce.Buffered(8))
 	defer sub.Close()
+	if sub.C() == nil || in.C() != nil {
+		t.Errorf("C() is %v buffered and %v in line, want a channel and nil", sub.C(), in.C())
+	}
 
 	if st := a.Latest(); !st.Starting || st.State != stepdown.StateUnknown || st.Seq != 0 {
 		t.Fatalf("Latest() before any input = %+v, want starting, unknown, seq 0", st)
@@ -45,8 +61,16 @@ func TestTransportsSeeEveryAnnouncement(t *testing.T) {
 	a.Step(policy.Step{Seconds: 2, Epoch: 4})
 	mono.now += 2 * time.Second
 	a.ProbeOK("clocks")
-	detach()
-	detach() // twice is harmless
+	for i, u := range updates {
+		if n := len(u.Announcements); n > 0 && u.Snapshot.Seq != u.Announcements[n-1].Seq() {
+			t.Errorf("update %d: snapshot seq %d after announcements up to %d", i, u.Snapshot.Seq, u.Announcements[n-1].Seq())
+		}
+	}
+	if last := updates[len(updates)-1].Snapshot; last.Seq != 3 || last.State != stepdown.StateOK {
+		t.Errorf("the in-line subscription's last snapshot = %+v, want ok at seq 3", last)
+	}
+	in.Close()
+	in.Close() // twice is harmless
 	a.Step(policy.Step{Seconds: 3, Epoch: 5})
 
 	var got []string
@@ -62,7 +86,7 @@ func TestTransportsSeeEveryAnnouncement(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff(got[:3], inline); diff != "" {
-		t.Errorf("the attached transport saw other announcements than the subscription until detached (-sub +inline):\n%s", diff)
+		t.Errorf("the in-line subscription saw other announcements than the buffered one until closed (-sub +inline):\n%s", diff)
 	}
 	st := sub.Latest()
 	if st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonStep || st.Epoch != 5 || st.Seq != 4 || st.Starting {
@@ -83,10 +107,10 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 	t.Parallel()
 	mono := &fakeMono{now: time.Minute}
 	a := newAnnouncer(t, mono)
-	stuck := a.Subscribe("stuck", 1) // never read
+	stuck := a.Subscribe("stuck", announce.Buffered(1)) // never read
 	defer stuck.Close()
 	var seen int
-	a.Attach(func(announce.Announcement) { seen++ })
+	a.Subscribe("inline", announce.InLine(func(u announce.Update) { seen += len(u.Announcements) }))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -94,10 +118,10 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 		for i := range 3 {
 			a.ProbeFailed("chrony", errors.New("gone")) // pending: nothing yet
 			mono.now += 11 * time.Second
-			a.Tick(nil) // probe_lost after its 10 s grace
+			a.Tick() // probe_lost after its 10 s grace
 			a.ProbeOK("chrony")
 			mono.now += 2 * time.Second
-			a.Tick(nil) // resume after the 1 s hold-down
+			a.Tick() // resume after the 1 s hold-down
 			_ = i
 		}
 	}()
@@ -107,7 +131,7 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 		t.Fatal("the announcer blocked on a subscription that does not read")
 	}
 	if seen != 7 {
-		t.Fatalf("the attached transport saw %d announcements, want 7", seen)
+		t.Fatalf("the in-line subscription saw %d announcements, want 7", seen)
 	}
 	if n := len(stuck.C()); n != 1 {
 		t.Errorf("a subscription that never reads holds %d announcements, want its buffer (1) full", n)
@@ -125,4 +149,56 @@ func TestSlowSubscriptionDelaysNobody(t *testing.T) {
 		t.Error("C() still open after Close")
 	}
 	a.Step(policy.Step{Seconds: 9}) // no panic on a closed subscription
+}
+
+// TestInLineDeliveryMayReadLatest: an in-line subscription runs without the
+// announcer's lock, and nobody waits for its turn holding it: reading
+// Latest from the delivery while other goroutines feed the announcer
+// deadlocks nothing, and Latest is never behind the update delivered.
+func TestInLineDeliveryMayReadLatest(t *testing.T) {
+	t.Parallel()
+	a := announce.New(policy.Config{HoldDown: 0, Triggers: policy.DefaultTriggers()}, announce.Options{Epoch: 1})
+	t.Cleanup(a.Close)
+	var behind []string
+	var last uint64
+	sub := a.Subscribe("reader", announce.InLine(func(u announce.Update) {
+		// One turn at a time: no lock needed for behind and last.
+		if got := a.Latest(); got.Seq < u.Snapshot.Seq {
+			behind = append(behind, fmt.Sprintf("Latest seq %d, update seq %d", got.Seq, u.Snapshot.Seq))
+		}
+		for _, an := range u.Announcements {
+			if an.Seq() != last+1 {
+				behind = append(behind, fmt.Sprintf("seq %d after %d", an.Seq(), last))
+			}
+			last = an.Seq()
+		}
+	}))
+	defer sub.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 100 {
+					a.ProbeOK("clocks")
+					a.Step(policy.Step{Seconds: 1, Epoch: uint64(2 + g*100 + i)})
+					a.Tick()
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("feeding the announcer while an in-line delivery reads Latest deadlocked")
+	}
+	sub.Close()
+	if len(behind) > 0 {
+		t.Errorf("%d wrong deliveries, the first: %s", len(behind), behind[0])
+	}
+	if n := a.Latest().Seq; last != n || n < 2 {
+		t.Errorf("the in-line subscription saw up to seq %d, the announcer made %d", last, n)
+	}
 }

@@ -67,7 +67,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
-	st := m.a.Status()
+	st := m.a.Latest().Status
 	for _, s := range allStates {
 		v := 0.0
 		if s == st.State {

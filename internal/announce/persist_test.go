@@ -71,7 +71,7 @@ func TestBadStateFiles(t *testing.T) {
 			var log bytes.Buffer
 			s := New(testPolicy(), Options{StatePath: path, Boot: fakeBoot("b1", 0), Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			defer s.Close()
-			if st := s.Status(); st.State != stepdown.StateUnknown {
+			if st := s.Latest().Status; st.State != stepdown.StateUnknown {
 				t.Errorf("state %s after a bad state file, want unknown", st.State)
 			}
 			if !strings.Contains(log.String(), "cannot restore the stepdown state") {
@@ -98,28 +98,28 @@ func TestAnnouncerKeepsState(t *testing.T) {
 	s := New(cfg, opts)
 	s.ProbeOK("clocks")
 	s.Step(policy.Step{Seconds: 2})
-	if st := s.Status(); st.State != stepdown.StateStepdown {
+	if st := s.Latest().Status; st.State != stepdown.StateStepdown {
 		t.Fatalf("state %s after a step", st.State)
 	}
 	mono += 10 * time.Second
 	s2 := New(cfg, opts)
-	if st := s2.Status(); st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonStep {
+	if st := s2.Latest().Status; st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonStep {
 		t.Fatalf("restored %+v, want stepdown step", st)
 	}
 	s2.ProbeOK("clocks")
 	mono += 19 * time.Second // 29 s after the step: the 30 s hold-down is not over
-	s2.Tick(nil)
-	if st := s2.Status(); st.State != stepdown.StateStepdown {
+	s2.Tick()
+	if st := s2.Latest().Status; st.State != stepdown.StateStepdown {
 		t.Fatalf("resumed 29 s after the step with a 30 s hold-down")
 	}
 	mono += time.Second
-	s2.Tick(nil)
-	if st := s2.Status(); st.State != stepdown.StateOK {
+	s2.Tick()
+	if st := s2.Latest().Status; st.State != stepdown.StateOK {
 		t.Fatalf("state %s at the end of the hold-down, want ok", st.State)
 	}
 	s.Step(policy.Step{Seconds: 2}) // s's state file again: stepdown
 	s3 := New(cfg, Options{StatePath: path, Boot: fakeBoot("b2", 0), Mono: opts.Mono})
-	if st := s3.Status(); st.State != stepdown.StateUnknown {
+	if st := s3.Latest().Status; st.State != stepdown.StateUnknown {
 		t.Errorf("state %s after a reboot, want unknown", st.State)
 	}
 }

@@ -226,7 +226,7 @@ func TestClockBoundConformance(t *testing.T) {
 	reading.Up = true
 	sd.Reading(chronyOffset(5)) // a stepdown that is no disruption
 	check("offset stepdown", 0, 4*time.Millisecond)
-	for deadline := time.Now().Add(10 * time.Second); sd.Status().State != stepdown.StateOK; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); sd.Latest().Status.State != stepdown.StateOK; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no resume after the offset stepdown")
 		}
@@ -312,11 +312,11 @@ func TestClockBoundConformanceVMClock(t *testing.T) {
 	device(2)
 	check("migrated: the device has 2, the segment 1", 0)
 	sd.Reading(vmclockR(2))
-	if st := sd.Status(); st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonVMDisruption {
+	if st := sd.Latest().Status; st.State != stepdown.StateStepdown || st.Reason != stepdown.ReasonVMDisruption {
 		t.Fatalf("after the new marker the stepdown state is %+v, want stepdown vm_disruption", st)
 	}
 	check("stepdown announced, marker 2 in the segment", 3)
-	for deadline := time.Now().Add(10 * time.Second); sd.Status().State != stepdown.StateOK; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); sd.Latest().Status.State != stepdown.StateOK; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no resume after the VM disruption's hold-down")
 		}

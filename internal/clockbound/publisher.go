@@ -36,19 +36,10 @@ const (
 )
 
 // eventBuffer is how many announcements may wait for the publisher. It
-// reads the announcer's status at every write, so a dropped announcement
-// only delays a write, it never makes the segment disagree with the socket.
+// reads the announced state (its subscription's Latest) at every write, so
+// a dropped announcement only delays a write, it never makes the segment
+// disagree with the socket.
 const eventBuffer = 16
-
-// Announcer is the daemon's announcer the segment follows
-// (*announce.Announcer): the segment is one of its transports.
-type Announcer interface {
-	// Status is the state announced now.
-	Status() policy.Status
-	// Subscribe delivers every announcement from now on, without ever
-	// blocking the announcer.
-	Subscribe(transport string, buffer int) *announce.Subscription
-}
 
 // Clock reads CLOCK_MONOTONIC_COARSE, the clock of as_of.
 type Clock interface {
@@ -74,9 +65,10 @@ type Options struct {
 	// Readings returns the latest reading of every time source; only the
 	// authoritative ones bound the clock.
 	Readings func() []timesource.Reading
-	// Announcer is the daemon's announcer; nil without one (the status
-	// then follows the readings alone).
-	Announcer Announcer
+	// Announcer is the daemon's announcer, whose transport the segment
+	// is (NewPublisher subscribes); nil without one (the status then
+	// follows the readings alone).
+	Announcer announce.Source
 	// Clock reads as_of; nil is SysClock.
 	Clock Clock
 	// Now is the time the readings' LastSuccess is measured against; nil
@@ -96,6 +88,9 @@ type Publisher struct {
 	opts Options
 	log  *slog.Logger
 	met  *metrics
+	// sub is the subscription to the announcer (nil without one): each
+	// announcement wakes Run to write, and every write reads its Latest.
+	sub *announce.Subscription
 
 	mu   sync.Mutex
 	last Written
@@ -124,7 +119,7 @@ type Written struct {
 }
 
 // NewPublisher returns a publisher writing to seg (which it closes when Run
-// returns).
+// returns, with its subscription to the announcer).
 func NewPublisher(cfg Config, seg *Segment, opts Options) *Publisher {
 	if opts.Readings == nil {
 		opts.Readings = func() []timesource.Reading { return nil }
@@ -140,6 +135,9 @@ func NewPublisher(cfg Config, seg *Segment, opts Options) *Publisher {
 	}
 	p := &Publisher{cfg: cfg, seg: seg, opts: opts, log: opts.Logger.With("component", "clockbound"), failed: make(chan error, 1)}
 	p.met = newMetrics(p)
+	if opts.Announcer != nil {
+		p.sub = opts.Announcer.Subscribe("clockbound", announce.Buffered(eventBuffer))
+	}
 	if opts.Pulse == nil {
 		p.ownPulse = pulse.New()
 		opts.Pulse = p.ownPulse
@@ -188,16 +186,17 @@ func (p *Publisher) Last() Written {
 // event, until ctx is done. It fails only when the clock cannot be read.
 func (p *Publisher) Run(ctx context.Context) error {
 	defer p.seg.Close()
+	if p.sub != nil {
+		defer p.sub.Close()
+	}
 	defer func() {
 		p.liveMu.Lock()
 		p.live = false
 		p.liveMu.Unlock()
 	}()
 	var events <-chan announce.Announcement
-	if p.opts.Announcer != nil {
-		sub := p.opts.Announcer.Subscribe("clockbound", eventBuffer)
-		defer sub.Close()
-		events = sub.C()
+	if p.sub != nil {
+		events = p.sub.C()
 	}
 	if err := p.Write(); err != nil {
 		return err
@@ -247,8 +246,8 @@ func (p *Publisher) write(periodic bool, ahead time.Duration) error {
 		return fmt.Errorf("clockbound segment: %w", err)
 	}
 	var ann *policy.Status
-	if p.opts.Announcer != nil {
-		st := p.opts.Announcer.Status()
+	if p.sub != nil {
+		st := p.sub.Latest().Status
 		ann = &st
 	}
 	now := p.opts.Now()
@@ -321,6 +320,12 @@ func (p *Publisher) changed(rec Record, ahead time.Duration) bool {
 	return (rec.Bound - read).Abs() > tolerance
 }
 
-// Close gives the segment back (unmaps it, releases its lock) when Run will
-// not run: a start that fails after the segment was created.
-func (p *Publisher) Close() error { return p.seg.Close() }
+// Close gives the segment back (unmaps it, releases its lock) and ends the
+// subscription when Run will not run: a start that fails after the segment
+// was created.
+func (p *Publisher) Close() error {
+	if p.sub != nil {
+		p.sub.Close()
+	}
+	return p.seg.Close()
+}

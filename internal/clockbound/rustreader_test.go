@@ -64,7 +64,7 @@ func TestClockBoundRustReader(t *testing.T) {
 		{"chrony lost", func() { reading.Up = false }, "FreeRunning"},
 		{"offset stepdown", func() { reading.Up = true; sd.Reading(chronyOffset(5)) }, "Unknown"},
 		{"resumed", func() {
-			for sd.Status().State != stepdown.StateOK {
+			for sd.Latest().Status.State != stepdown.StateOK {
 				sd.Reading(chronyOffset(0))
 				time.Sleep(5 * time.Millisecond)
 			}

@@ -25,7 +25,6 @@ import (
 	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
 // Config is everything clockwatch's behaviour depends on.
@@ -37,8 +36,9 @@ type Config struct {
 	Step step.Config `yaml:"step"`
 	// Journal says where step events and the clock epoch are kept.
 	Journal journal.Config `yaml:"journal"`
-	// Stepdown is the socket that tells local lock holders to step down.
-	Stepdown server.Config `yaml:"stepdown"`
+	// Stepdown is the socket that tells local lock holders to step down,
+	// and the policy that decides when (for every transport).
+	Stepdown Stepdown `yaml:"stepdown"`
 	// Chrony, Ntpd and NTPProbes are the time daemons polled and the
 	// independent NTP servers queried.
 	Chrony    chrony.Config `yaml:"chrony"`
@@ -128,7 +128,7 @@ func (c *Config) perSource() {
 	p := c.PTP.Health
 	c.Health.Sources = map[string]Health{ptp.SourceName: {OffsetWarning: p.OffsetWarning, OffsetCritical: p.OffsetCritical,
 		ErrorBoundWarning: p.ErrorBoundWarning, ErrorBoundCritical: p.ErrorBoundCritical}}
-	c.Stepdown.Triggers.Sources = map[string]policy.SourceTriggers{ptp.SourceName: c.PTP.Triggers}
+	c.Stepdown.Policy.Triggers.Sources = map[string]policy.SourceTriggers{ptp.SourceName: c.PTP.Triggers}
 }
 
 // Default returns the configuration clockwatch runs with when no file is
@@ -140,7 +140,7 @@ func Default() Config {
 	c := Config{
 		Step:       st,
 		Journal:    journal.DefaultConfig(),
-		Stepdown:   server.DefaultConfig(),
+		Stepdown:   DefaultStepdown(),
 		Chrony:     chrony.DefaultConfig(),
 		Ntpd:       ntpd.DefaultConfig(),
 		NTPProbes:  sntp.DefaultConfig(),
@@ -194,7 +194,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, nulBytes(reflect.ValueOf(*c), "")...)
-	errs = append(errs, triggerBounds(reflect.ValueOf(c.Stepdown.Triggers), "stepdown.triggers")...)
+	errs = append(errs, triggerBounds(reflect.ValueOf(c.Stepdown.Policy.Triggers), "stepdown.triggers")...)
 	errs = append(errs, triggerBounds(reflect.ValueOf(c.PTP.Triggers), "ptp.triggers")...)
 	errs = append(errs, triggerBounds(reflect.ValueOf(c.PTP.Health), "ptp.health")...)
 	if err := c.Journal.Validate(); err != nil {

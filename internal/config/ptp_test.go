@@ -17,11 +17,11 @@ func TestPTPThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := c.Stepdown.Triggers.For(ptp.SourceName)
+	tr := c.Stepdown.Policy.Triggers.For(ptp.SourceName)
 	if !tr.Offset.Enabled || tr.Offset.Threshold != 50*time.Microsecond || tr.Unsynchronized.Grace != 10*time.Second || !tr.ErrorBound.Enabled {
 		t.Errorf("ptp4l's triggers %+v: want offset 50µs enabled, the other defaults kept", tr)
 	}
-	if g := c.Stepdown.Triggers.For("chrony"); g.Offset.Threshold != time.Second {
+	if g := c.Stepdown.Policy.Triggers.For("chrony"); g.Offset.Threshold != time.Second {
 		t.Errorf("chrony's offset trigger %+v: want the global 1s", g.Offset)
 	}
 	if h := c.Health.For(ptp.SourceName); h.OffsetWarning != 5*time.Microsecond || h.OffsetCritical != 100*time.Microsecond {

@@ -43,6 +43,9 @@ func NewClockBound(path string, cfg clockbound.Config, readings func() []timesou
 	if err != nil {
 		return nil, fmt.Errorf("clockbound segment: %w; set clockbound.path to a writable path (or RUNTIME_DIRECTORY), or clockbound.enabled: false", err)
 	}
-	opts := clockbound.Options{Readings: readings, Logger: logger, Pulse: pl, Announcer: ann}
+	opts := clockbound.Options{Readings: readings, Logger: logger, Pulse: pl}
+	if ann != nil { // a nil *Announcer in the interface would not be nil
+		opts.Announcer = ann
+	}
 	return clockbound.NewPublisher(cfg, seg, opts), nil
 }

@@ -171,10 +171,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// The clockbound segment, made below, looks at the figures after each
 	// feed (set before any task runs).
 	var cb *clockbound.Publisher
+	var kp *kubernetes.Publisher
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
-	if announcerWanted(cfg) || d.opts.Kubernetes.Enabled() {
-		d.announcer = NewAnnouncer(cfg.Stepdown.PolicyConfig(), steps, sources, steps.Journal.Dir(), d.logger)
+	if announcerWanted(cfg, d.opts.Kubernetes) {
+		d.announcer = NewAnnouncer(cfg.Stepdown.Policy, steps, sources, steps.Journal.Dir(), d.logger)
 		fo := feedOptions(cfg, sources, pl)
 		fo.Fed = func() {
 			if cb != nil {
@@ -201,7 +202,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		tasks = append(tasks, feed.Tasks()...)
 		if d.opts.Kubernetes.Enabled() {
-			kp, err := kubernetes.New(d.opts.Kubernetes, d.opts.Env.Getenv, d.logger)
+			// Subscribed by New, before any task runs, like every
+			// transport: no announcement after the start is missed.
+			var err error
+			kp, err = kubernetes.New(d.opts.Kubernetes, d.announcer, d.opts.Env.Getenv, d.logger)
 			if err != nil {
 				if d.stepdown != nil {
 					d.stepdown.Close()
@@ -209,10 +213,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				return err
 			}
 			collectors = append(collectors, kp.Collector())
-			// Subscribed now, so that no announcement after the start is
-			// missed; Run shows the state at once whatever the buffer holds.
-			sub := d.announcer.Subscribe("kubernetes", 64)
-			tasks = append(tasks, func(ctx context.Context) error { return kp.Run(ctx, sub) })
+			tasks = append(tasks, kp.Run)
 		}
 		tasks = append(tasks, func(ctx context.Context) error {
 			return warnIfUndisciplined(ctx, sources, d.opts.Timex, cfg.Stepdown, d.logger)
@@ -227,6 +228,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		if cb != nil {
 			cb.Close()
+		}
+		if kp != nil {
+			kp.Close()
 		}
 		return err
 	}
@@ -275,11 +279,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // announcerWanted says whether any of the announcer's transports is on: the
-// stepdown socket, the bounded-time segment, or the peers (whose replies
-// carry the state, and whose judge is a trigger). A new transport adds its
-// switch here.
-func announcerWanted(cfg *config.Config) bool {
-	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled || cfg.Peers.Enabled()
+// stepdown socket, the bounded-time segment, the Kubernetes Node condition
+// (--kubernetes.node-name), or the peers (whose replies carry the state,
+// and whose judge is a trigger). The transports' switches are all here; a
+// new transport adds its own.
+func announcerWanted(cfg *config.Config, k8s kubernetes.Options) bool {
+	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled || k8s.Enabled() || cfg.Peers.Enabled()
 }
 
 // systemdTasks tell systemd the daemon is ready (every task has started and
@@ -501,7 +506,7 @@ func (d *Daemon) Reload() bool {
 		}
 	}
 	if d.announcer != nil {
-		d.announcer.SetConfig(cfg.Stepdown.PolicyConfig())
+		d.announcer.SetConfig(cfg.Stepdown.Policy)
 	}
 	var later []string
 	for _, key := range config.Changed(d.started, cfg) {

@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -74,10 +74,10 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	if s.Journal.Persistent() {
 		t.Fatal("journal under a regular file claims to persist")
 	}
-	scfg := server.DefaultConfig()
+	scfg := config.DefaultStepdown()
 	scfg.Socket = filepath.Join(dir, "sd.sock")
-	scfg.HoldDown = 10 * time.Millisecond
-	scfg.Triggers.ProbeLost.Grace = 20 * time.Millisecond
+	scfg.Policy.HoldDown = 10 * time.Millisecond
+	scfg.Policy.Triggers.ProbeLost.Grace = 20 * time.Millisecond
 	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(&probetest.Timex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 		g.Go(func() error { return task(gctx) })
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		st := sd.Ann.Status()
+		st := sd.Ann.Latest().Status
 		if st.State == stepdown.StateStepdown && st.Reason == stepdown.ReasonProbeLost {
 			break
 		}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
@@ -30,7 +31,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 	scfg.Interval = 5 * time.Millisecond
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &probetest.Clocks{Source: probetest.HostMonotonic}, logger)
-	cfg := server.DefaultConfig()
+	cfg := config.DefaultStepdown()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	tx := probetest.Disciplined()
 	polled := make(chan struct{}, 1)
@@ -92,12 +93,12 @@ type testStepdown struct {
 	Pulse *pulse.Pulse
 }
 
-func newTestStepdown(cfg server.Config, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
-	ann := NewAnnouncer(cfg.PolicyConfig(), steps, sources, stateDir, logger)
+func newTestStepdown(cfg config.Stepdown, steps *Steps, sources timesources.Members, stateDir string, fo FeedOptions, logger *slog.Logger) (*testStepdown, error) {
+	ann := NewAnnouncer(cfg.Policy, steps, sources, stateDir, logger)
 	if fo.Pulse == nil {
 		fo.Pulse = pulse.New()
 	}
-	srv, err := NewStepdownSocket(cfg, ann, fo.Pulse, host.Env{}, logger, nil)
+	srv, err := NewStepdownSocket(cfg.Config, ann, fo.Pulse, host.Env{}, logger, nil)
 	if err != nil {
 		return nil, err
 	}

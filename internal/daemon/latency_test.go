@@ -14,12 +14,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
@@ -133,7 +133,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 		func(e step.Event) { s.Collector.Record(e) }, s.Bus.Publish)
 	bus := s.Bus.Subscribe(16)
 	defer bus.Close()
-	scfg := server.DefaultConfig()
+	scfg := config.DefaultStepdown()
 	scfg.Socket = filepath.Join(dir, "stepdown.sock")
 	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(probe.SysTimex{})}, "", FeedOptions{Poll: time.Hour}, logger)
 	if err != nil {

@@ -10,11 +10,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -50,7 +50,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	clocks.Step(time.Hour) // stepped while clockwatch was down
 
 	steps := NewSteps(scfg, jcfg, clocks, logger)
-	cfg := server.DefaultConfig()
+	cfg := config.DefaultStepdown()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(probetest.Disciplined())}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {

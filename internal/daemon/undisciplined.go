@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
@@ -23,8 +23,8 @@ const firstAnswerWait = 30 * time.Second
 // daemon. It decides from the readings of the sources that discipline the
 // clock (timesources.Traits.Disciplines), as `clockwatch status` does. The
 // line names the triggers and the keys that turn them off.
-func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex probe.TimexReader, sd server.Config, logger *slog.Logger) error {
-	warning := health.UndisciplinedWarning(sd.Enabled, sd.Triggers)
+func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex probe.TimexReader, sd config.Stepdown, logger *slog.Logger) error {
+	warning := health.UndisciplinedWarning(sd.Enabled, sd.Policy.Triggers)
 	if warning == "" {
 		return nil
 	}

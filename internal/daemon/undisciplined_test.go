@@ -13,7 +13,6 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
@@ -26,18 +25,18 @@ func TestWarnIfUndisciplined(t *testing.T) {
 	undisciplined := &probetest.Timex{Raw: kernel.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(kernel.StatusUnsync)}}
 	// A kernel a time daemon disciplined a minute ago: maxerror still small.
 	recent := &probetest.Timex{Raw: kernel.RawTimex{MaxError: 30_000, Status: int32(kernel.StatusUnsync)}}
-	noTriggers := server.DefaultConfig()
-	noTriggers.Triggers.Unsynchronized.Enabled, noTriggers.Triggers.ErrorBound.Enabled = false, false
+	noTriggers := config.DefaultStepdown()
+	noTriggers.Policy.Triggers.Unsynchronized.Enabled, noTriggers.Policy.Triggers.ErrorBound.Enabled = false, false
 	for _, tc := range []struct {
 		name   string
 		chrony bool
 		timex  *probetest.Timex
-		sd     server.Config
+		sd     config.Stepdown
 		want   bool
 	}{
-		{"chronyd absent, kernel undisciplined", true, undisciplined, server.DefaultConfig(), true},
-		{"chrony turned off, kernel undisciplined", false, undisciplined, server.DefaultConfig(), true},
-		{"chronyd absent, kernel recently disciplined", true, recent, server.DefaultConfig(), false},
+		{"chronyd absent, kernel undisciplined", true, undisciplined, config.DefaultStepdown(), true},
+		{"chrony turned off, kernel undisciplined", false, undisciplined, config.DefaultStepdown(), true},
+		{"chronyd absent, kernel recently disciplined", true, recent, config.DefaultStepdown(), false},
 		{"triggers turned off", true, undisciplined, noTriggers, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

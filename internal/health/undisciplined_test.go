@@ -7,6 +7,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/kernel"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
@@ -34,7 +35,11 @@ func TestNobodyDisciplines(t *testing.T) {
 
 func TestUndisciplinedWarning(t *testing.T) {
 	t.Parallel()
-	def := server.DefaultConfig()
+	// The stepdown section's defaults: the socket's switch, the policy's triggers.
+	def := struct {
+		Enabled  bool
+		Triggers policy.Triggers
+	}{server.DefaultConfig().Enabled, policy.DefaultTriggers()}
 	got := health.UndisciplinedWarning(def.Enabled, def.Triggers)
 	for _, want := range []string{"error_bound", "unsynchronized (source kernel, after 1m0s)",
 		"stepdown.triggers.error_bound.enabled: false", "stepdown.triggers.unsynchronized.enabled: false", "stepdown.enabled: false"} {

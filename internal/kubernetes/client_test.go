@@ -53,7 +53,7 @@ func TestHTTPClientNeverFollowsARedirect(t *testing.T) {
 			_, c := tlsAPIServer(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, location, code)
 			}, "s3cret")
-			p := NewWithClient(c, "n", nil)
+			p := NewWithClient(c, "n", nil, nil)
 			err := c.PatchNodeCondition(context.Background(), "n", Condition{Type: ConditionType, Status: "False"})
 			p.count("patch_condition", err)
 			var re *RedirectError

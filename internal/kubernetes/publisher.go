@@ -38,14 +38,16 @@ const Component = "clockwatch"
 // EventCorrelator: a burst of 25, then one per five minutes per object; a
 // repeat within ten minutes raises the first one's count).
 const (
-	eventBurst        = 25
-	eventRefill       = 5 * time.Minute
-	aggregateWindow   = 10 * time.Minute
-	eventQueue        = 64
-	eventAttempts     = 4
-	heartbeatPeriod   = 5 * time.Minute
-	defaultBackoff    = time.Second
-	defaultMaxBackoff = time.Minute
+	eventBurst      = 25
+	eventRefill     = 5 * time.Minute
+	aggregateWindow = 10 * time.Minute
+	eventQueue      = 64
+	// subscriptionBuffer is how many announcements wait for Run.
+	subscriptionBuffer = 64
+	eventAttempts      = 4
+	heartbeatPeriod    = 5 * time.Minute
+	defaultBackoff     = time.Second
+	defaultMaxBackoff  = time.Minute
 )
 
 // Metric names.
@@ -68,12 +70,16 @@ type Options struct {
 // Enabled reports whether the transport is on.
 func (o Options) Enabled() bool { return o.NodeName != "" }
 
-// Publisher is the transport. Run it with a Subscription of the announcer.
+// Publisher is the transport: New subscribes it to the announcer, Run
+// publishes.
 type Publisher struct {
 	c    *Client
 	node string
 	log  *slog.Logger
 	now  func() time.Time
+	// sub is the subscription to the announcer; nil without one (Run
+	// then fails).
+	sub *announce.Subscription
 
 	// BackoffMin and BackoffMax bound the waits between retries; tests
 	// shorten them.
@@ -87,14 +93,14 @@ type Publisher struct {
 	uid string
 }
 
-// New returns the transport for o, or an error naming what is wrong with
-// the credentials.
-func New(o Options, getenv func(string) string, logger *slog.Logger) (*Publisher, error) {
+// New returns the transport for o, subscribed to ann, or an error naming
+// what is wrong with the credentials.
+func New(o Options, ann announce.Source, getenv func(string) string, logger *slog.Logger) (*Publisher, error) {
 	c, err := NewClient(o, getenv)
 	if err != nil {
 		return nil, err
 	}
-	return NewWithClient(c, o.NodeName, logger), nil
+	return NewWithClient(c, o.NodeName, ann, logger), nil
 }
 
 // NewClient returns a client with o's credentials: o.Kubeconfig's, else the
@@ -113,13 +119,20 @@ func NewClient(o Options, getenv func(string) string) (*Client, error) {
 	return c, nil
 }
 
-// NewWithClient returns the transport with a client of the caller's.
-func NewWithClient(c *Client, node string, logger *slog.Logger) *Publisher {
+// NewWithClient returns the transport with a client of the caller's,
+// subscribed to ann now (nil: not subscribed), so that no announcement
+// after the start is missed; Run shows the state at once whatever the
+// buffer holds.
+func NewWithClient(c *Client, node string, ann announce.Source, logger *slog.Logger) *Publisher {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c.SetUserAgent("clockwatch/" + node)
-	return &Publisher{c: c, node: node, log: logger.With("component", "kubernetes", "node", node), now: time.Now,
+	var sub *announce.Subscription
+	if ann != nil {
+		sub = ann.Subscribe("kubernetes", announce.Buffered(subscriptionBuffer))
+	}
+	return &Publisher{c: c, node: node, log: logger.With("component", "kubernetes", "node", node), now: time.Now, sub: sub,
 		BackoffMin: defaultBackoff, BackoffMax: defaultMaxBackoff,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRequests,
 			Help: "Requests to the Kubernetes API server, by request (get_node, patch_condition, create_event, patch_event) and result (ok, the HTTP status of a refusal, redirect: never followed, or error)."},
@@ -166,8 +179,20 @@ func (p *Publisher) count(request string, err error) {
 	p.requests.WithLabelValues(request, result).Inc()
 }
 
-// Run publishes until ctx ends; it closes sub.
-func (p *Publisher) Run(ctx context.Context, sub *announce.Subscription) error {
+// Close ends the subscription when Run will not run: a start that fails
+// after the transport was made.
+func (p *Publisher) Close() {
+	if p.sub != nil {
+		p.sub.Close()
+	}
+}
+
+// Run publishes until ctx ends; it ends the subscription.
+func (p *Publisher) Run(ctx context.Context) error {
+	sub := p.sub
+	if sub == nil {
+		return errors.New("kubernetes: no announcer to follow")
+	}
 	defer sub.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
@@ -21,8 +22,9 @@ func Stepdown(t testing.TB, holdDown time.Duration) (*announce.Announcer, string
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	cfg.Heartbeat = 50 * time.Millisecond
-	cfg.HoldDown = holdDown
-	ann := announce.New(cfg.PolicyConfig(), announce.Options{})
+	pol := policy.DefaultConfig()
+	pol.HoldDown = holdDown
+	ann := announce.New(pol, announce.Options{})
 	t.Cleanup(ann.Close)
 	sd, err := server.New(cfg, ann, server.Options{})
 	if err != nil {

@@ -6,14 +6,40 @@ import (
 	"time"
 )
 
-// Config holds the hold-down period and the triggers. The server's config
-// embeds the triggers under stepdown.triggers.
+// Config is the policy's configuration: its part of the stepdown section
+// of the configuration file (stepdown.hold_down, stepdown.triggers), read
+// beside the socket's settings under the same key, and reloaded on SIGHUP.
+// The announcer runs the policy with it, whichever transports are on.
 type Config struct {
 	// HoldDown is how long the clock must stay healthy after the last
 	// trigger before the state returns to ok.
-	HoldDown time.Duration
+	HoldDown time.Duration `yaml:"hold_down"`
 	// Triggers configures each trigger.
-	Triggers Triggers
+	Triggers Triggers `yaml:"triggers"`
+}
+
+// DefaultHoldDown is stepdown.hold_down unless configured.
+const DefaultHoldDown = 30 * time.Second
+
+// DefaultConfig returns the defaults: a 30 s hold-down and DefaultTriggers.
+func DefaultConfig() Config {
+	return Config{HoldDown: DefaultHoldDown, Triggers: DefaultTriggers()}
+}
+
+// MaxHoldDown bounds stepdown.hold_down.
+const MaxHoldDown = 24 * time.Hour
+
+// Validate checks the configuration; each error names its field by YAML
+// path under section ("stepdown").
+func (c Config) Validate(section string) error {
+	var errs []error
+	if c.HoldDown < 0 || c.HoldDown > MaxHoldDown {
+		errs = append(errs, fmt.Errorf("%s.hold_down: must be between %s and %s, got %s", section, time.Duration(0), MaxHoldDown, c.HoldDown))
+	}
+	if err := c.Triggers.Validate(section + ".triggers"); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Triggers configures the conditions that cause a stepdown. A trigger whose

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -19,7 +20,7 @@ func TestSecondTransport(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	s, ann := newServer(t, cfg, server.Options{})
-	sub := ann.Subscribe("test", 8)
+	sub := ann.Subscribe("test", announce.Buffered(8))
 	defer sub.Close()
 	runUntilCleanup(t, s)
 	ann.ProbeOK("test")

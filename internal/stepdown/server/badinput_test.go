@@ -38,7 +38,7 @@ func TestExactKeys(t *testing.T) {
 			if m.Type != stepdown.TypeError || m.Code != stepdown.CodeGarbage || !strings.Contains(m.Error, "case-sensitive") {
 				t.Fatalf("after %s: %v, want an error %q naming the key", line, m, stepdown.CodeGarbage)
 			}
-			if st := ann.Status(); st.State != stepdown.StateOK {
+			if st := ann.Latest().Status; st.State != stepdown.StateOK {
 				t.Errorf("state after %s: %v, want ok (no drill)", line, st)
 			}
 		})

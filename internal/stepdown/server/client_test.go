@@ -22,7 +22,7 @@ import (
 // announcer and stop function.
 func runServer(t *testing.T, path string, epoch uint64) (*announce.Announcer, func()) {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := testCfg{server.DefaultConfig(), policy.DefaultConfig()}
 	cfg.Socket = path
 	cfg.Heartbeat = 20 * time.Millisecond
 	cfg.HoldDown = 50 * time.Millisecond

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
 // DefaultSocket is where the stepdown socket lives unless configured.
@@ -33,8 +31,9 @@ const (
 	MinDrillHold = time.Millisecond
 )
 
-// Config is the stepdown section of clockwatch's configuration file, under the
-// top-level key "stepdown".
+// Config is the socket's part of the stepdown section of clockwatch's
+// configuration file, under the top-level key "stepdown"; the policy's part
+// (hold_down, triggers) is policy.Config, read beside it under the same key.
 type Config struct {
 	// Enabled turns the stepdown socket on.
 	Enabled bool `yaml:"enabled"`
@@ -48,9 +47,6 @@ type Config struct {
 	Group string `yaml:"group"`
 	// Heartbeat is the interval between heartbeats.
 	Heartbeat time.Duration `yaml:"heartbeat"`
-	// HoldDown is how long the clock must stay healthy after the last
-	// trigger before resume is sent.
-	HoldDown time.Duration `yaml:"hold_down"`
 	// MaxClients limits the number of simultaneous subscribers. A 64th of
 	// it (64 of the default 4096) is kept for root, clockwatch's own uid
 	// and DrillUIDs, so that a drill or an operator gets in when
@@ -73,26 +69,22 @@ type Config struct {
 	DrillUIDs []uint32 `yaml:"drill_uids"`
 	// MaxDrillHold caps how long a drill may hold the stepdown state.
 	MaxDrillHold time.Duration `yaml:"max_drill_hold"`
-	// Triggers configures what causes a stepdown.
-	Triggers policy.Triggers `yaml:"triggers"`
 }
 
 // DefaultConfig returns the defaults: enabled on DefaultSocket with mode 0660,
-// a 1 s heartbeat, a 30 s hold-down, 4096 clients (1024 per uid) with 64
-// queued messages each, and policy.DefaultTriggers.
+// a 1 s heartbeat, 4096 clients (1024 per uid) with 64 queued messages
+// each.
 func DefaultConfig() Config {
 	return Config{
 		Enabled:          true,
 		Socket:           DefaultSocket,
 		Mode:             "0660",
 		Heartbeat:        time.Second,
-		HoldDown:         30 * time.Second,
 		MaxClients:       4096,
 		MaxClientsPerUID: 1024,
 		QueueSize:        64,
 		WriteTimeout:     5 * time.Second,
 		MaxDrillHold:     5 * time.Minute,
-		Triggers:         policy.DefaultTriggers(),
 	}
 }
 
@@ -138,7 +130,6 @@ func (c Config) Validate() error {
 		}
 	}
 	durBetween("heartbeat", c.Heartbeat, MinHeartbeat, time.Hour, " (each beat is a write to every client)")
-	durBetween("hold_down", c.HoldDown, 0, 24*time.Hour, "")
 	intBetween("max_clients", c.MaxClients, 1, MaxClientsLimit, " (each is a file descriptor)")
 	intBetween("max_clients_per_uid", c.MaxClientsPerUID, 1, MaxClientsLimit, "")
 	intBetween("queue_size", c.QueueSize, 1, MaxQueueSize, " (messages held for each subscriber that falls behind)")
@@ -149,9 +140,6 @@ func (c Config) Validate() error {
 	}
 	durBetween("write_timeout", c.WriteTimeout, time.Millisecond, time.Minute, "")
 	durBetween("max_drill_hold", c.MaxDrillHold, MinDrillHold, 24*time.Hour, "")
-	if err := c.Triggers.Validate("stepdown.triggers"); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
 }
 
@@ -162,9 +150,4 @@ func (c Config) FileMode() (uint32, error) {
 		return 0, fmt.Errorf("must be octal permission bits like \"0660\", got %q", c.Mode)
 	}
 	return uint32(m), nil
-}
-
-// PolicyConfig is the policy's part of the configuration.
-func (c Config) PolicyConfig() policy.Config {
-	return policy.Config{HoldDown: c.HoldDown, Triggers: c.Triggers}
 }

@@ -19,6 +19,9 @@ func TestDefaultConfigIsValid(t *testing.T) {
 	}
 }
 
+// TestConfigYAML reads the socket's keys; the whole section, the policy's
+// hold_down and triggers included, is read by package config
+// (TestStepdownSection).
 func TestConfigYAML(t *testing.T) {
 	t.Parallel()
 	const doc = `
@@ -26,16 +29,11 @@ socket: /run/clockwatch/other.sock
 mode: "0600"
 group: root
 heartbeat: 500ms
-hold_down: 1m
 max_clients: 100
 queue_size: 16
 allow_uids: [1000, 1001]
 allow_gids: [50]
 drill_uids: [1000]
-triggers:
-  step: {enabled: true, threshold: 5ms}
-  offset: {enabled: false}
-  unsynchronized: {grace: 2m}
 `
 	cfg := server.DefaultConfig()
 	dec := yaml.NewDecoder(strings.NewReader(doc))
@@ -48,11 +46,8 @@ triggers:
 	}
 	want := server.DefaultConfig()
 	want.Socket, want.Mode, want.Group = "/run/clockwatch/other.sock", "0600", "root"
-	want.Heartbeat, want.HoldDown, want.MaxClients, want.QueueSize = 500*time.Millisecond, time.Minute, 100, 16
+	want.Heartbeat, want.MaxClients, want.QueueSize = 500*time.Millisecond, 100, 16
 	want.AllowUIDs, want.AllowGIDs, want.DrillUIDs = []uint32{1000, 1001}, []uint32{50}, []uint32{1000}
-	want.Triggers.Step.Threshold = 5 * time.Millisecond
-	want.Triggers.Offset.Enabled = false
-	want.Triggers.Unsynchronized.Grace = 2 * time.Minute
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -74,8 +69,6 @@ func TestConfigValidate(t *testing.T) {
 		{"mode", func(c *server.Config) { c.Mode = "rw-rw----" }, `stepdown.mode: must be octal permission bits like "0660", got "rw-rw----"`},
 		{"heartbeat", func(c *server.Config) { c.Heartbeat = 0 }, "stepdown.heartbeat: must be between 10ms and 1h0m0s (each beat is a write to every client), got 0s"},
 		{"heartbeat 1ns", func(c *server.Config) { c.Heartbeat = time.Nanosecond }, "stepdown.heartbeat: must be between 10ms and 1h0m0s (each beat is a write to every client), got 1ns"},
-		{"hold_down", func(c *server.Config) { c.HoldDown = -time.Second }, "stepdown.hold_down: must be between 0s and 24h0m0s, got -1s"},
-		{"hold_down a year", func(c *server.Config) { c.HoldDown = 365 * 24 * time.Hour }, "stepdown.hold_down: must be between 0s and 24h0m0s, got 8760h0m0s"},
 		{"max_clients", func(c *server.Config) { c.MaxClients = 0 }, "stepdown.max_clients: must be between 1 and 65536 (each is a file descriptor), got 0"},
 		{"max_clients a million", func(c *server.Config) { c.MaxClients = 1 << 20 }, "stepdown.max_clients: must be between 1 and 65536 (each is a file descriptor), got 1048576"},
 		{"max_clients_per_uid", func(c *server.Config) { c.MaxClientsPerUID = 0 }, "stepdown.max_clients_per_uid: must be between 1 and 65536, got 0"},
@@ -85,7 +78,6 @@ func TestConfigValidate(t *testing.T) {
 		{"write_timeout", func(c *server.Config) { c.WriteTimeout = 0 }, "stepdown.write_timeout: must be between 1ms and 1m0s, got 0s"},
 		{"max_drill_hold", func(c *server.Config) { c.MaxDrillHold = 0 }, "stepdown.max_drill_hold: must be between 1ms and 24h0m0s, got 0s"},
 		{"unknown group", func(c *server.Config) { c.Group = "no-such-group-clockwatch" }, "stepdown.group: group: unknown group no-such-group-clockwatch (name an existing group or a numeric gid)"},
-		{"trigger", func(c *server.Config) { c.Triggers.Offset.Threshold = 0 }, "stepdown.triggers.offset.threshold: must be positive when enabled, got 0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

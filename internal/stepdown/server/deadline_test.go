@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -16,7 +17,7 @@ const onTime = 400 * time.Millisecond
 
 // deadlineConfig has a grace and a hold-down far shorter than the
 // heartbeat.
-func deadlineConfig(t *testing.T) server.Config {
+func deadlineConfig(t *testing.T) testCfg {
 	cfg := testConfig(t)
 	cfg.Heartbeat = time.Hour
 	cfg.HoldDown = 150 * time.Millisecond
@@ -41,7 +42,7 @@ func TestDeadlinesWithoutSubscriber(t *testing.T) {
 	t.Parallel()
 	cfg := deadlineConfig(t)
 	s, ann := start(t, cfg, server.Options{})
-	sub := ann.Subscribe("test", 8)
+	sub := ann.Subscribe("test", announce.Buffered(8))
 	defer sub.Close()
 	waitEvent := func(typ string, reason stepdown.Reason) {
 		t.Helper()

@@ -4,9 +4,12 @@
 // every subscriber without letting a slow one delay the others, accepts acks
 // and drill requests, and exports metrics about all of it.
 //
-// It is one transport of the daemon's announcer (package announce), attached
-// in line: the announcer decides, numbers and persists; the Server only
-// tells its clients. The daemon creates the announcer, feeds it, and creates
+// It is one transport of the daemon's announcer (package announce),
+// subscribed in line (announce.InLine) by New: the announcer decides,
+// numbers and persists; the Server only tells its clients. It keeps the
+// state of the last update it broadcast and greets and beats from it under
+// its own mutex, so that a hello's seq is the last event sent before it and
+// nothing it does with its mutex held calls into the announcer. The daemon creates the announcer, feeds it, and creates
 // a Server only when stepdown.enabled is true; it opens the socket early
 // with Listen and runs it as a task with Run. The wire format is package
 // stepdown's, documented in docs/stepdown-protocol.md.

@@ -8,13 +8,24 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
+// policyConfig is policy.Config, named to be embedded beside server.Config.
+type policyConfig = policy.Config
+
+// testCfg is the stepdown section as the daemon reads it: the socket's
+// settings (Config) and the announcer's policy's (hold-down, triggers).
+type testCfg struct {
+	server.Config
+	policyConfig
+}
+
 // testConfig is a fast configuration on a socket in a temporary directory.
-func testConfig(t testing.TB) server.Config {
-	cfg := server.DefaultConfig()
+func testConfig(t testing.TB) testCfg {
+	cfg := testCfg{server.DefaultConfig(), policy.DefaultConfig()}
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	cfg.Heartbeat = 20 * time.Millisecond
 	cfg.HoldDown = 100 * time.Millisecond
@@ -23,22 +34,22 @@ func testConfig(t testing.TB) server.Config {
 
 // newAnnouncer returns an announcer with cfg's policy, closed when the test
 // ends, as the daemon makes one.
-func newAnnouncer(t testing.TB, cfg server.Config, ao ...announce.Options) *announce.Announcer {
+func newAnnouncer(t testing.TB, cfg testCfg, ao ...announce.Options) *announce.Announcer {
 	t.Helper()
 	var o announce.Options
 	if len(ao) > 0 {
 		o = ao[0]
 	}
-	ann := announce.New(cfg.PolicyConfig(), o)
+	ann := announce.New(cfg.policyConfig, o)
 	t.Cleanup(ann.Close)
 	return ann
 }
 
 // newServer returns a server and its announcer (ao: at most one).
-func newServer(t testing.TB, cfg server.Config, opts server.Options, ao ...announce.Options) (*server.Server, *announce.Announcer) {
+func newServer(t testing.TB, cfg testCfg, opts server.Options, ao ...announce.Options) (*server.Server, *announce.Announcer) {
 	t.Helper()
 	ann := newAnnouncer(t, cfg, ao...)
-	s, err := server.New(cfg, ann, opts)
+	s, err := server.New(cfg.Config, ann, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +58,7 @@ func newServer(t testing.TB, cfg server.Config, opts server.Options, ao ...annou
 
 // start runs a server until the test ends and waits until it listens and is
 // in state ok; it returns the server and its announcer (ao: at most one).
-func start(t testing.TB, cfg server.Config, opts server.Options, ao ...announce.Options) (*server.Server, *announce.Announcer) {
+func start(t testing.TB, cfg testCfg, opts server.Options, ao ...announce.Options) (*server.Server, *announce.Announcer) {
 	t.Helper()
 	s, ann := newServer(t, cfg, opts, ao...)
 	ctx, cancel := context.WithCancel(context.Background())

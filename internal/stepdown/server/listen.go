@@ -200,6 +200,7 @@ func removeStale(path string) error {
 // start that failed after it): the socket file and its lock file go with
 // it. Run must not be called after Close.
 func (s *Server) Close() error {
+	s.sub.Close()
 	if s.l == nil {
 		return nil
 	}

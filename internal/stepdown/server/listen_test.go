@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
@@ -194,7 +195,7 @@ func activationChild() {
 	}
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(os.TempDir(), "clockwatch-activation-unused.sock") // never the real one
-	s, err := server.New(cfg, announce.New(cfg.PolicyConfig(), announce.Options{}), server.Options{Getenv: getenv})
+	s, err := server.New(cfg, announce.New(policy.DefaultConfig(), announce.Options{}), server.Options{Getenv: getenv})
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -76,7 +77,7 @@ func serveChild(spec string) {
 	cfg := server.DefaultConfig()
 	cfg.Socket = path
 	cfg.Heartbeat = 20 * time.Millisecond
-	ann := announce.New(cfg.PolicyConfig(), announce.Options{Epoch: epoch})
+	ann := announce.New(policy.DefaultConfig(), announce.Options{Epoch: epoch})
 	s, err := server.New(cfg, ann, server.Options{})
 	if err != nil {
 		os.Exit(1)

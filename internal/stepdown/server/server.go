@@ -31,6 +31,9 @@ const (
 	writeBatch = 64
 	// defaultDrillHold is how long a drill holds unless the request says.
 	defaultDrillHold = 5 * time.Second
+	// sentRing is how many recent announcements remember when they were
+	// sent, for the ack latency.
+	sentRing = 64
 	// clientSendBuffer is the SO_SNDBUF of each admitted client's socket
 	// (Linux doubles it: 8 KiB, a handful of messages). The kernel charges
 	// what a client has not read yet to the daemon's memory cgroup, and at
@@ -91,11 +94,25 @@ type Server struct {
 	addr  string
 
 	// ann decides and numbers what to announce; the server is its
-	// unix-socket transport. Lock order: ann's lock, then mu.
-	ann    *announce.Announcer
-	detach func()
+	// unix-socket transport, subscribed in line (sub). The server never
+	// calls ann with mu held: it keeps the state it greets and beats with
+	// (snap) itself.
+	ann *announce.Announcer
+	sub *announce.Subscription
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// snap is the announcer's state as the clients were last told it:
+	// updated with each broadcast of announcements (update), so that a
+	// hello's seq is the last event sent before it and every event after
+	// it reaches the new client. since is when snap's state began.
+	snap  announce.Snapshot
+	since time.Time
+	// sentAt is when each recent announcement was sent, for the ack
+	// latency.
+	sentAt [sentRing]struct {
+		seq uint64
+		at  time.Time
+	}
 	clients map[*client]struct{}
 	// held counts the connections of each uid that admission limits
 	// (admission.go), kept with clients by addLocked and removeLocked.
@@ -149,8 +166,10 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 	s.readBuffers.New = func() any { return new(readBuffer) }
 	s.limit = newLogLimiter(s.log)
 	s.keys = protocolKeys()
-	s.detach = ann.Attach(s.announce)
 	s.met = newMetrics(s)
+	// In line: the latency from a step to the clients' sockets is the
+	// point of the socket. The first update is the state now.
+	s.sub = ann.Subscribe("stepdown", announce.InLine(s.update))
 	if opts.Pulse == nil {
 		s.ownPulse = pulse.New()
 		opts.Pulse = s.ownPulse
@@ -168,29 +187,35 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// announce sends one announcement to every client of the socket, in line
-// with the announcer: each client's send only queues.
-func (s *Server) announce(a announce.Announcement) {
+// update sends each announcement to every client of the socket, in line
+// with the announcer (each client's send only queues), and keeps the state
+// they left for the hellos and heartbeats.
+func (s *Server) update(u announce.Update) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
+	now := time.Now()
+	for _, a := range u.Announcements {
+		s.sentAt[a.Seq()%sentRing] = struct {
+			seq uint64
+			at  time.Time
+		}{a.Seq(), now}
+		s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
+	}
+	s.snap, s.since = u.Snapshot, now.Add(-u.Snapshot.For)
 }
 
-// Reload takes a new configuration's hold-down (the hello tells it) at
-// once; the announcer gets the policy's part from the daemon. The other
-// settings (socket, mode, group, heartbeat, limits) take effect at the next
-// start; Reload reports whether any of them changed so the caller can log
-// it.
+// Reload checks a new configuration. The socket's settings (socket, mode,
+// group, heartbeat, limits) take effect at the next start; Reload reports
+// whether any of them changed so the caller can log it. The policy's
+// (hold-down, triggers) are the announcer's, which the daemon reloads: the
+// hello tells the hold-down its update carries.
 func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.cfg
-	old.HoldDown, old.Triggers = cfg.HoldDown, cfg.Triggers
-	s.cfg.HoldDown, s.cfg.Triggers = cfg.HoldDown, cfg.Triggers
-	return !reflect.DeepEqual(old, cfg), nil
+	return !reflect.DeepEqual(s.cfg, cfg), nil
 }
 
 // Collector returns the server's metrics.
@@ -274,7 +299,7 @@ func (s *Server) Run(ctx context.Context) error {
 	acceptErr := make(chan error, 1)
 	go func() { acceptErr <- s.acceptLoop(l) }()
 
-	defer s.detach()
+	defer s.sub.Close()
 	if s.ownPulse != nil {
 		pctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -418,8 +443,9 @@ func (s *Server) admit(conn *net.UnixConn) {
 	}
 	var c *client
 	var refuse func()
-	s.ann.Current(func(snap announce.Snapshot) {
-		seq := snap.Seq
+	// Under mu, which every broadcast of an announcement holds: the hello
+	// says the seq of the last event sent, and every later one reaches c.
+	func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.closed {
@@ -438,12 +464,12 @@ func (s *Server) admit(conn *net.UnixConn) {
 		c.in.init(raw, &s.readBuffers)
 		s.addLocked(c)
 		c.directWrite = c.writeDirect
-		c.helloSeq = seq
+		c.helloSeq = s.snap.Seq
 		// Written at once unless the socket is full: then a writer
 		// goroutine is started for it.
-		c.send(s.helloLocked(snap).AppendLine(nil))
+		c.send(s.helloLocked().AppendLine(nil))
 		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
-	})
+	}()
 	if refuse != nil {
 		refuse()
 		return
@@ -469,11 +495,12 @@ func (s *Server) admit(conn *net.UnixConn) {
 // connected (this one included), for `clockwatch status`; and, when the
 // state is not ok and the last announcement is of the reason holding now,
 // that announcement's source and detail.
-func (s *Server) helloLocked(snap announce.Snapshot) stepdown.Message {
+func (s *Server) helloLocked() stepdown.Message {
+	snap := s.snap
 	st := snap.Status
 	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: snap.Seq,
-		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: s.cfg.HoldDown.Seconds(),
-		Since: time.Now().Add(-snap.For).UTC().Truncate(time.Millisecond), Subscribers: len(s.clients)}
+		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: snap.HoldDown.Seconds(),
+		Since: s.since.UTC().Truncate(time.Millisecond), Subscribers: len(s.clients)}
 	if st.State != stepdown.StateOK {
 		m.Reason = st.Reason
 		if last := snap.Last.Message; last.Seq != 0 && last.Reason == st.Reason {
@@ -529,17 +556,19 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
 }
 
+// heartbeat ticks the announcer (whose clock may be a test's, without a
+// timer of its own), then tells every client the state it was last told:
+// a heartbeat's seq is the last event sent before it.
 func (s *Server) heartbeat() {
-	s.ann.Tick(func(snap announce.Snapshot) {
-		st, seq := snap.Status, snap.Seq
-		m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
-		if st.State != stepdown.StateOK {
-			m.Reason = st.Reason
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
-	})
+	s.ann.Tick()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.snap.Status
+	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.snap.Seq, Drill: st.Drill}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+	}
+	s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
 }
 
 // DrillRequest is what a drill asks for.
@@ -607,7 +636,9 @@ func joinReasons(rs []stepdown.Reason) string {
 }
 
 func (s *Server) ack(c *client, seq uint64) {
-	at, remembered, known, now := s.ann.SentAt(seq)
+	s.mu.Lock()
+	rec, known := s.sentAt[seq%sentRing], seq > 0 && seq <= s.snap.Seq
+	s.mu.Unlock()
 	if !known {
 		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("ack of seq %d, which was never sent", seq))
 		return
@@ -617,7 +648,7 @@ func (s *Server) ack(c *client, seq uint64) {
 	}
 	c.lastAck = seq
 	s.met.acks.Inc()
-	if remembered && seq > c.helloSeq {
-		s.met.ackLatency.Observe((now - at).Seconds())
+	if rec.seq == seq && seq > c.helloSeq {
+		s.met.ackLatency.Observe(time.Since(rec.at).Seconds())
 	}
 }

@@ -394,7 +394,7 @@ func TestChronyReadings(t *testing.T) {
 	ann.Reading(lost)
 	waitFor(t, "probe_lost", func() bool {
 		ann.Reading(lost)
-		return ann.Status().Reason == stepdown.ReasonProbeLost
+		return ann.Latest().Status.Reason == stepdown.ReasonProbeLost
 	})
 	if m := next(t, c); m.Reason != stepdown.ReasonProbeLost || m.Source != "chrony" {
 		t.Fatalf("lost: %v", m)
@@ -406,24 +406,28 @@ func TestReload(t *testing.T) {
 	cfg := testConfig(t)
 	s, ann := start(t, cfg, server.Options{})
 	ann.Reading(chronyReading(2, 0.1, true))
-	if st := ann.Status(); st.State != stepdown.StateStepdown {
+	if st := ann.Latest().Status; st.State != stepdown.StateStepdown {
 		t.Fatalf("state %v", st)
 	}
 	next := cfg
 	next.Triggers.Offset.Enabled = false
 	next.HoldDown = time.Millisecond
-	if restart, err := s.Reload(next); err != nil || restart {
+	if restart, err := s.Reload(next.Config); err != nil || restart {
 		t.Fatalf("Reload: %v, %v", restart, err)
 	}
-	ann.SetConfig(next.PolicyConfig()) // the daemon's half of a reload
+	ann.SetConfig(next.policyConfig) // the daemon's half of a reload
 	// The offset no longer counts: the hold-down ends and the state resumes.
-	waitFor(t, "resume", func() bool { return ann.Status().State == stepdown.StateOK })
+	waitFor(t, "resume", func() bool { return ann.Latest().Status.State == stepdown.StateOK })
+	// The hello tells the announcer's hold-down, reloaded.
+	if _, hello := dial(t, cfg.Socket); hello.HoldDownSeconds != next.HoldDown.Seconds() {
+		t.Errorf("hello after the reload says hold_down_seconds %v, want %v", hello.HoldDownSeconds, next.HoldDown.Seconds())
+	}
 	next.Socket += ".new"
-	if restart, err := s.Reload(next); err != nil || !restart {
+	if restart, err := s.Reload(next.Config); err != nil || !restart {
 		t.Fatalf("Reload with a new socket: %v, %v", restart, err)
 	}
 	next.QueueSize = 0
-	if _, err := s.Reload(next); err == nil {
+	if _, err := s.Reload(next.Config); err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
 }

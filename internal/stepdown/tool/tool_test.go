@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
 	"github.com/clockwatch/clockwatch/internal/testtool"
@@ -28,7 +29,7 @@ func startServerWith(t *testing.T) (string, *server.Server) {
 	cfg := server.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	cfg.Heartbeat = 20 * time.Millisecond
-	ann := announce.New(cfg.PolicyConfig(), announce.Options{Epoch: 3})
+	ann := announce.New(policy.DefaultConfig(), announce.Options{Epoch: 3})
 	t.Cleanup(ann.Close)
 	s, err := server.New(cfg, ann, server.Options{})
 	if err != nil {
