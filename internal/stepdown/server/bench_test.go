@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -59,21 +60,7 @@ func benchFanout(b *testing.B, n int) {
 	cfg.MaxClients = n + 10
 	_, ann := start(b, cfg, server.Options{})
 
-	child := exec.Command(os.Args[0], "-test.run=^TestFanoutSubscribers$")
-	child.Env = append(os.Environ(), fanoutEnv+"="+cfg.Socket+","+strconv.Itoa(n))
-	child.Stderr = os.Stderr
-	out, err := child.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { child.Process.Kill(); child.Wait() }()
-	br := bufio.NewReader(out)
-	if line, err := br.ReadString('\n'); err != nil || line != "ready\n" {
-		b.Fatalf("subscriber process: %q, %v", line, err)
-	}
+	child, br := startSubscribers(b, cfg.Socket, n)
 	lat := make([]time.Duration, 0, b.N)
 	i := 0
 	cpu0, childCPU0 := cpuTime(), procCPUTime(child.Process.Pid)
@@ -102,6 +89,41 @@ func benchFanout(b *testing.B, n int) {
 		b.ReportMetric(float64(childCPU.Microseconds())/float64(len(lat)), "subscribers-cpu-µs/event")
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// startChild runs this test binary again with only the test named and env
+// added (a child process, as applications are), and returns it with its
+// output and its input; it is killed when the benchmark ends.
+func startChild(b *testing.B, test string, env ...string) (*exec.Cmd, *bufio.Reader, io.WriteCloser) {
+	b.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	child.Env = append(os.Environ(), env...)
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := child.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	return child, bufio.NewReader(out), in
+}
+
+// startSubscribers starts n subscribers of path in a child process
+// (TestFanoutSubscribers) and waits until each has its hello: the child
+// writes a byte each time all n have received an event.
+func startSubscribers(b *testing.B, path string, n int) (*exec.Cmd, *bufio.Reader) {
+	b.Helper()
+	child, br, _ := startChild(b, "TestFanoutSubscribers", fanoutEnv+"="+path+","+strconv.Itoa(n))
+	if line, err := br.ReadString('\n'); err != nil || line != "ready\n" {
+		b.Fatalf("subscriber process: %q, %v", line, err)
+	}
+	return child, br
 }
 
 // cpuTime is this process's user and system CPU time.

@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,40 +55,20 @@ func benchConnectFlood(b *testing.B, flood bool) {
 	srv, ann := start(b, cfg, opts)
 
 	if flood {
-		fc := exec.Command(os.Args[0], "-test.run=^TestFloodConnections$")
-		fc.Env = append(os.Environ(), floodEnv+"="+cfg.Socket)
-		fc.Stderr = os.Stderr
-		out, err := fc.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := fc.Start(); err != nil {
-			b.Fatal(err)
-		}
+		// The flooder waits for its pid to be known, so that every one of
+		// its connections is taken for uid 65534's.
+		fc, out, in := startChild(b, "TestFloodConnections", floodEnv+"="+cfg.Socket)
 		floodPID.Store(int64(fc.Process.Pid))
-		defer func() { fc.Process.Kill(); fc.Wait() }()
-		line, err := bufio.NewReader(out).ReadString('\n')
+		if _, err := io.WriteString(in, "go\n"); err != nil {
+			b.Fatal(err)
+		}
+		line, err := out.ReadString('\n')
 		if err != nil || !strings.HasPrefix(line, "ready") {
 			b.Fatalf("flood process: %q, %v", line, err)
 		}
 		b.Logf("flood process: %s", strings.TrimSpace(line))
 	}
-
-	good := exec.Command(os.Args[0], "-test.run=^TestFanoutSubscribers$")
-	good.Env = append(os.Environ(), fanoutEnv+"="+cfg.Socket+",1")
-	good.Stderr = os.Stderr
-	out, err := good.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := good.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { good.Process.Kill(); good.Wait() }()
-	br := bufio.NewReader(out)
-	if line, err := br.ReadString('\n'); err != nil || line != "ready\n" {
-		b.Fatalf("subscriber process: %q, %v", line, err)
-	}
+	_, br := startSubscribers(b, cfg.Socket, 1)
 	lat := make([]time.Duration, 0, b.N)
 	i := 0
 	for b.Loop() {
@@ -140,6 +120,9 @@ func TestFloodConnections(t *testing.T) {
 		t.Skip("only run as BenchmarkConnectFlood's child process")
 	}
 	raiseFDLimit(8192)
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
 	var held []net.Conn
 	for {
 		c, err := net.Dial("unix", path)
