@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,9 +54,13 @@ func TestWarnIfUndisciplined(t *testing.T) {
 			cfg.PTP.Enabled, cfg.Timesyncd.Mode = false, timesyncd.ModeOff
 			sources := timesources.Build(&cfg, timesources.Env{Logger: logger, Timex: tc.timex})
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			// The sources stop before the test's directories go: the
+			// chrony poller's reply socket is in one of them.
+			var wg sync.WaitGroup
+			defer wg.Wait()
 			defer cancel()
 			for _, task := range sources.Tasks() {
-				go task(ctx)
+				wg.Go(func() { task(ctx) })
 			}
 			start := time.Now()
 			if err := warnIfUndisciplined(ctx, sources, tc.timex, tc.sd, logger); err != nil {

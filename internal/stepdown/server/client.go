@@ -33,9 +33,11 @@ type client struct {
 	credErr error
 	done    chan struct{}
 	once    sync.Once
-	// The input side, used only on the input poller's goroutine: the
-	// line reader, the flood limit's token bucket, the last ack and the
-	// watch_peer requests served.
+	// The input side, under inMu: used on the input poller's goroutine,
+	// and on the writer's once when the peer has gone (what it sent
+	// before is still acted on): the line reader, the flood limit's token
+	// bucket, the last ack and the watch_peer requests served.
+	inMu        sync.Mutex
 	in          lineReader
 	tokens      float64
 	last        time.Time
@@ -203,6 +205,13 @@ func (c *client) writeLoop() {
 			// WriteTimeout after every message.
 			c.conn.SetWriteDeadline(time.Time{})
 			if err != nil {
+				if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+					// The peer is gone, but what it sent before it
+					// went is still to be read: a drill sent just
+					// before closing, perhaps before its hello
+					// could be written.
+					c.readable()
+				}
 				c.s.drop(c, CauseWriteError)
 				return
 			}
@@ -292,8 +301,11 @@ func (r *lineReader) next() ([]byte, error) {
 
 // readable acts on what the client sent: each complete line, until the
 // socket has no more. It runs on the input poller's goroutine (one for all
-// clients) and never blocks.
+// clients), or on the writer's when a write found the peer gone, and never
+// blocks.
 func (c *client) readable() {
+	c.inMu.Lock()
+	defer c.inMu.Unlock()
 	for {
 		line, err := c.in.next()
 		switch {
