@@ -532,8 +532,8 @@ func TestPackageUnderSystemd(t *testing.T) {
 		}},
 		{"no connection refused in the whole run", eq("rs_refused_total", "0")},
 		// memory.max at the DaemonSet's limit with 5,000 subscribers (item 6).
-		{"memory.max is the DaemonSet's 128 Mi", eq("mem_max", "134217728")},
-		{"GOMEMLIMIT is the DaemonSet's", eq("mem_gomemlimit", "100MiB")},
+		{"memory.max is the DaemonSet's 64 Mi", eq("mem_max", "67108864")},
+		{"GOMEMLIMIT is the DaemonSet's", eq("mem_gomemlimit", "48MiB")},
 		{"the state is ok before the load (drills need it)", eq("mem_state_before", "ok")},
 		{"max_clients subscribers connected", eq("mem_subscribers", "4096")},
 		// The guest's own size first: a kill outside the daemon's cgroup
