@@ -163,8 +163,12 @@ func (s *Feed) rest() time.Duration {
 	if !s.fed.Load() || s.opt.Periodic == nil || s.opt.Periodic() {
 		return 0
 	}
-	quiet := time.Duration(int64(time.Since(s.base)) - s.lastFed.Load())
-	return s.opt.MaxQuiet - quiet
+	return s.opt.MaxQuiet - s.quiet()
+}
+
+// quiet is the time since the last feed.
+func (s *Feed) quiet() time.Duration {
+	return time.Duration(int64(time.Since(s.base)) - s.lastFed.Load())
 }
 
 // Tasks are the feed (and the pulse, when it is its own).
@@ -241,8 +245,7 @@ func (s *Feed) periodic() {
 	if !s.fed.Load() {
 		return
 	}
-	quiet := time.Duration(int64(time.Since(s.base)) - s.lastFed.Load())
-	if s.opt.Periodic == nil || s.opt.Periodic() || quiet >= s.opt.MaxQuiet {
+	if s.opt.Periodic == nil || s.opt.Periodic() || s.quiet() >= s.opt.MaxQuiet {
 		s.pollOnce()
 	}
 }

@@ -112,15 +112,6 @@ func lines(msgs []stepdown.Message) string {
 	return b.String()
 }
 
-// brief renders what a test compares: type, state and reason.
-func brief(msgs []stepdown.Message) []string {
-	var out []string
-	for _, m := range msgs {
-		out = append(out, fmt.Sprintf("%s %s %s", m.Type, m.State, m.Reason))
-	}
-	return out
-}
-
 func writeConf(t *testing.T, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "clockwatch.yml")

@@ -16,8 +16,6 @@ import (
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
-var zeroTime time.Time
-
 // Record is one journal entry: an event and the boot it happened in (its
 // mono_ns counts from that boot).
 type Record struct {

@@ -31,9 +31,14 @@ func (s *Server) admitLocked(cr Cred, credErr error) (ok bool, why string) {
 	}
 	uid := limitedUID(cr, credErr)
 	if held := s.held[uid]; held >= s.cfg.MaxClientsPerUID {
-		return false, fmt.Sprintf("uid %d holds %d connections, stepdown.max_clients_per_uid", cr.UID, held)
+		return false, shareWhy(cr.UID, held)
 	}
 	return true, ""
+}
+
+// shareWhy is why a uid holding its share is refused.
+func shareWhy(uid uint32, held int) string {
+	return fmt.Sprintf("uid %d holds %d connections, stepdown.max_clients_per_uid", uid, held)
 }
 
 // limitedUID is the uid whose share a peer's connection counts against:

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
@@ -61,22 +62,10 @@ func benchFanout(b *testing.B, n int) {
 	_, ann := start(b, cfg, server.Options{})
 
 	child, br := startSubscribers(b, cfg.Socket, n)
-	lat := make([]time.Duration, 0, b.N)
-	i := 0
 	cpu0, childCPU0 := cpuTime(), procCPUTime(child.Process.Pid)
-	for b.Loop() {
-		i++
-		t0 := time.Now()
-		ann.Step(policy.Step{Seconds: float64(i)})
-		if _, err := br.ReadByte(); err != nil {
-			b.Fatalf("subscriber process: %v", err)
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	b.StopTimer()
+	lat := stepLatencies(b, ann, br, 0)
 	cpu, childCPU := cpuTime()-cpu0, procCPUTime(child.Process.Pid)-childCPU0
-	slices.Sort(lat)
-	q := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Seconds() * 1e3 }
+	q := quantileMS(lat)
 	b.ReportMetric(q(0.50), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
 	// The server's CPU time per event (this process: the subscribers are in
@@ -89,6 +78,33 @@ func benchFanout(b *testing.B, n int) {
 		b.ReportMetric(float64(childCPU.Microseconds())/float64(len(lat)), "subscribers-cpu-µs/event")
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// stepLatencies announces a step each iteration of b's loop, pause apart,
+// and returns, sorted, the times until the subscriber process (br) said all
+// its subscribers had it.
+func stepLatencies(b *testing.B, ann *announce.Announcer, br *bufio.Reader, pause time.Duration) []time.Duration {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	i := 0
+	for b.Loop() {
+		i++
+		t0 := time.Now()
+		ann.Step(policy.Step{Seconds: float64(i)})
+		if _, err := br.ReadByte(); err != nil {
+			b.Fatalf("subscriber process: %v", err)
+		}
+		lat = append(lat, time.Since(t0))
+		time.Sleep(pause)
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	return lat
+}
+
+// quantileMS returns sorted lat's quantile function, in milliseconds.
+func quantileMS(lat []time.Duration) func(p float64) float64 {
+	return func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Seconds() * 1e3 }
 }
 
 // startChild runs this test binary again with only the test named and env

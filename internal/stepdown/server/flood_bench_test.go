@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
@@ -69,22 +67,9 @@ func benchConnectFlood(b *testing.B, flood bool) {
 		b.Logf("flood process: %s", strings.TrimSpace(line))
 	}
 	_, br := startSubscribers(b, cfg.Socket, 1)
-	lat := make([]time.Duration, 0, b.N)
-	i := 0
-	for b.Loop() {
-		i++
-		t0 := time.Now()
-		ann.Step(policy.Step{Seconds: float64(i)})
-		if _, err := br.ReadByte(); err != nil {
-			b.Fatalf("subscriber process: %v", err)
-		}
-		lat = append(lat, time.Since(t0))
-		// Events a few ms apart, as the flood goes on between them.
-		time.Sleep(2 * time.Millisecond)
-	}
-	b.StopTimer()
-	slices.Sort(lat)
-	q := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))].Seconds() * 1e3 }
+	// Events a few ms apart, as the flood goes on between them.
+	lat := stepLatencies(b, ann, br, 2*time.Millisecond)
+	q := quantileMS(lat)
 	b.ReportMetric(q(0.50), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
 	b.ReportMetric(lat[len(lat)-1].Seconds()*1e3, "max-ms")

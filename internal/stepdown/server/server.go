@@ -414,7 +414,7 @@ func (s *Server) admit(conn *net.UnixConn) {
 		case held >= s.cfg.MaxClientsPerUID:
 			// Refused by its share, and told so (not taken for a
 			// flood), without the announcer's lock.
-			why := fmt.Sprintf("uid %d holds %d connections, stepdown.max_clients_per_uid", cr.UID, held)
+			why := shareWhy(cr.UID, held)
 			s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
 			s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
 			return
