@@ -19,7 +19,7 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e // indirect
+require golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e
 
 require (
 	github.com/alecthomas/units v0.0.0-20240927000941-0f3dac36c52b // indirect
@@ -46,7 +46,7 @@ require (
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/time v0.15.0
 	google.golang.org/protobuf v1.36.12 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )

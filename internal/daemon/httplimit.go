@@ -1,10 +1,13 @@
 package daemon
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // HTTP limits. Each phase of a request has a timeout, so a slow or silent
@@ -27,11 +30,23 @@ const (
 	// descriptor.
 	maxHTTPConns    = 256
 	httpSilentGrace = time.Second
+	// httpAcceptRate and httpRequestRate pace HTTP, so that no flood of
+	// connections, TLS handshakes, requests or scrapes can take the CPU
+	// the stepdown announcements need (issue 32): beyond them a
+	// connection waits in the kernel's backlog and a request on its
+	// connection, neither costing CPU. A scraper keeps its connection
+	// and asks a few times a minute; a scrape costs about 1 ms, so the
+	// request rate bounds HTTP's share to a few per cent of a core.
+	httpAcceptRate  = 64
+	httpRequestRate = 32
+	httpBurst       = 8
 )
 
 // connLimiter caps the connections accepted on its listeners together.
 type connLimiter struct {
 	max int
+
+	accepts, requests *rate.Limiter
 
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -41,7 +56,9 @@ type connLimiter struct {
 }
 
 func newConnLimiter(max int) *connLimiter {
-	l := &connLimiter{max: max, idle: map[net.Conn]time.Time{}, fresh: map[net.Conn]time.Time{}}
+	l := &connLimiter{max: max, idle: map[net.Conn]time.Time{}, fresh: map[net.Conn]time.Time{},
+		accepts:  rate.NewLimiter(httpAcceptRate, httpBurst),
+		requests: rate.NewLimiter(httpRequestRate, httpBurst)}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -125,6 +142,7 @@ type limitedListener struct {
 
 func (ll *limitedListener) Accept() (net.Conn, error) {
 	ll.l.acquire()
+	ll.l.accepts.Wait(context.Background()) // never fails: no deadline, burst ≥ 1
 	c, err := ll.Listener.Accept()
 	if err != nil {
 		ll.l.release()
@@ -145,11 +163,22 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// newHTTPServer returns the server with every timeout set and the limiter's
-// hook.
+// paced serves a request once the limiter's request rate allows; a request
+// whose client leaves while it waits is not served.
+func (l *connLimiter) paced(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := l.requests.Wait(r.Context()); err != nil {
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// newHTTPServer returns the server with every timeout set, the limiter's
+// hook and its request pace.
 func newHTTPServer(h http.Handler, l *connLimiter) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           l.paced(h),
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		ReadTimeout:       httpReadTimeout,
 		WriteTimeout:      httpWriteTimeout,

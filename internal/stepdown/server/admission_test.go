@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +12,8 @@ import (
 
 // queuedCreds hands out the credentials of the next clients in the order
 // they connect (the test dials one at a time).
-func queuedCreds(creds chan server.Cred) func(*net.UnixConn) (server.Cred, error) {
-	return func(*net.UnixConn) (server.Cred, error) { return <-creds, nil }
+func queuedCreds(creds chan server.Cred) func(int) (server.Cred, error) {
+	return func(int) (server.Cred, error) { return <-creds, nil }
 }
 
 // One application holding every connection it may must neither lock out

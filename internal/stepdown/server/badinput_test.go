@@ -90,7 +90,7 @@ func TestLogFlood(t *testing.T) {
 	i := 0
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	opts := server.Options{Logger: logger, SelfUID: 999,
-		PeerCred: func(*net.UnixConn) (server.Cred, error) {
+		PeerCred: func(int) (server.Cred, error) {
 			n.Lock()
 			defer n.Unlock()
 			i++

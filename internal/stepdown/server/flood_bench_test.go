@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 
@@ -43,8 +41,8 @@ func benchConnectFlood(b *testing.B, flood bool) {
 	cfg.Heartbeat = time.Second
 	var floodPID atomic.Int64
 	floodPID.Store(-1)
-	opts := server.Options{PeerCred: func(c *net.UnixConn) (server.Cred, error) {
-		cr, err := ucred(c)
+	opts := server.Options{PeerCred: func(fd int) (server.Cred, error) {
+		cr, err := server.PeerCred(fd)
 		if err == nil && int64(cr.PID) == floodPID.Load() {
 			cr.UID, cr.GID = floodUID, floodUID
 		}
@@ -75,23 +73,6 @@ func benchConnectFlood(b *testing.B, flood bool) {
 	b.ReportMetric(lat[len(lat)-1].Seconds()*1e3, "max-ms")
 	b.ReportMetric(float64(srv.Subscribers()), "subscribers")
 	b.ReportMetric(0, "ns/op")
-}
-
-// ucred reads SO_PEERCRED.
-func ucred(c *net.UnixConn) (server.Cred, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return server.Cred{}, err
-	}
-	var uc *unix.Ucred
-	var serr error
-	if err := rc.Control(func(fd uintptr) { uc, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return server.Cred{}, err
-	}
-	if serr != nil {
-		return server.Cred{}, serr
-	}
-	return server.Cred{PID: uc.Pid, UID: uc.Uid, GID: uc.Gid}, nil
 }
 
 const floodEnv = "STEPDOWN_FLOOD_SOCKET"

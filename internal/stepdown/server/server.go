@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
@@ -59,8 +61,9 @@ type Options struct {
 	// Listener, when set, is used instead of systemd's socket or
 	// cfg.Socket. The server closes it when Run returns.
 	Listener net.Listener
-	// PeerCred reads a peer's credentials; nil reads SO_PEERCRED.
-	PeerCred func(*net.UnixConn) (Cred, error)
+	// PeerCred reads the credentials of the peer of an accepted
+	// connection's descriptor; nil is PeerCred (SO_PEERCRED).
+	PeerCred func(fd int) (Cred, error)
 	// Getenv and PID are consulted for systemd socket activation; nil is
 	// an empty environment (the server never reads the process's), 0
 	// os.Getpid().
@@ -144,7 +147,7 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.PeerCred == nil {
-		opts.PeerCred = peerCred
+		opts.PeerCred = PeerCred
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = func(string) string { return "" }
@@ -293,11 +296,17 @@ func (s *Server) Run(ctx context.Context) error {
 		l.Close()
 		return fmt.Errorf("stepdown socket: %w", err)
 	}
+	a, err := newAcceptor(l)
+	if err != nil {
+		l.Close()
+		p.close()
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
 	s.poller = p
 	s.wg.Go(p.run)
 
 	acceptErr := make(chan error, 1)
-	go func() { acceptErr <- s.acceptLoop(l) }()
+	go func() { acceptErr <- s.acceptLoop(a) }()
 
 	defer s.sub.Close()
 	if s.ownPulse != nil {
@@ -322,6 +331,7 @@ loop:
 		}
 	}
 	l.Close()
+	a.close()
 	if acceptErr != nil {
 		<-acceptErr
 	}
@@ -339,12 +349,12 @@ loop:
 	return runErr
 }
 
-func (s *Server) acceptLoop(l net.Listener) error {
+func (s *Server) acceptLoop(a *acceptor) error {
 	var backoff time.Duration
 	for {
-		conn, err := l.Accept()
+		fd, err := a.accept()
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, os.ErrClosed) {
 				return nil
 			}
 			// Out of file descriptors and the like: wait and retry
@@ -356,12 +366,7 @@ func (s *Server) acceptLoop(l net.Listener) error {
 		}
 		backoff = 0
 		s.met.connections.Inc()
-		uc, ok := conn.(*net.UnixConn)
-		if !ok {
-			conn.Close()
-			continue
-		}
-		s.admit(uc)
+		s.admit(fd)
 	}
 }
 
@@ -390,14 +395,26 @@ func (s *Server) reject(conn *net.UnixConn, code, cause, why string) {
 	s.met.disconnects.WithLabelValues(cause).Inc()
 }
 
-func (s *Server) admit(conn *net.UnixConn) {
-	cr, credErr := s.opts.PeerCred(conn)
+// rejectFD is reject for a connection not yet made a *net.UnixConn: the
+// line goes into the new connection's empty socket buffer without
+// waiting (what does not fit is not sent).
+func (s *Server) rejectFD(fd int, code, cause, why string) {
+	unix.Write(fd, stepdown.Message{Type: stepdown.TypeError, Code: code, Error: why}.AppendLine(nil))
+	unix.Close(fd)
+	s.met.clientErrors.WithLabelValues(code).Inc()
+	s.met.disconnects.WithLabelValues(cause).Inc()
+}
+
+// admit admits or refuses an accepted connection's descriptor. The
+// refusals that a flood meets come first and work on the descriptor.
+func (s *Server) admit(fd int) {
+	cr, credErr := s.opts.PeerCred(fd)
 	if credErr != nil {
 		s.limit.Log(slog.LevelWarn, "stepdown client without credentials", "err", credErr)
 	}
 	if !s.allowed(cr, credErr) {
 		s.limit.Log(slog.LevelWarn, "stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
-		s.reject(conn, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
+		s.rejectFD(fd, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
 		return
 	}
 	if !s.mayDrill(cr, credErr) {
@@ -416,18 +433,23 @@ func (s *Server) admit(conn *net.UnixConn) {
 			// flood), without the announcer's lock.
 			why := shareWhy(cr.UID, held)
 			s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
-			s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
+			s.rejectFD(fd, stepdown.CodeBusy, CauseTooManyClients, why)
 			return
 		case !s.rate.has(uid, now):
 			if s.rate.tell(uid, now) {
 				s.limit.Log(slog.LevelWarn, "stepdown client refused: its uid connects too often", "pid", cr.PID, "uid", cr.UID)
-				s.reject(conn, stepdown.CodeBusy, CauseConnectRate, connectRateWhy(cr.UID, s.cfg.MaxClientsPerUID))
+				s.rejectFD(fd, stepdown.CodeBusy, CauseConnectRate, connectRateWhy(cr.UID, s.cfg.MaxClientsPerUID))
 			} else {
-				conn.Close()
+				unix.Close(fd)
 				s.met.disconnects.WithLabelValues(CauseConnectRate).Inc()
 			}
 			return
 		}
+	}
+	conn, err := fdConn(fd) // fd is closed: conn has its own
+	if err != nil {
+		s.limit.Log(slog.LevelWarn, "a stepdown client's connection", "err", err)
+		return
 	}
 	// The kernel's share of a laggard's backlog, charged to this process,
 	// stays a few KiB (clientSendBuffer). Failing leaves the default: more

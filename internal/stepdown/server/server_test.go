@@ -250,7 +250,7 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 func TestPeerCredentials(t *testing.T) {
 	t.Parallel()
 	cred := server.Cred{PID: 42, UID: 1000, GID: 1000}
-	opts := server.Options{PeerCred: func(*net.UnixConn) (server.Cred, error) { return cred, nil }, SelfUID: 999}
+	opts := server.Options{PeerCred: func(int) (server.Cred, error) { return cred, nil }, SelfUID: 999}
 	t.Run("not in the allow-list", func(t *testing.T) {
 		t.Parallel()
 		cfg := testConfig(t)

@@ -3,24 +3,107 @@ package server
 import (
 	"fmt"
 	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// peerCred reads SO_PEERCRED: the pid, uid and gid of the process that
-// connected.
-func peerCred(c *net.UnixConn) (Cred, error) {
-	rc, err := c.SyscallConn()
+// PeerCred reads SO_PEERCRED of an accepted connection's descriptor: the
+// pid, uid and gid of the process that connected.
+func PeerCred(fd int) (Cred, error) {
+	uc, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		return Cred{}, fmt.Errorf("reading SO_PEERCRED: %w", err)
 	}
-	var uc *unix.Ucred
-	var serr error
-	if err := rc.Control(func(fd uintptr) { uc, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return Cred{}, fmt.Errorf("reading SO_PEERCRED: %w", err)
-	}
-	if serr != nil {
-		return Cred{}, fmt.Errorf("reading SO_PEERCRED: %w", serr)
-	}
 	return Cred{PID: uc.Pid, UID: uc.Uid, GID: uc.Gid}, nil
+}
+
+// acceptor accepts connections on a listening unix socket as bare
+// non-blocking descriptors, waiting in Go's poller while there is none: a
+// connection that is refused costs no allocation, no *net.UnixConn and no
+// garbage for the collector (a connection flood made the collector run all
+// the time, and its workers took the processors the announcements needed).
+// It works on its own copy of the listener's descriptor (a net.Listener's
+// raw connection cannot wait for reading); close it as well as the
+// listener.
+type acceptor struct {
+	f      *os.File
+	closed atomic.Bool
+}
+
+func newAcceptor(l net.Listener) (*acceptor, error) {
+	sc, ok := l.(syscall.Conn)
+	if !ok {
+		return nil, fmt.Errorf("the listener is a %T, not a unix socket's", l)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	dup := -1
+	var derr error
+	if err := rc.Control(func(fd uintptr) { dup, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, os.NewSyscallError("fcntl(F_DUPFD_CLOEXEC)", derr)
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return nil, os.NewSyscallError("setting O_NONBLOCK", err)
+	}
+	return &acceptor{f: os.NewFile(uintptr(dup), "stepdown-listener")}, nil
+}
+
+// accept returns the next connection's descriptor (non-blocking,
+// close-on-exec); once close is called, an error that is os.ErrClosed.
+func (a *acceptor) accept() (int, error) {
+	rc, err := a.f.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	nfd := -1
+	var aerr error
+	err = rc.Read(func(fd uintptr) bool {
+		nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		return aerr != unix.EAGAIN
+	})
+	if a.closed.Load() {
+		// The file's "use of closed file" is not os.ErrClosed.
+		if err == nil && aerr == nil {
+			unix.Close(nfd)
+		}
+		return -1, os.ErrClosed
+	}
+	if err != nil {
+		return -1, err
+	}
+	if aerr != nil {
+		return -1, os.NewSyscallError("accept4", aerr)
+	}
+	return nfd, nil
+}
+
+func (a *acceptor) close() error {
+	a.closed.Store(true)
+	return a.f.Close()
+}
+
+// fdConn makes an admitted connection's descriptor a *net.UnixConn (which
+// takes a copy of the descriptor; fd is closed).
+func fdConn(fd int) (*net.UnixConn, error) {
+	f := os.NewFile(uintptr(fd), "stepdown-client")
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, err
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("accepted a %T, not a unix connection", c)
+	}
+	return uc, nil
 }

@@ -1,0 +1,27 @@
+// Command isolation measures what other local users can do to one
+// subscriber's events (issue 32, item 1). It runs a clockwatch binary with
+// its stepdown socket open to everyone (mode 0666, as for an application
+// in the socket's group) and HTTPS on loopback, subscribes as root, and
+// runs phases one after another in one run: a baseline, then each flood,
+// then all floods together, then the baseline again. Every flood is a child
+// process of this command run as another uid (65534 and up: no user need
+// exist), at the same nice value as the daemon:
+//
+//   - connect: four goroutines connect to the stepdown socket and close in a
+//     loop, beside as many idle connections as admission lets the uid hold;
+//   - silent: 2,000 subscribers over 20 uids that never read a byte (their
+//     buffers fill, the daemon drops them as laggards, they come back);
+//   - http: 64 keep-alive connections asking for /healthz in a loop;
+//   - scrape: 64 keep-alive connections asking for /metrics in a loop;
+//   - tls: 16 goroutines opening TLS connections and closing them after the
+//     handshake, in a loop.
+//
+// In each phase the root subscriber asks for drills one after another (a
+// short hold each) and records two figures per drill: from sending the
+// drill to reading its stepdown (the input path and the announcement), and
+// from the resume's mono_ns (when the daemon's timer made it) to reading it
+// (the announcement alone). It prints, per phase, p50, p99 and max of both
+// with their ratio to the first baseline, and the load averages.
+// scripts/bench-isolation.sh builds the binary and runs it as root (make
+// bench-isolation).
+package main
