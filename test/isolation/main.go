@@ -93,7 +93,7 @@ func run(bin string, drills int, hold time.Duration, phases []string) error {
 	defer sub.conn.Close()
 
 	fmt.Printf("clockwatch %s, %d drills of %s a phase; load at start: %s\n", bin, drills, hold, loadavg())
-	fmt.Printf("%-9s | %-28s | %-28s | %-24s | %s\n", "phase", "drill→stepdown p50/p99/max", "resume made→read p50/p99/max", "new root client's hello", "×baseline p99 (drill, resume)")
+	fmt.Printf("%-9s | %-28s | %-28s | %-26s | %s | %s\n", "phase", "drill→stepdown p50/p99/max", "resume made→read p50/p99/max", "new root client's hello", "subscribers", "×baseline p99 (drill, resume)")
 	var base [2]summary
 	for i, ph := range phases {
 		kids, err := startFloods(self, ph, d)
@@ -101,6 +101,7 @@ func run(bin string, drills int, hold time.Duration, phases []string) error {
 			return err
 		}
 		time.Sleep(2 * time.Second) // the floods reach their pace
+		sub.subscribers = 0
 		drill, resume, hello, err := sub.measure(drills, hold)
 		for _, k := range kids {
 			k.stop()
@@ -112,7 +113,7 @@ func run(bin string, drills int, hold time.Duration, phases []string) error {
 		if i == 0 {
 			base = [2]summary{ds, rs}
 		}
-		fmt.Printf("%-9s | %-28s | %-28s | %-24s | ×%.1f, ×%.1f\n", ph, ds, rs, hs, ds.p99/base[0].p99, rs.p99/base[1].p99)
+		fmt.Printf("%-9s | %-28s | %-28s | %-26s | %11d | ×%.1f, ×%.1f\n", ph, ds, rs, hs, sub.subscribers, ds.p99/base[0].p99, rs.p99/base[1].p99)
 		if err := d.alive(); err != nil {
 			return err
 		}
@@ -370,6 +371,8 @@ func runFlood(kind, socket, addr string, n int) error {
 type subscriber struct {
 	conn   *stepdown.Conn
 	socket string
+	// subscribers is the most a hello said were connected in the phase.
+	subscribers int
 }
 
 func subscribe(socket string) (*subscriber, error) {
@@ -463,6 +466,7 @@ func (s *subscriber) connectTime() (time.Duration, error) {
 		if m.Type != stepdown.TypeHello {
 			return 0, fmt.Errorf("a new root client got %s, not a hello", m)
 		}
+		s.subscribers = max(s.subscribers, m.Subscribers)
 		return mono() - start, nil
 	}
 }

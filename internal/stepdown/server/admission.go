@@ -53,7 +53,10 @@ func limitedUID(cr Cred, credErr error) uint32 {
 // addLocked admits c: a subscriber from now on, counted against its uid's
 // share unless it is privileged.
 func (s *Server) addLocked(c *client) {
+	s.admitted++
+	c.id = s.admitted
 	s.clients[c] = struct{}{}
+	s.order = nil
 	if !s.mayDrill(c.cred, c.credErr) {
 		s.held[limitedUID(c.cred, c.credErr)]++
 	}
@@ -65,6 +68,7 @@ func (s *Server) removeLocked(c *client) {
 		return
 	}
 	delete(s.clients, c)
+	s.order = nil
 	if !s.mayDrill(c.cred, c.credErr) {
 		uid := limitedUID(c.cred, c.credErr)
 		if s.held[uid]--; s.held[uid] <= 0 {
@@ -90,6 +94,13 @@ const (
 	// maxBuckets bounds the buckets kept: past it, those at least half
 	// full are forgotten.
 	maxBuckets = 1024
+	// refusalsPerSecond bounds the accept loop's work on connections it
+	// refuses, whoever makes them: past refusalBurst, the loop refuses
+	// at most this many a second and the rest wait in the kernel's
+	// backlog, so that a connection flood costs the daemon a few per cent
+	// of a core and leaves the processors to the announcements.
+	refusalsPerSecond = 16384
+	refusalBurst      = 1024
 )
 
 func connectRateWhy(uid uint32, burst int) string {
@@ -179,4 +190,29 @@ func drillHold(seconds float64, maxHold time.Duration) (time.Duration, error) {
 			MinDrillHold.Seconds(), maxHold.Seconds(), maxHold, seconds)
 	}
 	return time.Duration(seconds * float64(time.Second)), nil
+}
+
+// pacer spaces events out to a rate once a burst is spent: wait sleeps
+// until the next event may come. Only the accept loop uses it.
+type pacer struct {
+	every time.Duration
+	burst time.Duration
+	next  time.Time // when the bucket is full again, at most burst ahead
+}
+
+func newPacer(perSecond, burst int) *pacer {
+	every := time.Second / time.Duration(perSecond)
+	return &pacer{every: every, burst: every * time.Duration(burst)}
+}
+
+// wait takes one event's token, sleeping while the burst is spent.
+func (p *pacer) wait() {
+	now := time.Now()
+	if p.next.Before(now) {
+		p.next = now
+	}
+	p.next = p.next.Add(p.every)
+	if ahead := p.next.Sub(now); ahead > p.burst {
+		time.Sleep(ahead - p.burst)
+	}
 }

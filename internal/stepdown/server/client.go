@@ -26,7 +26,9 @@ func (s *Server) drop(c *client, cause string) {
 // and its place in the input poller: no goroutine, no read buffer, no queue
 // until they have something to do or hold.
 type client struct {
-	s       *Server
+	s *Server
+	// id counts admissions: the order clients came in.
+	id      uint64
 	conn    *net.UnixConn
 	raw     syscall.RawConn
 	cred    Cred

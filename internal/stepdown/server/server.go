@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -119,8 +120,15 @@ type Server struct {
 	clients map[*client]struct{}
 	// held counts the connections of each uid that admission limits
 	// (admission.go), kept with clients by addLocked and removeLocked.
-	held   map[uint32]int
-	fanout []*client // reused by broadcastLocked
+	held map[uint32]int
+	// order is every client in the order broadcasts reach them (fair.go),
+	// made again when clients come or go; a broadcast in progress keeps
+	// the slice it started with.
+	order    []*client
+	admitted uint64 // clients admitted so far: the next one's id
+	// announcing counts the announcements waiting for mu: a heartbeat
+	// gives way to them between its slices.
+	announcing atomic.Int32
 	// rate is the accept loop's own: each uid's connection rate.
 	rate   connectRate
 	closed bool
@@ -194,7 +202,9 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 // with the announcer (each client's send only queues), and keeps the state
 // they left for the hellos and heartbeats.
 func (s *Server) update(u announce.Update) {
+	s.announcing.Add(1)
 	s.mu.Lock()
+	s.announcing.Add(-1)
 	defer s.mu.Unlock()
 	now := time.Now()
 	for _, a := range u.Announcements {
@@ -351,6 +361,7 @@ loop:
 
 func (s *Server) acceptLoop(a *acceptor) error {
 	var backoff time.Duration
+	pace := newPacer(refusalsPerSecond, refusalBurst)
 	for {
 		fd, err := a.accept()
 		if err != nil {
@@ -366,7 +377,9 @@ func (s *Server) acceptLoop(a *acceptor) error {
 		}
 		backoff = 0
 		s.met.connections.Inc()
-		s.admit(fd)
+		if !s.admit(fd) {
+			pace.wait()
+		}
 	}
 }
 
@@ -405,9 +418,10 @@ func (s *Server) rejectFD(fd int, code, cause, why string) {
 	s.met.disconnects.WithLabelValues(cause).Inc()
 }
 
-// admit admits or refuses an accepted connection's descriptor. The
-// refusals that a flood meets come first and work on the descriptor.
-func (s *Server) admit(fd int) {
+// admit admits or refuses an accepted connection's descriptor, and says
+// which. The refusals that a flood meets come first and work on the
+// descriptor.
+func (s *Server) admit(fd int) (admitted bool) {
 	cr, credErr := s.opts.PeerCred(fd)
 	if credErr != nil {
 		s.limit.Log(slog.LevelWarn, "stepdown client without credentials", "err", credErr)
@@ -510,6 +524,7 @@ func (s *Server) admit(fd int) {
 	// The heartbeat's period may be resting: its next beat is one
 	// heartbeat after the hello, not one pulse.Rest.
 	s.pulse.Wake()
+	return true
 }
 
 // helloLocked greets a client with the state now. Besides what a lock holder
@@ -537,23 +552,25 @@ func (s *Server) helloLocked() stepdown.Message {
 const parallelFanout = 256
 
 func (s *Server) broadcastLocked(typ string, b []byte) {
-	all := s.fanout[:0]
-	for c := range s.clients {
-		all = append(all, c)
-	}
-	s.fanout = all
+	n := s.sendLocked(s.orderLocked(), b)
+	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
+}
+
+// sendLocked writes b to every client of all, in their order (from several
+// goroutines, each taking every workers-th client from the front, when
+// there are many), drops those too far behind to take it, and returns how
+// many took it.
+func (s *Server) sendLocked(all []*client, b []byte) int {
 	workers := 1
 	if len(all) > parallelFanout {
 		workers = min(runtime.GOMAXPROCS(0), len(all)/parallelFanout+1)
 	}
 	lagged := make([][]*client, workers)
 	var wg sync.WaitGroup
-	chunk := (len(all) + workers - 1) / workers
 	for w := range workers {
-		part := all[min(w*chunk, len(all)):min((w+1)*chunk, len(all))]
 		send := func() {
-			for _, c := range part {
-				if !c.send(b) {
+			for i := w; i < len(all); i += workers {
+				if c := all[i]; !c.send(b) {
 					lagged[w] = append(lagged[w], c)
 				}
 			}
@@ -574,8 +591,7 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 			s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
 		}
 	}
-	clear(all)
-	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
+	return n
 }
 
 // heartbeat ticks the announcer (whose clock may be a test's, without a
@@ -584,14 +600,43 @@ func (s *Server) broadcastLocked(typ string, b []byte) {
 func (s *Server) heartbeat() {
 	s.ann.Tick()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := s.snap.Status
-	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.snap.Seq, Drill: st.Drill}
+	seq := s.snap.Seq
+	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
 	if st.State != stepdown.StateOK {
 		m.Reason = st.Reason
 	}
-	s.broadcastLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+	b := m.AppendLine(nil)
+	all := s.orderLocked()
+	// In slices, letting go of the lock between them: an announcement
+	// waits for one slice, not for the whole heartbeat. One that goes out
+	// meanwhile ends the heartbeat (those not yet told hear the event,
+	// which is newer; a heartbeat after it would carry an older seq).
+	n := 0
+	for i := 0; ; {
+		n += s.sendLocked(all[i:min(i+heartbeatSlice, len(all))], b)
+		if i += heartbeatSlice; i >= len(all) {
+			break
+		}
+		s.mu.Unlock()
+		if s.announcing.Load() > 0 {
+			// Its announcement goes to every client: the rest of
+			// this heartbeat would only come after it.
+			s.mu.Lock()
+			break
+		}
+		s.mu.Lock()
+		if s.snap.Seq != seq || s.closed {
+			break
+		}
+	}
+	s.mu.Unlock()
+	s.met.messagesSent.WithLabelValues(stepdown.TypeHeartbeat).Add(float64(n))
 }
+
+// heartbeatSlice is how many clients a heartbeat tells per hold of the
+// lock announcements take.
+const heartbeatSlice = 256
 
 // DrillRequest is what a drill asks for.
 type DrillRequest struct {
