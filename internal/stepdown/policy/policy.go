@@ -266,12 +266,18 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		}
 		out = append(out, p.Unreliable(r.ClockUnreliable, name, mono)...)
 	}
-	if r.JudgesFleet && r.Found && r.Up {
-		// The fleet's majority judge, whatever the source's role. A
-		// judge that is down (fewer than two peers measured) decides
-		// nothing: the condition stays as it was.
-		p.detail[name] = r.Detail
-		out = append(out, p.PeerOffset(r.OutsideFleet, name, mono)...)
+	rows := triggerTable()
+	for _, row := range rows {
+		// The rows judged whatever the source's role (the fleet's
+		// majority judge): a verdict that decides nothing leaves the
+		// condition as it was.
+		if row.verdict == nil {
+			continue
+		}
+		if bad, judged := row.verdict(r); judged {
+			p.detail[name] = r.Detail
+			p.graced(Condition{row.Reason, name}, bad, mono)
+		}
 	}
 	if r.Role == timesource.SecondOpinion {
 		// Judged by health and the alerts; here evidence only, whatever
@@ -310,7 +316,11 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 			c := Condition{stepdown.ReasonUnsynchronized, f}
 			delete(p.pending, c)
 			p.clearCond(c, mono)
-			p.clearCond(Condition{stepdown.ReasonErrorBound, f}, mono)
+			for _, row := range rows {
+				if row.figure != nil && row.figure.fallback {
+					p.clearCond(Condition{row.Reason, f}, mono)
+				}
+			}
 		}
 	} else {
 		delete(p.daemonUp, name)
@@ -326,13 +336,20 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	wait := p.awaitSync(r.Role, synced, name, mono)
 	out = append(out, p.Grandmaster(r.Grandmaster, name, mono)...)
 	if r.HasData && !wait {
-		if r.Role != timesource.Fallback {
-			out = append(out, p.Offset(r.Offset.Seconds(), name, mono)...)
-		}
-		if r.Role == timesource.Fallback && len(p.daemonUp) > 0 {
-			p.clearCond(Condition{stepdown.ReasonErrorBound, name}, mono)
-		} else {
-			out = append(out, p.ErrorBound(r.ErrorBound.Seconds(), name, mono)...)
+		// Every level row's figure, in the table's order.
+		for _, row := range rows {
+			f := row.figure
+			switch {
+			case f == nil:
+			case r.Role != timesource.Fallback:
+				out = append(out, p.level(row, f.of(r), name, mono)...)
+			case !f.fallback:
+				// A fallback's figure of this kind is not judged.
+			case len(p.daemonUp) > 0:
+				p.clearCond(Condition{row.Reason, name}, mono)
+			default:
+				out = append(out, p.level(row, f.of(r), name, mono)...)
+			}
 		}
 	}
 	if !wait {
@@ -439,65 +456,53 @@ func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) 
 	return []Event{e}
 }
 
-// PeerOffset feeds the fleet's majority judge's verdict from source (the
-// peers): outside or not. Outside for longer than the grace is a condition
-// that holds the state down until a verdict of inside.
-func (p *Policy) PeerOffset(outside bool, source string, mono time.Duration) []Event {
-	c := Condition{stepdown.ReasonPeerOffset, source}
-	if !outside || !p.cfg.Triggers.PeerOffset.Enabled {
+// Level feeds the figure of a level trigger's reason (its row's figure:
+// an offset, an error bound), in seconds, from source. Each source is judged
+// by its own threshold (a PerSource row's setting for it). A reason that is
+// no level row's feeds nothing: the policy only ticks.
+func (p *Policy) Level(reason stepdown.Reason, seconds float64, source string, mono time.Duration) []Event {
+	row, ok := Lookup(reason)
+	if !ok || row.figure == nil {
+		return p.Tick(mono)
+	}
+	return p.level(row, seconds, source, mono)
+}
+
+// level judges row's figure from source: over the threshold, a condition
+// that holds the state down; at or under it, that condition cleared.
+func (p *Policy) level(row Trigger, seconds float64, source string, mono time.Duration) []Event {
+	s := row.Setting(p.cfg.Triggers, source)
+	if !s.Enabled {
+		return p.Tick(mono)
+	}
+	c := Condition{row.Reason, source}
+	if !row.figure.over(seconds, s.Limit) {
+		p.clearCond(c, mono)
+		return p.Tick(mono)
+	}
+	e, fired := p.hold(c, mono)
+	if !fired {
+		return nil
+	}
+	row.figure.record(&e, seconds)
+	e.Detail = fmt.Sprintf("%s %s from %s is over %s", row.figure.name, durationText(seconds), source, s.Limit)
+	return []Event{e}
+}
+
+// graced judges a graced condition: bad (and its trigger enabled), it is
+// pending from mono unless already pending or holding, and holds once its
+// grace has passed (expireGrace); not bad, it is cleared.
+func (p *Policy) graced(c Condition, bad bool, mono time.Duration) {
+	if !bad || disabled(p.cfg.Triggers, c) {
 		delete(p.pending, c)
 		p.clearCond(c, mono)
-		return nil
+		return
 	}
 	if _, ok := p.pending[c]; !ok {
 		if _, ok := p.active[c]; !ok {
 			p.pending[c] = mono
 		}
 	}
-	return nil
-}
-
-// Offset feeds source's estimate of the system clock's offset, in seconds.
-// Each source is judged by its own threshold (Triggers.For).
-func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Event {
-	t := p.cfg.Triggers.For(source).Offset
-	if !t.Enabled {
-		return p.Tick(mono)
-	}
-	c := Condition{stepdown.ReasonOffset, source}
-	if !(math.IsNaN(seconds) || math.Abs(seconds) > t.Threshold.Seconds()) {
-		p.clearCond(c, mono)
-		return p.Tick(mono)
-	}
-	e, fired := p.hold(c, mono)
-	if !fired {
-		return nil
-	}
-	e.OffsetSeconds = stepdown.Float(seconds)
-	e.Detail = fmt.Sprintf("system clock offset %s from %s is over %s", durationText(seconds), source, t.Threshold)
-	return []Event{e}
-}
-
-// ErrorBound feeds the bound on the clock's error, in seconds, from source
-// ("chrony", "kernel"); each source is judged on its own.
-func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) []Event {
-	t := p.cfg.Triggers.For(source).ErrorBound
-	if !t.Enabled {
-		return p.Tick(mono)
-	}
-	c := Condition{stepdown.ReasonErrorBound, source}
-	// A bound below zero means nothing: it never passes for a small one.
-	if !(math.IsNaN(seconds) || seconds < 0 || seconds > t.Threshold.Seconds()) {
-		p.clearCond(c, mono)
-		return p.Tick(mono)
-	}
-	e, fired := p.hold(c, mono)
-	if !fired {
-		return nil
-	}
-	e.ErrorBoundSeconds = stepdown.Float(seconds)
-	e.Detail = fmt.Sprintf("clock error bound %s from %s is over %s", durationText(seconds), source, t.Threshold)
-	return []Event{e}
 }
 
 // Woke feeds a wake-up from suspend: the machine was suspended for d. (Not
@@ -516,20 +521,7 @@ func (p *Policy) Woke(d, mono time.Duration) []Event {
 // Synchronized feeds whether source (e.g. "chrony", "kernel") reports the
 // clock synchronised.
 func (p *Policy) Synchronized(synced bool, source string, mono time.Duration) []Event {
-	if !p.cfg.Triggers.For(source).Unsynchronized.Enabled {
-		return p.Tick(mono)
-	}
-	c := Condition{stepdown.ReasonUnsynchronized, source}
-	if synced {
-		delete(p.pending, c)
-		p.clearCond(c, mono)
-		return p.Tick(mono)
-	}
-	if _, ok := p.pending[c]; !ok {
-		if _, ok := p.active[c]; !ok {
-			p.pending[c] = mono
-		}
-	}
+	p.graced(Condition{stepdown.ReasonUnsynchronized, source}, !synced, mono)
 	return p.Tick(mono)
 }
 
@@ -542,23 +534,14 @@ func (p *Policy) ProbeOK(name string, mono time.Duration) []Event {
 }
 
 func (p *Policy) probeOK(name string, mono time.Duration) []Event {
-	c := Condition{stepdown.ReasonProbeLost, name}
-	delete(p.pending, c)
-	p.clearCond(c, mono)
+	p.graced(Condition{stepdown.ReasonProbeLost, name}, false, mono)
 	return nil
 }
 
 // ProbeFailed reports that the named probe failed. Its first failure counts
 // as that source's evidence (it is known not to answer).
 func (p *Policy) ProbeFailed(name string, err error, mono time.Duration) []Event {
-	if p.cfg.Triggers.ProbeLost.Enabled {
-		c := Condition{stepdown.ReasonProbeLost, name}
-		if _, ok := p.active[c]; !ok {
-			if _, ok := p.pending[c]; !ok {
-				p.pending[c] = mono
-			}
-		}
-	}
+	p.graced(Condition{stepdown.ReasonProbeLost, name}, true, mono)
 	out := p.evidence(name, mono)
 	return append(out, p.Tick(mono)...)
 }

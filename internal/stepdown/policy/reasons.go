@@ -2,8 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -64,6 +66,39 @@ type Trigger struct {
 	// text says what a condition of this reason means, for an event's
 	// detail (detail is the source's last Detail, its port state).
 	text func(c Condition, detail string) string
+	// figure, for a level row with a threshold, is the figure of a
+	// reading it compares with that threshold: Reading judges every such
+	// row (Level), in the table's order, with no method of its own.
+	figure *figure
+	// verdict, for a graced row that a reading raises whatever the
+	// source's role (the fleet's majority judge), says whether reading r
+	// decides anything (judged) and whether the condition holds (bad).
+	verdict func(r timesource.Reading) (bad, judged bool)
+}
+
+// figure is what a level row compares with its threshold.
+type figure struct {
+	// name starts the event's detail: "<name> <figure> from <source> is
+	// over <threshold>".
+	name string
+	// of is the figure of a reading, in seconds.
+	of func(r timesource.Reading) float64
+	// signed figures are judged by their magnitude, either way; the
+	// others mean nothing below zero (a wrapped conversion), so such a
+	// figure is over any threshold.
+	signed bool
+	// fallback says that a fallback's figure counts while no
+	// authoritative source answers with a time solution (chronyd -x
+	// leaves the kernel's maxerror saturated while its own bound is
+	// microseconds); without it a fallback's figure is not judged.
+	fallback bool
+	// record sets the event's field that carries the figure.
+	record func(e *Event, seconds float64)
+}
+
+// over says whether seconds is over limit for this figure. NaN always is.
+func (f *figure) over(seconds float64, limit time.Duration) bool {
+	return math.IsNaN(seconds) || (!f.signed && seconds < 0) || math.Abs(seconds) > limit.Seconds()
 }
 
 // triggerTable is the table, in the protocol's order (a function, not a
@@ -78,7 +113,10 @@ func triggerTable() [9]Trigger {
 			global: func(t Triggers) Setting { return t.Step.setting() }},
 		{Reason: stepdown.ReasonOffset, Kind: Level, Key: "offset", PerSource: true,
 			global: func(t Triggers) Setting { return t.Offset.setting() },
-			source: func(t SourceTriggers) Setting { return t.Offset.setting() }},
+			source: func(t SourceTriggers) Setting { return t.Offset.setting() },
+			figure: &figure{name: "system clock offset", signed: true,
+				of:     func(r timesource.Reading) float64 { return r.Offset.Seconds() },
+				record: func(e *Event, s float64) { e.OffsetSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonUnsynchronized, Kind: Graced, Key: "unsynchronized", PerSource: true,
 			global: func(t Triggers) Setting { return t.Unsynchronized.setting() },
 			source: func(t SourceTriggers) Setting { return t.Unsynchronized.setting() },
@@ -91,7 +129,10 @@ func triggerTable() [9]Trigger {
 			}},
 		{Reason: stepdown.ReasonErrorBound, Kind: Level, Key: "error_bound", PerSource: true,
 			global: func(t Triggers) Setting { return t.ErrorBound.setting() },
-			source: func(t SourceTriggers) Setting { return t.ErrorBound.setting() }},
+			source: func(t SourceTriggers) Setting { return t.ErrorBound.setting() },
+			figure: &figure{name: "clock error bound", fallback: true,
+				of:     func(r timesource.Reading) float64 { return r.ErrorBound.Seconds() },
+				record: func(e *Event, s float64) { e.ErrorBoundSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonProbeLost, Kind: Graced, Key: "probe_lost",
 			global: func(t Triggers) Setting { return t.ProbeLost.setting() },
 			text:   func(c Condition, _ string) string { return fmt.Sprintf("probe %s fails", c.Source) }},
@@ -107,6 +148,9 @@ func triggerTable() [9]Trigger {
 		// outside: graced, so that one round's verdict is not enough.
 		{Reason: stepdown.ReasonPeerOffset, Kind: Graced, Key: "peer_offset",
 			global: func(t Triggers) Setting { return t.PeerOffset.setting() },
+			// A judge that is down (fewer than two peers measured)
+			// decides nothing: the condition stays as it was.
+			verdict: func(r timesource.Reading) (bool, bool) { return r.OutsideFleet, r.JudgesFleet && r.Found && r.Up },
 			text: func(c Condition, detail string) string {
 				what := "this clock disagrees with the majority of its peers"
 				if detail != "" {
