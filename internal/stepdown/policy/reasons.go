@@ -3,6 +3,8 @@ package policy
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -35,9 +37,13 @@ type Setting struct {
 	Unit  string
 }
 
-func (t Threshold) setting() Setting { return Setting{t.Enabled, t.Threshold, "threshold"} }
-func (g Grace) setting() Setting     { return Setting{g.Enabled, g.Grace, "grace"} }
-func (s Switch) setting() Setting    { return Setting{Enabled: s.Enabled} }
+func (t *Threshold) setting() Setting { return Setting{t.Enabled, t.Threshold, "threshold"} }
+func (g *Grace) setting() Setting     { return Setting{g.Enabled, g.Grace, "grace"} }
+func (s *Switch) setting() Setting    { return Setting{Enabled: s.Enabled} }
+
+func (t *Threshold) set(s Setting) { t.Enabled, t.Threshold = s.Enabled, s.Limit }
+func (g *Grace) set(s Setting)     { g.Enabled, g.Grace = s.Enabled, s.Limit }
+func (s *Switch) set(to Setting)   { s.Enabled = to.Enabled }
 
 // Trigger is one row of the trigger table: everything clockwatch knows about
 // one stepdown reason. Validation, reloads, grace periods, the events' text,
@@ -59,10 +65,9 @@ type Trigger struct {
 	// says "disrupted" (ClockBound's meaning), not "unknown", while the
 	// stepdown holds for this reason.
 	Disrupts bool
-	// global reads the setting from stepdown.triggers; source, for a
-	// PerSource row, from a source's own triggers.
-	global func(Triggers) Setting
-	source func(SourceTriggers) Setting
+	// Default is the setting unless configured (DefaultTriggers; its
+	// Unit is the field's, whatever the row says).
+	Default Setting
 	// text says what a condition of this reason means, for an event's
 	// detail (detail is the source's last Detail, its port state).
 	text func(c Condition, detail string) string
@@ -102,24 +107,25 @@ func (f *figure) over(seconds float64, limit time.Duration) bool {
 }
 
 // triggerTable is the table, in the protocol's order (a function, not a
-// variable: no package state to mutate). A new reason is one
-// row here, its constant and list entry in stepdown/wire.go, and its field
-// in Triggers (and SourceTriggers when PerSource); the tests fail until all
-// agree. Then the input that raises it: a method like Offset, called from
-// Reading, or a daemon input for an instant one.
+// variable: no package state to mutate). A new reason is one row here, its
+// constant and list entry in stepdown/wire.go, and its field in Triggers
+// (and SourceTriggers when PerSource), whose YAML key is the row's Key; the
+// tests fail until all agree. A level reason with a threshold says which
+// figure of a reading it compares (figure), a graced one that any source's
+// reading raises says how (verdict): Reading judges both from the row. Only
+// an instant reason, or one whose input is not a reading, needs an input of
+// its own (a method like Woke, fed by the daemon).
 func triggerTable() [9]Trigger {
 	return [...]Trigger{
 		{Reason: stepdown.ReasonStep, Kind: Instant, Key: "step", Disrupts: true,
-			global: func(t Triggers) Setting { return t.Step.setting() }},
+			Default: Setting{Enabled: true, Limit: time.Millisecond}},
 		{Reason: stepdown.ReasonOffset, Kind: Level, Key: "offset", PerSource: true,
-			global: func(t Triggers) Setting { return t.Offset.setting() },
-			source: func(t SourceTriggers) Setting { return t.Offset.setting() },
+			Default: Setting{Enabled: true, Limit: time.Second},
 			figure: &figure{name: "system clock offset", signed: true,
 				of:     func(r timesource.Reading) float64 { return r.Offset.Seconds() },
 				record: func(e *Event, s float64) { e.OffsetSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonUnsynchronized, Kind: Graced, Key: "unsynchronized", PerSource: true,
-			global: func(t Triggers) Setting { return t.Unsynchronized.setting() },
-			source: func(t SourceTriggers) Setting { return t.Unsynchronized.setting() },
+			Default: Setting{Enabled: true, Limit: 60 * time.Second},
 			text: func(c Condition, detail string) string {
 				what := fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
 				if detail != "" {
@@ -128,26 +134,25 @@ func triggerTable() [9]Trigger {
 				return what
 			}},
 		{Reason: stepdown.ReasonErrorBound, Kind: Level, Key: "error_bound", PerSource: true,
-			global: func(t Triggers) Setting { return t.ErrorBound.setting() },
-			source: func(t SourceTriggers) Setting { return t.ErrorBound.setting() },
+			Default: Setting{Enabled: true, Limit: time.Second},
 			figure: &figure{name: "clock error bound", fallback: true,
 				of:     func(r timesource.Reading) float64 { return r.ErrorBound.Seconds() },
 				record: func(e *Event, s float64) { e.ErrorBoundSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonProbeLost, Kind: Graced, Key: "probe_lost",
-			global: func(t Triggers) Setting { return t.ProbeLost.setting() },
-			text:   func(c Condition, _ string) string { return fmt.Sprintf("probe %s fails", c.Source) }},
+			Default: Setting{Enabled: true, Limit: 10 * time.Second},
+			text:    func(c Condition, _ string) string { return fmt.Sprintf("probe %s fails", c.Source) }},
 		{Reason: stepdown.ReasonSuspend, Kind: Instant, Key: "suspend", Disrupts: true,
-			global: func(t Triggers) Setting { return t.Suspend.setting() }},
+			Default: Setting{Enabled: true, Limit: time.Millisecond}},
 		{Reason: stepdown.ReasonGrandmasterChanged, Kind: Instant, Key: "grandmaster_changed",
-			global: func(t Triggers) Setting { return t.GrandmasterChanged.setting() }},
+			Default: Setting{Enabled: true}},
 		// A changed disruption marker fires at once; a clock the
 		// hypervisor calls unreliable holds while it says so.
 		{Reason: stepdown.ReasonVMDisruption, Kind: Instant, Key: "vm_disruption", Disrupts: true,
-			global: func(t Triggers) Setting { return t.VMDisruption.setting() }},
+			Default: Setting{Enabled: true}},
 		// The fleet's majority judge (the peers source) says this clock is
 		// outside: graced, so that one round's verdict is not enough.
 		{Reason: stepdown.ReasonPeerOffset, Kind: Graced, Key: "peer_offset",
-			global: func(t Triggers) Setting { return t.PeerOffset.setting() },
+			Default: Setting{Enabled: true, Limit: 10 * time.Second},
 			// A judge that is down (fewer than two peers measured)
 			// decides nothing: the condition stays as it was.
 			verdict: func(r timesource.Reading) (bool, bool) { return r.OutsideFleet, r.JudgesFleet && r.Found && r.Up },
@@ -200,6 +205,42 @@ func (t Trigger) Setting(ts Triggers, source string) Setting {
 		}
 	}
 	return t.global(ts)
+}
+
+// global is the row's setting under stepdown.triggers.
+func (t Trigger) global(ts Triggers) Setting {
+	f, _ := settingField(reflect.ValueOf(&ts).Elem(), t.Key)
+	return f.setting()
+}
+
+// source is a PerSource row's setting in a source's own triggers; the zero
+// Setting for a row that is not.
+func (t Trigger) source(st SourceTriggers) Setting {
+	f, _ := settingField(reflect.ValueOf(&st).Elem(), t.Key)
+	return f.setting()
+}
+
+// configurable is a trigger's configuration type: Threshold, Grace or
+// Switch.
+type configurable interface {
+	setting() Setting
+	set(Setting)
+}
+
+// settingField finds, in a Triggers or SourceTriggers (addressable), the
+// field whose YAML key is key: the row's setting lives in the field its Key
+// names, so the row needs no accessor. ok is false when none has that key
+// (f is then a Switch that reads as off).
+func settingField(v reflect.Value, key string) (f configurable, ok bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k == key {
+			if f, ok := v.Field(i).Addr().Interface().(configurable); ok {
+				return f, true
+			}
+		}
+	}
+	return new(Switch), false
 }
 
 // Text says what condition c of this reason means, for an event's detail.

@@ -23,7 +23,9 @@ func TestTableIsTheWiresList(t *testing.T) {
 		if row.Kind == 0 {
 			t.Errorf("%s: no kind", row.Reason)
 		}
-		if row.global == nil || row.PerSource != (row.source != nil) {
+		_, global := settingField(reflect.ValueOf(&Triggers{}).Elem(), row.Key)
+		_, perSource := settingField(reflect.ValueOf(&SourceTriggers{}).Elem(), row.Key)
+		if !global || row.PerSource != perSource {
 			t.Errorf("%s: a global setting, and a per-source one exactly when PerSource", row.Reason)
 		}
 		if row.Kind == Graced && row.text == nil {
@@ -187,5 +189,25 @@ func TestDisrupts(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Disrupts (-want +got):\n%s", diff)
+	}
+}
+
+// TestDefaultTriggers: the rows' defaults make the documented
+// stepdown.triggers (docs/configuration.md), field by field.
+func TestDefaultTriggers(t *testing.T) {
+	t.Parallel()
+	want := Triggers{
+		Step:               Threshold{Enabled: true, Threshold: time.Millisecond},
+		Offset:             Threshold{Enabled: true, Threshold: time.Second},
+		Unsynchronized:     Grace{Enabled: true, Grace: 60 * time.Second},
+		ErrorBound:         Threshold{Enabled: true, Threshold: time.Second},
+		ProbeLost:          Grace{Enabled: true, Grace: 10 * time.Second},
+		Suspend:            Threshold{Enabled: true, Threshold: time.Millisecond},
+		GrandmasterChanged: Switch{Enabled: true},
+		VMDisruption:       Switch{Enabled: true},
+		PeerOffset:         Grace{Enabled: true, Grace: 10 * time.Second},
+	}
+	if diff := cmp.Diff(want, DefaultTriggers()); diff != "" {
+		t.Errorf("DefaultTriggers (-want +got):\n%s", diff)
 	}
 }
