@@ -1,7 +1,13 @@
 package policy
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +215,95 @@ func TestDefaultTriggers(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, DefaultTriggers()); diff != "" {
 		t.Errorf("DefaultTriggers (-want +got):\n%s", diff)
+	}
+}
+
+// TestWireConstantsAreRows: every Reason constant of the wire
+// (stepdown/wire.go, read as source: the client module cannot import the
+// table) is a row's reason, or one of the reasons no trigger raises. A
+// constant added for a new trigger with neither a row nor a list entry
+// fails here, not only in a client that meets it.
+func TestWireConstantsAreRows(t *testing.T) {
+	t.Parallel()
+	notTriggers := map[stepdown.Reason]bool{stepdown.ReasonDrill: true, stepdown.ReasonStarting: true, stepdown.ReasonPeerUnreachable: true}
+	f, err := parser.ParseFile(token.NewFileSet(), "../../../stepdown/wire.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consts []stepdown.Reason
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Reason" {
+			for _, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					s, _ := strconv.Unquote(lit.Value)
+					consts = append(consts, stepdown.Reason(s))
+				}
+			}
+		}
+		return true
+	})
+	if len(consts) < len(TriggerTable())+len(notTriggers) {
+		t.Fatalf("found only %d Reason constants in stepdown/wire.go: %v", len(consts), consts)
+	}
+	for _, r := range consts {
+		if _, ok := Lookup(r); !ok && !notTriggers[r] {
+			t.Errorf("stepdown.Reason %q is no row of the trigger table (and not drill, starting or peer_unreachable)", r)
+		}
+	}
+}
+
+// yamlDuration writes d as the documentation's YAML does: 1ms, 10s, 1m.
+func yamlDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// TestTableIsDocumented: every row has its line in the configuration's
+// table (its key and its default, from the row) and in the protocol's
+// table of reasons (its reason and the setting that tunes it).
+func TestTableIsDocumented(t *testing.T) {
+	t.Parallel()
+	config, err := os.ReadFile("../../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	protocol, err := os.ReadFile("../../../docs/stepdown-protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(doc []byte, prefix string) string {
+		for _, l := range strings.Split(string(doc), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+		return ""
+	}
+	d := DefaultTriggers()
+	for _, row := range TriggerTable() {
+		s := row.global(d)
+		def := fmt.Sprintf("{enabled: %v}", s.Enabled)
+		setting := row.Key + ".enabled"
+		if s.Unit != "" {
+			def = fmt.Sprintf("{enabled: %v, %s: %s}", s.Enabled, s.Unit, yamlDuration(s.Limit))
+			setting = row.Key + "." + s.Unit
+		}
+		if want := fmt.Sprintf("| `triggers.%s` | `%s` |", row.Key, def); line(config, want) == "" {
+			t.Errorf("docs/configuration.md has no line starting %q", want)
+		}
+		l := line(protocol, fmt.Sprintf("| `%s` |", row.Reason))
+		if !strings.Contains(l, "`"+setting+"`") {
+			t.Errorf("docs/stepdown-protocol.md: the line of reason %s does not name `%s`: %q", row.Reason, setting, l)
+		}
 	}
 }
