@@ -194,11 +194,10 @@ func (p *Policy) Step(s Step) []Event {
 	if s.Epoch != 0 {
 		p.epoch = s.Epoch
 	}
-	if !p.cfg.Triggers.Step.Enabled || math.Abs(s.Seconds) <= p.cfg.Triggers.Step.Threshold.Seconds() {
+	e, fired := p.instant(stepdown.ReasonStep, math.Abs(s.Seconds), s.Mono)
+	if !fired {
 		return p.Tick(s.Mono)
 	}
-	p.bad(s.Mono)
-	e := p.stepdownEvent(stepdown.ReasonStep, s.Mono)
 	e.StepSeconds = stepdown.Float(s.Seconds)
 	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How.String()
 	e.Detail = fmt.Sprintf("wall clock stepped by %s", durationText(s.Seconds))
@@ -370,8 +369,9 @@ func (p *Policy) awaitSync(role timesource.Role, synced bool, source string, mon
 		delete(p.syncWait, source)
 		return false
 	}
-	g := p.cfg.Triggers.For(source).Unsynchronized
-	since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, source}]
+	c := Condition{stepdown.ReasonUnsynchronized, source}
+	g := p.graceOf(c)
+	since, ok := p.pending[c]
 	if !g.Enabled || !ok || mono-since > g.Grace {
 		delete(p.syncWait, source)
 		return false
@@ -386,8 +386,9 @@ func (p *Policy) awaitSync(role timesource.Role, synced bool, source string, mon
 func (p *Policy) syncWaitOver(mono time.Duration) []Event {
 	var out []Event
 	for _, s := range slices.Sorted(maps.Keys(p.syncWait)) {
-		since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, s}]
-		if ok && mono-since <= p.cfg.Triggers.For(s).Unsynchronized.Grace {
+		c := Condition{stepdown.ReasonUnsynchronized, s}
+		since, ok := p.pending[c]
+		if ok && mono-since <= p.graceOf(c).Grace {
 			continue
 		}
 		delete(p.syncWait, s)
@@ -407,11 +408,13 @@ func (p *Policy) Grandmaster(gm, source string, mono time.Duration) []Event {
 		return nil
 	}
 	p.grandmaster[source] = gm
-	if last == "" || !p.cfg.Triggers.GrandmasterChanged.Enabled {
+	if last == "" {
 		return nil
 	}
-	p.bad(mono)
-	e := p.stepdownEvent(stepdown.ReasonGrandmasterChanged, mono)
+	e, fired := p.instant(stepdown.ReasonGrandmasterChanged, 0, mono)
+	if !fired {
+		return nil
+	}
 	e.Source = source
 	e.Detail = fmt.Sprintf("%s follows grandmaster %s, was %s: the time can move by their difference", source, gm, last)
 	return []Event{e}
@@ -427,11 +430,13 @@ func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []
 	restored := p.restored[source]
 	p.marker[source], p.restored[source] = marker, false
 	p.lastMarker, p.hasLastMarker = marker, true
-	if !seen || marker == last || !p.cfg.Triggers.VMDisruption.Enabled {
+	if !seen || marker == last {
 		return nil
 	}
-	p.bad(mono)
-	e := p.stepdownEvent(stepdown.ReasonVMDisruption, mono)
+	e, fired := p.instant(stepdown.ReasonVMDisruption, 0, mono)
+	if !fired {
+		return nil
+	}
 	e.Source = source
 	e.Detail = fmt.Sprintf("%s disruption marker %d, was %d: the VM was migrated or restored from a snapshot", source, marker, last)
 	if restored {
@@ -444,7 +449,7 @@ func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []
 // clock status): a condition that holds the state down while it lasts.
 func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) []Event {
 	c := Condition{stepdown.ReasonVMDisruption, source}
-	if !unreliable || !p.cfg.Triggers.VMDisruption.Enabled {
+	if !unreliable || disabled(p.cfg.Triggers, c) {
 		p.clearCond(c, mono)
 		return nil
 	}
@@ -489,6 +494,21 @@ func (p *Policy) level(row Trigger, seconds float64, source string, mono time.Du
 	return []Event{e}
 }
 
+// instant fires an instant trigger of reason whose magnitude (a step, a
+// suspend, in seconds; none for a switch) is over its threshold: the
+// hold-down counts from mono, and the stepdown event is returned with fired
+// set. A trigger that is off, or a magnitude at or under the threshold,
+// fires nothing.
+func (p *Policy) instant(reason stepdown.Reason, magnitude float64, mono time.Duration) (e Event, fired bool) {
+	row, _ := Lookup(reason)
+	s := row.global(p.cfg.Triggers)
+	if !s.Enabled || (s.Unit != "" && magnitude <= s.Limit.Seconds()) {
+		return Event{}, false
+	}
+	p.bad(mono)
+	return p.stepdownEvent(reason, mono), true
+}
+
 // graced judges a graced condition: bad (and its trigger enabled), it is
 // pending from mono unless already pending or holding, and holds once its
 // grace has passed (expireGrace); not bad, it is cleared.
@@ -508,12 +528,10 @@ func (p *Policy) graced(c Condition, bad bool, mono time.Duration) {
 // Woke feeds a wake-up from suspend: the machine was suspended for d. (Not
 // the protocol's resume, which says trust is back: the trigger fires here.)
 func (p *Policy) Woke(d, mono time.Duration) []Event {
-	t := p.cfg.Triggers.Suspend
-	if !t.Enabled || d <= t.Threshold {
+	e, fired := p.instant(stepdown.ReasonSuspend, d.Seconds(), mono)
+	if !fired {
 		return p.Tick(mono)
 	}
-	p.bad(mono)
-	e := p.stepdownEvent(stepdown.ReasonSuspend, mono)
 	e.Detail = fmt.Sprintf("resumed after %s suspended: CLOCK_MONOTONIC stood still meanwhile", d)
 	return []Event{e}
 }
