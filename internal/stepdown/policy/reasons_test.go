@@ -198,26 +198,6 @@ func TestDisrupts(t *testing.T) {
 	}
 }
 
-// TestDefaultTriggers: the rows' defaults make the documented
-// stepdown.triggers (docs/configuration.md), field by field.
-func TestDefaultTriggers(t *testing.T) {
-	t.Parallel()
-	want := Triggers{
-		Step:               Threshold{Enabled: true, Threshold: time.Millisecond},
-		Offset:             Threshold{Enabled: true, Threshold: time.Second},
-		Unsynchronized:     Grace{Enabled: true, Grace: 60 * time.Second},
-		ErrorBound:         Threshold{Enabled: true, Threshold: time.Second},
-		ProbeLost:          Grace{Enabled: true, Grace: 10 * time.Second},
-		Suspend:            Threshold{Enabled: true, Threshold: time.Millisecond},
-		GrandmasterChanged: Switch{Enabled: true},
-		VMDisruption:       Switch{Enabled: true},
-		PeerOffset:         Grace{Enabled: true, Grace: 10 * time.Second},
-	}
-	if diff := cmp.Diff(want, DefaultTriggers()); diff != "" {
-		t.Errorf("DefaultTriggers (-want +got):\n%s", diff)
-	}
-}
-
 // TestWireConstantsAreRows: every Reason constant of the wire
 // (stepdown/wire.go, read as source: the client module cannot import the
 // table) is a row's reason, or one of the reasons no trigger raises. A
