@@ -13,7 +13,7 @@ func (p *Policy) graceOf(c Condition) Grace {
 	if !ok || row.Kind != Graced {
 		return Grace{}
 	}
-	s := row.Setting(p.cfg.Triggers, c.Source)
+	s, _ := p.set.of(c)
 	return Grace{Enabled: s.Enabled, Grace: s.Limit}
 }
 

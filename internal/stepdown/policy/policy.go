@@ -72,7 +72,9 @@ type Condition struct {
 // Policy is the state machine. The zero value is not usable; call New. It is
 // not safe for concurrent use: the server serialises calls.
 type Policy struct {
-	cfg    Config
+	cfg Config
+	// set are cfg's triggers, row by row.
+	set    settings
 	state  stepdown.State
 	reason stepdown.Reason
 	epoch  uint64
@@ -133,7 +135,7 @@ type Policy struct {
 // a condition holds, else for ok.
 func New(cfg Config, epoch uint64) *Policy {
 	return &Policy{
-		cfg: cfg, state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
+		cfg: cfg, set: resolve(cfg.Triggers), state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
 		active: map[Condition]time.Duration{}, pending: map[Condition]time.Duration{},
 		awaiting: map[string]bool{}, syncWait: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
 		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
@@ -155,10 +157,10 @@ func (p *Policy) Await(sources ...string) {
 // reload). The state and the conditions seen so far are kept; a condition
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
-	p.cfg = cfg
+	p.cfg, p.set = cfg, resolve(cfg.Triggers)
 	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
 		for c := range m {
-			if disabled(cfg.Triggers, c) {
+			if p.disabled(c) {
 				delete(m, c)
 			}
 		}
@@ -166,12 +168,13 @@ func (p *Policy) SetConfig(cfg Config) {
 	p.updateReason()
 }
 
-// disabled says whether c's trigger is off in t: such a condition holds
+// disabled says whether c's trigger is off: such a condition holds
 // nothing, since a disabled trigger's input is ignored and so never clears
-// it. Only conditions hold (instant triggers leave none).
-func disabled(t Triggers, c Condition) bool {
-	row, ok := Lookup(c.Reason)
-	return ok && !row.Setting(t, c.Source).Enabled
+// it. Only conditions hold (instant triggers leave none). A reason that is
+// no row's (restored from another build) is not disabled.
+func (p *Policy) disabled(c Condition) bool {
+	s, ok := p.set.of(c)
+	return ok && !s.Enabled
 }
 
 // Status returns the current state. Its reason is the condition holding now
@@ -316,7 +319,7 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 			delete(p.pending, c)
 			p.clearCond(c, mono)
 			for _, row := range rows {
-				if row.figure != nil && row.figure.fallback {
+				if row.figure.fallback {
 					p.clearCond(Condition{row.Reason, f}, mono)
 				}
 			}
@@ -339,7 +342,7 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		for _, row := range rows {
 			f := row.figure
 			switch {
-			case f == nil:
+			case f.of == nil:
 			case r.Role != timesource.Fallback:
 				out = append(out, p.level(row, f.of(r), name, mono)...)
 			case !f.fallback:
@@ -449,7 +452,7 @@ func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []
 // clock status): a condition that holds the state down while it lasts.
 func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) []Event {
 	c := Condition{stepdown.ReasonVMDisruption, source}
-	if !unreliable || disabled(p.cfg.Triggers, c) {
+	if !unreliable || p.disabled(c) {
 		p.clearCond(c, mono)
 		return nil
 	}
@@ -467,7 +470,7 @@ func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) 
 // no level row's feeds nothing: the policy only ticks.
 func (p *Policy) Level(reason stepdown.Reason, seconds float64, source string, mono time.Duration) []Event {
 	row, ok := Lookup(reason)
-	if !ok || row.figure == nil {
+	if !ok || row.figure.of == nil {
 		return p.Tick(mono)
 	}
 	return p.level(row, seconds, source, mono)
@@ -476,11 +479,11 @@ func (p *Policy) Level(reason stepdown.Reason, seconds float64, source string, m
 // level judges row's figure from source: over the threshold, a condition
 // that holds the state down; at or under it, that condition cleared.
 func (p *Policy) level(row Trigger, seconds float64, source string, mono time.Duration) []Event {
-	s := row.Setting(p.cfg.Triggers, source)
+	c := Condition{row.Reason, source}
+	s, _ := p.set.of(c)
 	if !s.Enabled {
 		return p.Tick(mono)
 	}
-	c := Condition{row.Reason, source}
 	if !row.figure.over(seconds, s.Limit) {
 		p.clearCond(c, mono)
 		return p.Tick(mono)
@@ -500,8 +503,7 @@ func (p *Policy) level(row Trigger, seconds float64, source string, mono time.Du
 // set. A trigger that is off, or a magnitude at or under the threshold,
 // fires nothing.
 func (p *Policy) instant(reason stepdown.Reason, magnitude float64, mono time.Duration) (e Event, fired bool) {
-	row, _ := Lookup(reason)
-	s := row.global(p.cfg.Triggers)
+	s, _ := p.set.of(Condition{Reason: reason})
 	if !s.Enabled || (s.Unit != "" && magnitude <= s.Limit.Seconds()) {
 		return Event{}, false
 	}
@@ -513,7 +515,7 @@ func (p *Policy) instant(reason stepdown.Reason, magnitude float64, mono time.Du
 // pending from mono unless already pending or holding, and holds once its
 // grace has passed (expireGrace); not bad, it is cleared.
 func (p *Policy) graced(c Condition, bad bool, mono time.Duration) {
-	if !bad || disabled(p.cfg.Triggers, c) {
+	if !bad || p.disabled(c) {
 		delete(p.pending, c)
 		p.clearCond(c, mono)
 		return

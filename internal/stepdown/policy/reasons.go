@@ -72,9 +72,10 @@ type Trigger struct {
 	// detail (detail is the source's last Detail, its port state).
 	text func(c Condition, detail string) string
 	// figure, for a level row with a threshold, is the figure of a
-	// reading it compares with that threshold: Reading judges every such
-	// row (Level), in the table's order, with no method of its own.
-	figure *figure
+	// reading it compares with that threshold (none: of is nil): Reading
+	// judges every such row (Level), in the table's order, with no method
+	// of its own.
+	figure figure
 	// verdict, for a graced row that a reading raises whatever the
 	// source's role (the fleet's majority judge), says whether reading r
 	// decides anything (judged) and whether the condition holds (bad).
@@ -102,7 +103,7 @@ type figure struct {
 }
 
 // over says whether seconds is over limit for this figure. NaN always is.
-func (f *figure) over(seconds float64, limit time.Duration) bool {
+func (f figure) over(seconds float64, limit time.Duration) bool {
 	return math.IsNaN(seconds) || (!f.signed && seconds < 0) || math.Abs(seconds) > limit.Seconds()
 }
 
@@ -121,7 +122,7 @@ func triggerTable() [9]Trigger {
 			Default: Setting{Enabled: true, Limit: time.Millisecond}},
 		{Reason: stepdown.ReasonOffset, Kind: Level, Key: "offset", PerSource: true,
 			Default: Setting{Enabled: true, Limit: time.Second},
-			figure: &figure{name: "system clock offset", signed: true,
+			figure: figure{name: "system clock offset", signed: true,
 				of:     func(r timesource.Reading) float64 { return r.Offset.Seconds() },
 				record: func(e *Event, s float64) { e.OffsetSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonUnsynchronized, Kind: Graced, Key: "unsynchronized", PerSource: true,
@@ -135,7 +136,7 @@ func triggerTable() [9]Trigger {
 			}},
 		{Reason: stepdown.ReasonErrorBound, Kind: Level, Key: "error_bound", PerSource: true,
 			Default: Setting{Enabled: true, Limit: time.Second},
-			figure: &figure{name: "clock error bound", fallback: true,
+			figure: figure{name: "clock error bound", fallback: true,
 				of:     func(r timesource.Reading) float64 { return r.ErrorBound.Seconds() },
 				record: func(e *Event, s float64) { e.ErrorBoundSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonProbeLost, Kind: Graced, Key: "probe_lost",
@@ -218,6 +219,41 @@ func (t Trigger) global(ts Triggers) Setting {
 func (t Trigger) source(st SourceTriggers) Setting {
 	f, _ := settingField(reflect.ValueOf(&st).Elem(), t.Key)
 	return f.setting()
+}
+
+// settings are the rows' settings under one configuration, resolved once
+// (New, SetConfig) so that no input pays for finding them: global by
+// reason, and the PerSource rows' of each source with its own.
+type settings struct {
+	global  map[stepdown.Reason]Setting
+	sources map[string]map[stepdown.Reason]Setting
+}
+
+func resolve(ts Triggers) settings {
+	s := settings{global: map[stepdown.Reason]Setting{}, sources: map[string]map[stepdown.Reason]Setting{}}
+	for _, row := range triggerTable() {
+		s.global[row.Reason] = row.global(ts)
+		if !row.PerSource {
+			continue
+		}
+		for name, st := range ts.Sources {
+			if s.sources[name] == nil {
+				s.sources[name] = map[stepdown.Reason]Setting{}
+			}
+			s.sources[name][row.Reason] = row.source(st)
+		}
+	}
+	return s
+}
+
+// of returns the setting that judges condition c (Trigger.Setting's); ok is
+// false for a reason that is no row's.
+func (s settings) of(c Condition) (set Setting, ok bool) {
+	if own, found := s.sources[c.Source][c.Reason]; found {
+		return own, true
+	}
+	set, ok = s.global[c.Reason]
+	return set, ok
 }
 
 // configurable is a trigger's configuration type: Threshold, Grace or
