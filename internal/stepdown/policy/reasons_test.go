@@ -101,6 +101,9 @@ func TestTableIsTheConfiguration(t *testing.T) {
 		set(reflect.ValueOf(&st).Elem())
 		for _, other := range TriggerTable() {
 			got := other.global(ts)
+			if r, ok := resolve(ts).of(Condition{Reason: other.Reason}); !ok || r != got {
+				t.Errorf("with only %s set, the %s row's resolved setting is %+v, its own %+v", row.Key, other.Key, r, got)
+			}
 			if want := other.Reason == row.Reason; got.Enabled != want {
 				t.Errorf("with only %s set, the %s row reads enabled=%v", row.Key, other.Key, got.Enabled)
 			}
@@ -119,6 +122,14 @@ func TestTableIsTheConfiguration(t *testing.T) {
 				}
 				if fromFor := other.source(ts.For("ptp4l")); fromFor != other.Setting(ts, "ptp4l") {
 					t.Errorf("%s: Triggers.For and the row disagree for a source with its own", row.Key)
+				}
+				// The policy's resolved settings (what its judges
+				// read) agree with the row, with and without a
+				// source's own.
+				for _, src := range []string{"ntpd", "ptp4l"} {
+					if got, ok := resolve(ts).of(Condition{other.Reason, src}); !ok || got != other.Setting(ts, src) {
+						t.Errorf("%s: the resolved setting for %s is %+v, the row's %+v", row.Key, src, got, other.Setting(ts, src))
+					}
 				}
 			}
 		}
