@@ -14,7 +14,8 @@ import (
 // conversion of a huge one gave: time.Duration(1e10*1e9)) passed "bound >
 // threshold" and the policy said ok (issue 24, item 2). It is a failed
 // poll at start, and after the start a stepdown once probe_lost's grace
-// has passed; ErrorBound of a negative figure fires at once.
+// has passed; the error_bound row (Level) judges a negative figure over
+// any threshold: it fires at once.
 func TestWrappedBoundIsNotOK(t *testing.T) {
 	t.Parallel()
 	cfg := Config{HoldDown: time.Minute, Triggers: DefaultTriggers()}

@@ -99,6 +99,16 @@ func TestPolicy(t *testing.T) {
 			wantState: stepdown.StateOK,
 		},
 		{
+			name: "Level of a reason that has no figure (a step, drill, one unknown) judges nothing",
+			cfg:  base,
+			inputs: []in{probeOK(0, "clocks"),
+				func(p *Policy) []Event { return p.Level(stepdown.ReasonStep, 1e9, "chrony", s(1)) },
+				func(p *Policy) []Event { return p.Level(stepdown.ReasonDrill, 1e9, "chrony", s(2)) },
+				func(p *Policy) []Event { return p.Level("no_such_reason", 1e9, "chrony", s(3)) }},
+			want:      []string{"resume/starting@0s"},
+			wantState: stepdown.StateOK,
+		},
+		{
 			name:      "step forward over threshold, resume after hold-down",
 			cfg:       base,
 			inputs:    []in{probeOK(0, "clocks"), step(10, 0.002), tick(39.9), tick(40), tick(41)},

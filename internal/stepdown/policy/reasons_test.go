@@ -114,7 +114,8 @@ func TestTableIsTheConfiguration(t *testing.T) {
 				if got := other.source(st); !got.Enabled || got.Limit != time.Duration(i+1) {
 					t.Errorf("%s row reads a source's own setting %+v", row.Key, got)
 				}
-				// For (what Offset, ErrorBound and Synchronized judge by)
+				// Triggers.For (a source's triggers, as the configuration
+				// reads them) agrees with the row.
 				// agrees with the row.
 				ts.Sources = map[string]SourceTriggers{"ptp4l": st}
 				if fromFor := other.source(ts.For("ntpd")); fromFor != other.Setting(ts, "ntpd") {
