@@ -197,12 +197,12 @@ func (p *Policy) Step(s Step) []Event {
 	if s.Epoch != 0 {
 		p.epoch = s.Epoch
 	}
-	e, fired := p.instant(stepdown.ReasonStep, math.Abs(s.Seconds), s.Mono)
+	e, fired := p.instant(stepdown.ReasonStep, math.Abs(s.Seconds), s.How.String(), s.Mono)
 	if !fired {
 		return p.Tick(s.Mono)
 	}
 	e.StepSeconds = stepdown.Float(s.Seconds)
-	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How.String()
+	e.WallBefore, e.WallAfter = s.WallBefore, s.WallAfter
 	e.Detail = fmt.Sprintf("wall clock stepped by %s", durationText(s.Seconds))
 	if s.How == SeenRestart {
 		e.Detail += " while clockwatch was not running"
@@ -414,11 +414,10 @@ func (p *Policy) Grandmaster(gm, source string, mono time.Duration) []Event {
 	if last == "" {
 		return nil
 	}
-	e, fired := p.instant(stepdown.ReasonGrandmasterChanged, 0, mono)
+	e, fired := p.instant(stepdown.ReasonGrandmasterChanged, 0, source, mono)
 	if !fired {
 		return nil
 	}
-	e.Source = source
 	e.Detail = fmt.Sprintf("%s follows grandmaster %s, was %s: the time can move by their difference", source, gm, last)
 	return []Event{e}
 }
@@ -436,11 +435,10 @@ func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []
 	if !seen || marker == last {
 		return nil
 	}
-	e, fired := p.instant(stepdown.ReasonVMDisruption, 0, mono)
+	e, fired := p.instant(stepdown.ReasonVMDisruption, 0, source, mono)
 	if !fired {
 		return nil
 	}
-	e.Source = source
 	e.Detail = fmt.Sprintf("%s disruption marker %d, was %d: the VM was migrated or restored from a snapshot", source, marker, last)
 	if restored {
 		e.Detail += " while clockwatch was not running"
@@ -499,16 +497,18 @@ func (p *Policy) level(row Trigger, seconds float64, source string, mono time.Du
 
 // instant fires an instant trigger of reason whose magnitude (a step, a
 // suspend, in seconds; none for a switch) is over its threshold: the
-// hold-down counts from mono, and the stepdown event is returned with fired
-// set. A trigger that is off, or a magnitude at or under the threshold,
-// fires nothing.
-func (p *Policy) instant(reason stepdown.Reason, magnitude float64, mono time.Duration) (e Event, fired bool) {
+// hold-down counts from mono, and the stepdown event from source is
+// returned with fired set. A trigger that is off, or a magnitude at or under
+// the threshold, fires nothing.
+func (p *Policy) instant(reason stepdown.Reason, magnitude float64, source string, mono time.Duration) (e Event, fired bool) {
 	s, _ := p.set.of(Condition{Reason: reason})
 	if !s.Enabled || (s.Unit != "" && magnitude <= s.Limit.Seconds()) {
 		return Event{}, false
 	}
 	p.bad(mono)
-	return p.stepdownEvent(reason, mono), true
+	e = p.stepdownEvent(reason, mono)
+	e.Source = source
+	return e, true
 }
 
 // graced judges a graced condition: bad (and its trigger enabled), it is
@@ -530,7 +530,7 @@ func (p *Policy) graced(c Condition, bad bool, mono time.Duration) {
 // Woke feeds a wake-up from suspend: the machine was suspended for d. (Not
 // the protocol's resume, which says trust is back: the trigger fires here.)
 func (p *Policy) Woke(d, mono time.Duration) []Event {
-	e, fired := p.instant(stepdown.ReasonSuspend, d.Seconds(), mono)
+	e, fired := p.instant(stepdown.ReasonSuspend, d.Seconds(), "", mono)
 	if !fired {
 		return p.Tick(mono)
 	}

@@ -116,7 +116,6 @@ func TestTableIsTheConfiguration(t *testing.T) {
 				}
 				// Triggers.For (a source's triggers, as the configuration
 				// reads them) agrees with the row.
-				// agrees with the row.
 				ts.Sources = map[string]SourceTriggers{"ptp4l": st}
 				if fromFor := other.source(ts.For("ntpd")); fromFor != other.Setting(ts, "ntpd") {
 					t.Errorf("%s: Triggers.For and the row disagree for a source without its own", row.Key)
