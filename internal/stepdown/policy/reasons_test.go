@@ -34,6 +34,12 @@ func TestTableIsTheWiresList(t *testing.T) {
 		if !global || row.PerSource != perSource {
 			t.Errorf("%s: a global setting, and a per-source one exactly when PerSource", row.Reason)
 		}
+		if row.figure.of != nil && (row.Kind != Level || row.figure.record == nil || row.figure.name == "") {
+			t.Errorf("%s: a row with a figure is a level row, names its figure and records it in the event", row.Reason)
+		}
+		if row.verdict != nil && row.Kind != Graced {
+			t.Errorf("%s: a row with a verdict is a graced row", row.Reason)
+		}
 		if row.Kind == Graced && row.text == nil {
 			t.Errorf("%s: a graced trigger says what its condition means (text)", row.Reason)
 		}
