@@ -46,7 +46,8 @@
 // fed by the daemon.
 //
 // Files: policy.go (the state machine and its inputs), triggers.go (the
-// configuration), reasons.go (the table), step.go (a step and how it was
-// seen), deadline.go (grace periods and the next deadline), persist.go (the
-// state across restarts).
+// configuration), reasons.go (the table), judges.go (the level, graced and
+// instant judges the table drives), step.go (a step and how it was seen),
+// deadline.go (grace periods and the next deadline), persist.go (the state
+// across restarts).
 package policy
