@@ -14,7 +14,8 @@ import (
 // conversion of a huge one gave: time.Duration(1e10*1e9)) passed "bound >
 // threshold" and the policy said ok (issue 24, item 2). It is a failed
 // poll at start, and after the start a stepdown once probe_lost's grace
-// has passed; ErrorBound of a negative figure fires at once.
+// has passed; the error_bound row (Level) judges a negative figure over
+// any threshold: it fires at once.
 func TestWrappedBoundIsNotOK(t *testing.T) {
 	t.Parallel()
 	cfg := Config{HoldDown: time.Minute, Triggers: DefaultTriggers()}
@@ -44,7 +45,7 @@ func TestWrappedBoundIsNotOK(t *testing.T) {
 	p = New(cfg, 1)
 	p.Await("chrony")
 	p.Reading(good, time.Second)
-	if evs := p.ErrorBound(-1000, "chrony", 2*time.Second); len(evs) != 1 || evs[0].Reason != stepdown.ReasonErrorBound {
+	if evs := p.Level(stepdown.ReasonErrorBound, -1000, "chrony", 2*time.Second); len(evs) != 1 || evs[0].Reason != stepdown.ReasonErrorBound {
 		t.Errorf("ErrorBound(-1000 s): %+v, want a stepdown error_bound", evs)
 	}
 }
@@ -62,13 +63,13 @@ func TestWrappedBoundDetail(t *testing.T) {
 		want string
 	}{
 		{"saturated bound", func(p *Policy) []Event {
-			return p.ErrorBound(timesource.Saturated.Seconds(), "chrony", 2*time.Second)
+			return p.Level(stepdown.ReasonErrorBound, timesource.Saturated.Seconds(), "chrony", 2*time.Second)
 		}, "clock error bound 9.223e+09s from chrony is over"},
-		{"offset of 1e12 s", func(p *Policy) []Event { return p.Offset(-1e12, "chrony", 2*time.Second) }, "system clock offset -1e+12s from chrony"},
+		{"offset of 1e12 s", func(p *Policy) []Event { return p.Level(stepdown.ReasonOffset, -1e12, "chrony", 2*time.Second) }, "system clock offset -1e+12s from chrony"},
 		{"step of 1e10 s", func(p *Policy) []Event {
 			return p.Step(Step{Seconds: 1e10, Mono: 2 * time.Second})
 		}, "wall clock stepped by 1e+10s"},
-		{"bound in range", func(p *Policy) []Event { return p.ErrorBound(2.5, "chrony", 2*time.Second) }, "clock error bound 2.5s from chrony"},
+		{"bound in range", func(p *Policy) []Event { return p.Level(stepdown.ReasonErrorBound, 2.5, "chrony", 2*time.Second) }, "clock error bound 2.5s from chrony"},
 	} {
 		p := New(cfg, 1)
 		evs := tc.feed(p)

@@ -13,7 +13,7 @@ func (p *Policy) graceOf(c Condition) Grace {
 	if !ok || row.Kind != Graced {
 		return Grace{}
 	}
-	s := row.Setting(p.cfg.Triggers, c.Source)
+	s, _ := p.set.of(c)
 	return Grace{Enabled: s.Enabled, Grace: s.Limit}
 }
 
@@ -33,8 +33,9 @@ func (p *Policy) NextDeadline() (deadline time.Duration, ok bool) {
 		for s := range p.syncWait {
 			// The start stops waiting for an unsynchronised source
 			// once its grace is over: syncWaitOver.
-			if since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, s}]; ok {
-				at(since + p.cfg.Triggers.For(s).Unsynchronized.Grace + 1)
+			c := Condition{stepdown.ReasonUnsynchronized, s}
+			if since, ok := p.pending[c]; ok {
+				at(since + p.graceOf(c).Grace + 1)
 			}
 		}
 	}

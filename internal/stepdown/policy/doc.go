@@ -23,22 +23,31 @@
 // # The trigger table
 //
 // Every reason is one row of the table in reasons.go (TriggerTable): its
-// kind (instant, level, graced), its key under stepdown.triggers, whether it
-// is judged per source, whether it disrupts the bounded-time segment, and
-// the text of its condition. Validation, reloads, grace periods, the events'
-// text and the segment's judge (Disrupts) read the row; the tests check the
-// table against the wire's list (stepdown.TriggerReasons) and the keys of
-// Triggers and SourceTriggers, so a reason left out of one fails them.
+// kind (instant, level, graced), its key under stepdown.triggers, its
+// default, whether it is judged per source, whether it disrupts the
+// bounded-time segment, the text of its condition, and what raises it: a
+// level row with a threshold names the figure of a reading it compares
+// (Reading judges every such row through Level), a graced row that any
+// source's reading raises names its verdict. Validation, defaults, reloads,
+// grace periods, the events' text and the segment's judge (Disrupts) read
+// the row, and its setting is the field of Triggers (and SourceTriggers when
+// per source) whose YAML key is the row's Key. The tests check the table
+// against the wire's list and constants (stepdown.TriggerReasons,
+// stepdown/wire.go), the keys of Triggers and SourceTriggers, and the lines
+// of docs/configuration.md and docs/stepdown-protocol.md, so a reason left
+// out of one fails them.
 //
 // A new reason needs: its constant and list entry in stepdown/wire.go (the
-// client module), its row here, its setting in Triggers (and SourceTriggers
-// when per source) with its default in DefaultTriggers, the input that
-// raises it (a method like Offset, called from Reading), and its line in
-// docs/stepdown-protocol.md, docs/configuration.md and the two /metrics
-// goldens that list every reason.
+// client module), its row here, its field in Triggers (and SourceTriggers
+// when per source), and its line in docs/stepdown-protocol.md,
+// docs/configuration.md, packaging/clockwatch.yml and the /metrics goldens
+// that list every reason. An instant reason, or one whose input is not a
+// reading (a wake-up, a step), needs its input besides: a method like Woke,
+// fed by the daemon.
 //
 // Files: policy.go (the state machine and its inputs), triggers.go (the
-// configuration), reasons.go (the table), step.go (a step and how it was
-// seen), deadline.go (grace periods and the next deadline), persist.go (the
-// state across restarts).
+// configuration), reasons.go (the table), judges.go (the level, graced and
+// instant judges the table drives), step.go (a step and how it was seen),
+// deadline.go (grace periods and the next deadline), persist.go (the state
+// across restarts).
 package policy

@@ -69,7 +69,7 @@ func (p *Policy) Restore(ps Persisted, mono time.Duration) {
 	for _, c := range ps.Conditions {
 		// A trigger turned off before this start (the configuration
 		// changed with the restart) would hold its condition for ever.
-		if !disabled(p.cfg.Triggers, c) {
+		if !p.disabled(c) {
 			p.active[c] = mono
 		}
 	}

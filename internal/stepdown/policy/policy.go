@@ -72,7 +72,9 @@ type Condition struct {
 // Policy is the state machine. The zero value is not usable; call New. It is
 // not safe for concurrent use: the server serialises calls.
 type Policy struct {
-	cfg    Config
+	cfg Config
+	// set are cfg's triggers, row by row.
+	set    settings
 	state  stepdown.State
 	reason stepdown.Reason
 	epoch  uint64
@@ -133,7 +135,7 @@ type Policy struct {
 // a condition holds, else for ok.
 func New(cfg Config, epoch uint64) *Policy {
 	return &Policy{
-		cfg: cfg, state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
+		cfg: cfg, set: resolve(cfg.Triggers), state: stepdown.StateUnknown, reason: stepdown.ReasonStarting, epoch: epoch,
 		active: map[Condition]time.Duration{}, pending: map[Condition]time.Duration{},
 		awaiting: map[string]bool{}, syncWait: map[string]bool{}, reported: map[string]time.Duration{}, polled: map[string]bool{},
 		known: map[string]bool{}, daemonUp: map[string]bool{}, fallbacks: map[string]bool{},
@@ -155,10 +157,10 @@ func (p *Policy) Await(sources ...string) {
 // reload). The state and the conditions seen so far are kept; a condition
 // whose trigger is now disabled no longer holds the state.
 func (p *Policy) SetConfig(cfg Config) {
-	p.cfg = cfg
+	p.cfg, p.set = cfg, resolve(cfg.Triggers)
 	for _, m := range []map[Condition]time.Duration{p.active, p.pending} {
 		for c := range m {
-			if disabled(cfg.Triggers, c) {
+			if p.disabled(c) {
 				delete(m, c)
 			}
 		}
@@ -166,12 +168,13 @@ func (p *Policy) SetConfig(cfg Config) {
 	p.updateReason()
 }
 
-// disabled says whether c's trigger is off in t: such a condition holds
+// disabled says whether c's trigger is off: such a condition holds
 // nothing, since a disabled trigger's input is ignored and so never clears
-// it. Only conditions hold (instant triggers leave none).
-func disabled(t Triggers, c Condition) bool {
-	row, ok := Lookup(c.Reason)
-	return ok && !row.Setting(t, c.Source).Enabled
+// it. Only conditions hold (instant triggers leave none). A reason that is
+// no row's (restored from another build) is not disabled.
+func (p *Policy) disabled(c Condition) bool {
+	s, ok := p.set.of(c)
+	return ok && !s.Enabled
 }
 
 // Status returns the current state. Its reason is the condition holding now
@@ -194,13 +197,12 @@ func (p *Policy) Step(s Step) []Event {
 	if s.Epoch != 0 {
 		p.epoch = s.Epoch
 	}
-	if !p.cfg.Triggers.Step.Enabled || math.Abs(s.Seconds) <= p.cfg.Triggers.Step.Threshold.Seconds() {
+	e, fired := p.instant(stepdown.ReasonStep, math.Abs(s.Seconds), s.How.String(), s.Mono)
+	if !fired {
 		return p.Tick(s.Mono)
 	}
-	p.bad(s.Mono)
-	e := p.stepdownEvent(stepdown.ReasonStep, s.Mono)
 	e.StepSeconds = stepdown.Float(s.Seconds)
-	e.WallBefore, e.WallAfter, e.Source = s.WallBefore, s.WallAfter, s.How.String()
+	e.WallBefore, e.WallAfter = s.WallBefore, s.WallAfter
 	e.Detail = fmt.Sprintf("wall clock stepped by %s", durationText(s.Seconds))
 	if s.How == SeenRestart {
 		e.Detail += " while clockwatch was not running"
@@ -266,12 +268,18 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 		}
 		out = append(out, p.Unreliable(r.ClockUnreliable, name, mono)...)
 	}
-	if r.JudgesFleet && r.Found && r.Up {
-		// The fleet's majority judge, whatever the source's role. A
-		// judge that is down (fewer than two peers measured) decides
-		// nothing: the condition stays as it was.
-		p.detail[name] = r.Detail
-		out = append(out, p.PeerOffset(r.OutsideFleet, name, mono)...)
+	rows := triggerTable()
+	for _, row := range rows {
+		// The rows judged whatever the source's role (the fleet's
+		// majority judge): a verdict that decides nothing leaves the
+		// condition as it was.
+		if row.verdict == nil {
+			continue
+		}
+		if bad, judged := row.verdict(r); judged {
+			p.detail[name] = r.Detail
+			p.graced(Condition{row.Reason, name}, bad, mono)
+		}
 	}
 	if r.Role == timesource.SecondOpinion {
 		// Judged by health and the alerts; here evidence only, whatever
@@ -310,7 +318,11 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 			c := Condition{stepdown.ReasonUnsynchronized, f}
 			delete(p.pending, c)
 			p.clearCond(c, mono)
-			p.clearCond(Condition{stepdown.ReasonErrorBound, f}, mono)
+			for _, row := range rows {
+				if row.figure.fallback {
+					p.clearCond(Condition{row.Reason, f}, mono)
+				}
+			}
 		}
 	} else {
 		delete(p.daemonUp, name)
@@ -326,13 +338,20 @@ func (p *Policy) Reading(r timesource.Reading, mono time.Duration) []Event {
 	wait := p.awaitSync(r.Role, synced, name, mono)
 	out = append(out, p.Grandmaster(r.Grandmaster, name, mono)...)
 	if r.HasData && !wait {
-		if r.Role != timesource.Fallback {
-			out = append(out, p.Offset(r.Offset.Seconds(), name, mono)...)
-		}
-		if r.Role == timesource.Fallback && len(p.daemonUp) > 0 {
-			p.clearCond(Condition{stepdown.ReasonErrorBound, name}, mono)
-		} else {
-			out = append(out, p.ErrorBound(r.ErrorBound.Seconds(), name, mono)...)
+		// Every level row's figure, in the table's order.
+		for _, row := range rows {
+			f := row.figure
+			switch {
+			case f.of == nil:
+			case r.Role != timesource.Fallback:
+				out = append(out, p.level(row, f.of(r), name, mono)...)
+			case !f.fallback:
+				// A fallback's figure of this kind is not judged.
+			case len(p.daemonUp) > 0:
+				p.clearCond(Condition{row.Reason, name}, mono)
+			default:
+				out = append(out, p.level(row, f.of(r), name, mono)...)
+			}
 		}
 	}
 	if !wait {
@@ -353,8 +372,9 @@ func (p *Policy) awaitSync(role timesource.Role, synced bool, source string, mon
 		delete(p.syncWait, source)
 		return false
 	}
-	g := p.cfg.Triggers.For(source).Unsynchronized
-	since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, source}]
+	c := Condition{stepdown.ReasonUnsynchronized, source}
+	g := p.graceOf(c)
+	since, ok := p.pending[c]
 	if !g.Enabled || !ok || mono-since > g.Grace {
 		delete(p.syncWait, source)
 		return false
@@ -369,8 +389,9 @@ func (p *Policy) awaitSync(role timesource.Role, synced bool, source string, mon
 func (p *Policy) syncWaitOver(mono time.Duration) []Event {
 	var out []Event
 	for _, s := range slices.Sorted(maps.Keys(p.syncWait)) {
-		since, ok := p.pending[Condition{stepdown.ReasonUnsynchronized, s}]
-		if ok && mono-since <= p.cfg.Triggers.For(s).Unsynchronized.Grace {
+		c := Condition{stepdown.ReasonUnsynchronized, s}
+		since, ok := p.pending[c]
+		if ok && mono-since <= p.graceOf(c).Grace {
 			continue
 		}
 		delete(p.syncWait, s)
@@ -390,12 +411,13 @@ func (p *Policy) Grandmaster(gm, source string, mono time.Duration) []Event {
 		return nil
 	}
 	p.grandmaster[source] = gm
-	if last == "" || !p.cfg.Triggers.GrandmasterChanged.Enabled {
+	if last == "" {
 		return nil
 	}
-	p.bad(mono)
-	e := p.stepdownEvent(stepdown.ReasonGrandmasterChanged, mono)
-	e.Source = source
+	e, fired := p.instant(stepdown.ReasonGrandmasterChanged, 0, source, mono)
+	if !fired {
+		return nil
+	}
 	e.Detail = fmt.Sprintf("%s follows grandmaster %s, was %s: the time can move by their difference", source, gm, last)
 	return []Event{e}
 }
@@ -410,12 +432,13 @@ func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []
 	restored := p.restored[source]
 	p.marker[source], p.restored[source] = marker, false
 	p.lastMarker, p.hasLastMarker = marker, true
-	if !seen || marker == last || !p.cfg.Triggers.VMDisruption.Enabled {
+	if !seen || marker == last {
 		return nil
 	}
-	p.bad(mono)
-	e := p.stepdownEvent(stepdown.ReasonVMDisruption, mono)
-	e.Source = source
+	e, fired := p.instant(stepdown.ReasonVMDisruption, 0, source, mono)
+	if !fired {
+		return nil
+	}
 	e.Detail = fmt.Sprintf("%s disruption marker %d, was %d: the VM was migrated or restored from a snapshot", source, marker, last)
 	if restored {
 		e.Detail += " while clockwatch was not running"
@@ -427,7 +450,7 @@ func (p *Policy) Disruption(marker uint64, source string, mono time.Duration) []
 // clock status): a condition that holds the state down while it lasts.
 func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) []Event {
 	c := Condition{stepdown.ReasonVMDisruption, source}
-	if !unreliable || !p.cfg.Triggers.VMDisruption.Enabled {
+	if !unreliable || p.disabled(c) {
 		p.clearCond(c, mono)
 		return nil
 	}
@@ -439,76 +462,13 @@ func (p *Policy) Unreliable(unreliable bool, source string, mono time.Duration) 
 	return []Event{e}
 }
 
-// PeerOffset feeds the fleet's majority judge's verdict from source (the
-// peers): outside or not. Outside for longer than the grace is a condition
-// that holds the state down until a verdict of inside.
-func (p *Policy) PeerOffset(outside bool, source string, mono time.Duration) []Event {
-	c := Condition{stepdown.ReasonPeerOffset, source}
-	if !outside || !p.cfg.Triggers.PeerOffset.Enabled {
-		delete(p.pending, c)
-		p.clearCond(c, mono)
-		return nil
-	}
-	if _, ok := p.pending[c]; !ok {
-		if _, ok := p.active[c]; !ok {
-			p.pending[c] = mono
-		}
-	}
-	return nil
-}
-
-// Offset feeds source's estimate of the system clock's offset, in seconds.
-// Each source is judged by its own threshold (Triggers.For).
-func (p *Policy) Offset(seconds float64, source string, mono time.Duration) []Event {
-	t := p.cfg.Triggers.For(source).Offset
-	if !t.Enabled {
-		return p.Tick(mono)
-	}
-	c := Condition{stepdown.ReasonOffset, source}
-	if !(math.IsNaN(seconds) || math.Abs(seconds) > t.Threshold.Seconds()) {
-		p.clearCond(c, mono)
-		return p.Tick(mono)
-	}
-	e, fired := p.hold(c, mono)
-	if !fired {
-		return nil
-	}
-	e.OffsetSeconds = stepdown.Float(seconds)
-	e.Detail = fmt.Sprintf("system clock offset %s from %s is over %s", durationText(seconds), source, t.Threshold)
-	return []Event{e}
-}
-
-// ErrorBound feeds the bound on the clock's error, in seconds, from source
-// ("chrony", "kernel"); each source is judged on its own.
-func (p *Policy) ErrorBound(seconds float64, source string, mono time.Duration) []Event {
-	t := p.cfg.Triggers.For(source).ErrorBound
-	if !t.Enabled {
-		return p.Tick(mono)
-	}
-	c := Condition{stepdown.ReasonErrorBound, source}
-	// A bound below zero means nothing: it never passes for a small one.
-	if !(math.IsNaN(seconds) || seconds < 0 || seconds > t.Threshold.Seconds()) {
-		p.clearCond(c, mono)
-		return p.Tick(mono)
-	}
-	e, fired := p.hold(c, mono)
-	if !fired {
-		return nil
-	}
-	e.ErrorBoundSeconds = stepdown.Float(seconds)
-	e.Detail = fmt.Sprintf("clock error bound %s from %s is over %s", durationText(seconds), source, t.Threshold)
-	return []Event{e}
-}
-
 // Woke feeds a wake-up from suspend: the machine was suspended for d. (Not
 // the protocol's resume, which says trust is back: the trigger fires here.)
 func (p *Policy) Woke(d, mono time.Duration) []Event {
-	t := p.cfg.Triggers.Suspend
-	if !t.Enabled || d <= t.Threshold {
+	e, fired := p.instant(stepdown.ReasonSuspend, d.Seconds(), "", mono)
+	if !fired {
 		return p.Tick(mono)
 	}
-	p.bad(mono)
-	e := p.stepdownEvent(stepdown.ReasonSuspend, mono)
 	e.Detail = fmt.Sprintf("resumed after %s suspended: CLOCK_MONOTONIC stood still meanwhile", d)
 	return []Event{e}
 }
@@ -516,20 +476,7 @@ func (p *Policy) Woke(d, mono time.Duration) []Event {
 // Synchronized feeds whether source (e.g. "chrony", "kernel") reports the
 // clock synchronised.
 func (p *Policy) Synchronized(synced bool, source string, mono time.Duration) []Event {
-	if !p.cfg.Triggers.For(source).Unsynchronized.Enabled {
-		return p.Tick(mono)
-	}
-	c := Condition{stepdown.ReasonUnsynchronized, source}
-	if synced {
-		delete(p.pending, c)
-		p.clearCond(c, mono)
-		return p.Tick(mono)
-	}
-	if _, ok := p.pending[c]; !ok {
-		if _, ok := p.active[c]; !ok {
-			p.pending[c] = mono
-		}
-	}
+	p.graced(Condition{stepdown.ReasonUnsynchronized, source}, !synced, mono)
 	return p.Tick(mono)
 }
 
@@ -542,23 +489,14 @@ func (p *Policy) ProbeOK(name string, mono time.Duration) []Event {
 }
 
 func (p *Policy) probeOK(name string, mono time.Duration) []Event {
-	c := Condition{stepdown.ReasonProbeLost, name}
-	delete(p.pending, c)
-	p.clearCond(c, mono)
+	p.graced(Condition{stepdown.ReasonProbeLost, name}, false, mono)
 	return nil
 }
 
 // ProbeFailed reports that the named probe failed. Its first failure counts
 // as that source's evidence (it is known not to answer).
 func (p *Policy) ProbeFailed(name string, err error, mono time.Duration) []Event {
-	if p.cfg.Triggers.ProbeLost.Enabled {
-		c := Condition{stepdown.ReasonProbeLost, name}
-		if _, ok := p.active[c]; !ok {
-			if _, ok := p.pending[c]; !ok {
-				p.pending[c] = mono
-			}
-		}
-	}
+	p.graced(Condition{stepdown.ReasonProbeLost, name}, true, mono)
 	out := p.evidence(name, mono)
 	return append(out, p.Tick(mono)...)
 }

@@ -24,10 +24,10 @@ func stepEpoch(at, secs float64, epoch uint64) in {
 	return func(p *Policy) []Event { return p.Step(Step{Seconds: secs, Mono: s(at), Epoch: epoch}) }
 }
 func offset(at, secs float64) in {
-	return func(p *Policy) []Event { return p.Offset(secs, "chrony", s(at)) }
+	return func(p *Policy) []Event { return p.Level(stepdown.ReasonOffset, secs, "chrony", s(at)) }
 }
 func errBound(at, secs float64) in {
-	return func(p *Policy) []Event { return p.ErrorBound(secs, "chrony", s(at)) }
+	return func(p *Policy) []Event { return p.Level(stepdown.ReasonErrorBound, secs, "chrony", s(at)) }
 }
 func synced(at float64, ok bool, src string) in {
 	return func(p *Policy) []Event { return p.Synchronized(ok, src, s(at)) }
@@ -39,7 +39,7 @@ func probeFail(at float64, name string) in {
 	return func(p *Policy) []Event { return p.ProbeFailed(name, errors.New("boom"), s(at)) }
 }
 func errBoundFrom(at, secs float64, src string) in {
-	return func(p *Policy) []Event { return p.ErrorBound(secs, src, s(at)) }
+	return func(p *Policy) []Event { return p.Level(stepdown.ReasonErrorBound, secs, src, s(at)) }
 }
 func suspend(at, secs float64) in {
 	return func(p *Policy) []Event { return p.Woke(s(secs), s(at)) }
@@ -96,6 +96,16 @@ func TestPolicy(t *testing.T) {
 			cfg:       base,
 			inputs:    []in{tick(1), probeOK(2, "clocks"), probeOK(3, "clocks")},
 			want:      []string{"resume/starting@2s"},
+			wantState: stepdown.StateOK,
+		},
+		{
+			name: "Level of a reason that has no figure (a step, drill, one unknown) judges nothing",
+			cfg:  base,
+			inputs: []in{probeOK(0, "clocks"),
+				func(p *Policy) []Event { return p.Level(stepdown.ReasonStep, 1e9, "chrony", s(1)) },
+				func(p *Policy) []Event { return p.Level(stepdown.ReasonDrill, 1e9, "chrony", s(2)) },
+				func(p *Policy) []Event { return p.Level("no_such_reason", 1e9, "chrony", s(3)) }},
+			want:      []string{"resume/starting@0s"},
 			wantState: stepdown.StateOK,
 		},
 		{

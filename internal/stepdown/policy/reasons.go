@@ -2,8 +2,12 @@ package policy
 
 import (
 	"fmt"
+	"math"
+	"reflect"
+	"strings"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -33,9 +37,13 @@ type Setting struct {
 	Unit  string
 }
 
-func (t Threshold) setting() Setting { return Setting{t.Enabled, t.Threshold, "threshold"} }
-func (g Grace) setting() Setting     { return Setting{g.Enabled, g.Grace, "grace"} }
-func (s Switch) setting() Setting    { return Setting{Enabled: s.Enabled} }
+func (t *Threshold) setting() Setting { return Setting{t.Enabled, t.Threshold, "threshold"} }
+func (g *Grace) setting() Setting     { return Setting{g.Enabled, g.Grace, "grace"} }
+func (s *Switch) setting() Setting    { return Setting{Enabled: s.Enabled} }
+
+func (t *Threshold) set(s Setting) { t.Enabled, t.Threshold = s.Enabled, s.Limit }
+func (g *Grace) set(s Setting)     { g.Enabled, g.Grace = s.Enabled, s.Limit }
+func (s *Switch) set(to Setting)   { s.Enabled = to.Enabled }
 
 // Trigger is one row of the trigger table: everything clockwatch knows about
 // one stepdown reason. Validation, reloads, grace periods, the events' text,
@@ -57,31 +65,68 @@ type Trigger struct {
 	// says "disrupted" (ClockBound's meaning), not "unknown", while the
 	// stepdown holds for this reason.
 	Disrupts bool
-	// global reads the setting from stepdown.triggers; source, for a
-	// PerSource row, from a source's own triggers.
-	global func(Triggers) Setting
-	source func(SourceTriggers) Setting
+	// Default is the setting unless configured (DefaultTriggers; its
+	// Unit is the field's, whatever the row says).
+	Default Setting
 	// text says what a condition of this reason means, for an event's
 	// detail (detail is the source's last Detail, its port state).
 	text func(c Condition, detail string) string
+	// figure, for a level row with a threshold, is the figure of a
+	// reading it compares with that threshold (none: of is nil): Reading
+	// judges every such row (Level), in the table's order, with no method
+	// of its own.
+	figure figure
+	// verdict, for a graced row that a reading raises whatever the
+	// source's role (the fleet's majority judge), says whether reading r
+	// decides anything (judged) and whether the condition holds (bad).
+	verdict func(r timesource.Reading) (bad, judged bool)
+}
+
+// figure is what a level row compares with its threshold.
+type figure struct {
+	// name starts the event's detail: "<name> <figure> from <source> is
+	// over <threshold>".
+	name string
+	// of is the figure of a reading, in seconds.
+	of func(r timesource.Reading) float64
+	// signed figures are judged by their magnitude, either way; the
+	// others mean nothing below zero (a wrapped conversion), so such a
+	// figure is over any threshold.
+	signed bool
+	// fallback says that a fallback's figure counts while no
+	// authoritative source answers with a time solution (chronyd -x
+	// leaves the kernel's maxerror saturated while its own bound is
+	// microseconds); without it a fallback's figure is not judged.
+	fallback bool
+	// record sets the event's field that carries the figure.
+	record func(e *Event, seconds float64)
+}
+
+// over says whether seconds is over limit for this figure. NaN always is.
+func (f figure) over(seconds float64, limit time.Duration) bool {
+	return math.IsNaN(seconds) || (!f.signed && seconds < 0) || math.Abs(seconds) > limit.Seconds()
 }
 
 // triggerTable is the table, in the protocol's order (a function, not a
-// variable: no package state to mutate). A new reason is one
-// row here, its constant and list entry in stepdown/wire.go, and its field
-// in Triggers (and SourceTriggers when PerSource); the tests fail until all
-// agree. Then the input that raises it: a method like Offset, called from
-// Reading, or a daemon input for an instant one.
+// variable: no package state to mutate). A new reason is one row here, its
+// constant and list entry in stepdown/wire.go, and its field in Triggers
+// (and SourceTriggers when PerSource), whose YAML key is the row's Key; the
+// tests fail until all agree. A level reason with a threshold says which
+// figure of a reading it compares (figure), a graced one that any source's
+// reading raises says how (verdict): Reading judges both from the row. Only
+// an instant reason, or one whose input is not a reading, needs an input of
+// its own (a method like Woke, fed by the daemon).
 func triggerTable() [9]Trigger {
 	return [...]Trigger{
 		{Reason: stepdown.ReasonStep, Kind: Instant, Key: "step", Disrupts: true,
-			global: func(t Triggers) Setting { return t.Step.setting() }},
+			Default: Setting{Enabled: true, Limit: time.Millisecond}},
 		{Reason: stepdown.ReasonOffset, Kind: Level, Key: "offset", PerSource: true,
-			global: func(t Triggers) Setting { return t.Offset.setting() },
-			source: func(t SourceTriggers) Setting { return t.Offset.setting() }},
+			Default: Setting{Enabled: true, Limit: time.Second},
+			figure: figure{name: "system clock offset", signed: true,
+				of:     func(r timesource.Reading) float64 { return r.Offset.Seconds() },
+				record: func(e *Event, s float64) { e.OffsetSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonUnsynchronized, Kind: Graced, Key: "unsynchronized", PerSource: true,
-			global: func(t Triggers) Setting { return t.Unsynchronized.setting() },
-			source: func(t SourceTriggers) Setting { return t.Unsynchronized.setting() },
+			Default: Setting{Enabled: true, Limit: 60 * time.Second},
 			text: func(c Condition, detail string) string {
 				what := fmt.Sprintf("%s reports the clock unsynchronised", c.Source)
 				if detail != "" {
@@ -90,23 +135,28 @@ func triggerTable() [9]Trigger {
 				return what
 			}},
 		{Reason: stepdown.ReasonErrorBound, Kind: Level, Key: "error_bound", PerSource: true,
-			global: func(t Triggers) Setting { return t.ErrorBound.setting() },
-			source: func(t SourceTriggers) Setting { return t.ErrorBound.setting() }},
+			Default: Setting{Enabled: true, Limit: time.Second},
+			figure: figure{name: "clock error bound", fallback: true,
+				of:     func(r timesource.Reading) float64 { return r.ErrorBound.Seconds() },
+				record: func(e *Event, s float64) { e.ErrorBoundSeconds = stepdown.Float(s) }}},
 		{Reason: stepdown.ReasonProbeLost, Kind: Graced, Key: "probe_lost",
-			global: func(t Triggers) Setting { return t.ProbeLost.setting() },
-			text:   func(c Condition, _ string) string { return fmt.Sprintf("probe %s fails", c.Source) }},
+			Default: Setting{Enabled: true, Limit: 10 * time.Second},
+			text:    func(c Condition, _ string) string { return fmt.Sprintf("probe %s fails", c.Source) }},
 		{Reason: stepdown.ReasonSuspend, Kind: Instant, Key: "suspend", Disrupts: true,
-			global: func(t Triggers) Setting { return t.Suspend.setting() }},
+			Default: Setting{Enabled: true, Limit: time.Millisecond}},
 		{Reason: stepdown.ReasonGrandmasterChanged, Kind: Instant, Key: "grandmaster_changed",
-			global: func(t Triggers) Setting { return t.GrandmasterChanged.setting() }},
+			Default: Setting{Enabled: true}},
 		// A changed disruption marker fires at once; a clock the
 		// hypervisor calls unreliable holds while it says so.
 		{Reason: stepdown.ReasonVMDisruption, Kind: Instant, Key: "vm_disruption", Disrupts: true,
-			global: func(t Triggers) Setting { return t.VMDisruption.setting() }},
+			Default: Setting{Enabled: true}},
 		// The fleet's majority judge (the peers source) says this clock is
 		// outside: graced, so that one round's verdict is not enough.
 		{Reason: stepdown.ReasonPeerOffset, Kind: Graced, Key: "peer_offset",
-			global: func(t Triggers) Setting { return t.PeerOffset.setting() },
+			Default: Setting{Enabled: true, Limit: 10 * time.Second},
+			// A judge that is down (fewer than two peers measured)
+			// decides nothing: the condition stays as it was.
+			verdict: func(r timesource.Reading) (bool, bool) { return r.OutsideFleet, r.JudgesFleet && r.Found && r.Up },
 			text: func(c Condition, detail string) string {
 				what := "this clock disagrees with the majority of its peers"
 				if detail != "" {
@@ -156,6 +206,77 @@ func (t Trigger) Setting(ts Triggers, source string) Setting {
 		}
 	}
 	return t.global(ts)
+}
+
+// global is the row's setting under stepdown.triggers.
+func (t Trigger) global(ts Triggers) Setting {
+	f, _ := settingField(reflect.ValueOf(&ts).Elem(), t.Key)
+	return f.setting()
+}
+
+// source is a PerSource row's setting in a source's own triggers; the zero
+// Setting for a row that is not.
+func (t Trigger) source(st SourceTriggers) Setting {
+	f, _ := settingField(reflect.ValueOf(&st).Elem(), t.Key)
+	return f.setting()
+}
+
+// settings are the rows' settings under one configuration, resolved once
+// (New, SetConfig) so that no input pays for finding them: global by
+// reason, and the PerSource rows' of each source with its own.
+type settings struct {
+	global  map[stepdown.Reason]Setting
+	sources map[string]map[stepdown.Reason]Setting
+}
+
+func resolve(ts Triggers) settings {
+	s := settings{global: map[stepdown.Reason]Setting{}, sources: map[string]map[stepdown.Reason]Setting{}}
+	for _, row := range triggerTable() {
+		s.global[row.Reason] = row.global(ts)
+		if !row.PerSource {
+			continue
+		}
+		for name, st := range ts.Sources {
+			if s.sources[name] == nil {
+				s.sources[name] = map[stepdown.Reason]Setting{}
+			}
+			s.sources[name][row.Reason] = row.source(st)
+		}
+	}
+	return s
+}
+
+// of returns the setting that judges condition c (Trigger.Setting's); ok is
+// false for a reason that is no row's.
+func (s settings) of(c Condition) (set Setting, ok bool) {
+	if own, found := s.sources[c.Source][c.Reason]; found {
+		return own, true
+	}
+	set, ok = s.global[c.Reason]
+	return set, ok
+}
+
+// configurable is a trigger's configuration type: Threshold, Grace or
+// Switch.
+type configurable interface {
+	setting() Setting
+	set(Setting)
+}
+
+// settingField finds, in a Triggers or SourceTriggers (addressable), the
+// field whose YAML key is key: the row's setting lives in the field its Key
+// names, so the row needs no accessor. ok is false when none has that key
+// (f is then a Switch that reads as off).
+func settingField(v reflect.Value, key string) (f configurable, ok bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k == key {
+			if f, ok := v.Field(i).Addr().Interface().(configurable); ok {
+				return f, true
+			}
+		}
+	}
+	return new(Switch), false
 }
 
 // Text says what condition c of this reason means, for an event's detail.

@@ -1,7 +1,13 @@
 package policy
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +29,16 @@ func TestTableIsTheWiresList(t *testing.T) {
 		if row.Kind == 0 {
 			t.Errorf("%s: no kind", row.Reason)
 		}
-		if row.global == nil || row.PerSource != (row.source != nil) {
+		_, global := settingField(reflect.ValueOf(&Triggers{}).Elem(), row.Key)
+		_, perSource := settingField(reflect.ValueOf(&SourceTriggers{}).Elem(), row.Key)
+		if !global || row.PerSource != perSource {
 			t.Errorf("%s: a global setting, and a per-source one exactly when PerSource", row.Reason)
+		}
+		if row.figure.of != nil && (row.Kind != Level || row.figure.record == nil || row.figure.name == "") {
+			t.Errorf("%s: a row with a figure is a level row, names its figure and records it in the event", row.Reason)
+		}
+		if row.verdict != nil && row.Kind != Graced {
+			t.Errorf("%s: a row with a verdict is a graced row", row.Reason)
 		}
 		if row.Kind == Graced && row.text == nil {
 			t.Errorf("%s: a graced trigger says what its condition means (text)", row.Reason)
@@ -93,6 +107,9 @@ func TestTableIsTheConfiguration(t *testing.T) {
 		set(reflect.ValueOf(&st).Elem())
 		for _, other := range TriggerTable() {
 			got := other.global(ts)
+			if r, ok := resolve(ts).of(Condition{Reason: other.Reason}); !ok || r != got {
+				t.Errorf("with only %s set, the %s row's resolved setting is %+v, its own %+v", row.Key, other.Key, r, got)
+			}
 			if want := other.Reason == row.Reason; got.Enabled != want {
 				t.Errorf("with only %s set, the %s row reads enabled=%v", row.Key, other.Key, got.Enabled)
 			}
@@ -103,14 +120,22 @@ func TestTableIsTheConfiguration(t *testing.T) {
 				if got := other.source(st); !got.Enabled || got.Limit != time.Duration(i+1) {
 					t.Errorf("%s row reads a source's own setting %+v", row.Key, got)
 				}
-				// For (what Offset, ErrorBound and Synchronized judge by)
-				// agrees with the row.
+				// Triggers.For (a source's triggers, as the configuration
+				// reads them) agrees with the row.
 				ts.Sources = map[string]SourceTriggers{"ptp4l": st}
 				if fromFor := other.source(ts.For("ntpd")); fromFor != other.Setting(ts, "ntpd") {
 					t.Errorf("%s: Triggers.For and the row disagree for a source without its own", row.Key)
 				}
 				if fromFor := other.source(ts.For("ptp4l")); fromFor != other.Setting(ts, "ptp4l") {
 					t.Errorf("%s: Triggers.For and the row disagree for a source with its own", row.Key)
+				}
+				// The policy's resolved settings (what its judges
+				// read) agree with the row, with and without a
+				// source's own.
+				for _, src := range []string{"ntpd", "ptp4l"} {
+					if got, ok := resolve(ts).of(Condition{other.Reason, src}); !ok || got != other.Setting(ts, src) {
+						t.Errorf("%s: the resolved setting for %s is %+v, the row's %+v", row.Key, src, got, other.Setting(ts, src))
+					}
 				}
 			}
 		}
@@ -187,5 +212,95 @@ func TestDisrupts(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Disrupts (-want +got):\n%s", diff)
+	}
+}
+
+// TestWireConstantsAreRows: every Reason constant of the wire
+// (stepdown/wire.go, read as source: the client module cannot import the
+// table) is a row's reason, or one of the reasons no trigger raises. A
+// constant added for a new trigger with neither a row nor a list entry
+// fails here, not only in a client that meets it.
+func TestWireConstantsAreRows(t *testing.T) {
+	t.Parallel()
+	notTriggers := map[stepdown.Reason]bool{stepdown.ReasonDrill: true, stepdown.ReasonStarting: true, stepdown.ReasonPeerUnreachable: true}
+	f, err := parser.ParseFile(token.NewFileSet(), "../../../stepdown/wire.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consts []stepdown.Reason
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Reason" {
+			for _, v := range vs.Values {
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					s, _ := strconv.Unquote(lit.Value)
+					consts = append(consts, stepdown.Reason(s))
+				}
+			}
+		}
+		return true
+	})
+	if len(consts) < len(TriggerTable())+len(notTriggers) {
+		t.Fatalf("found only %d Reason constants in stepdown/wire.go: %v", len(consts), consts)
+	}
+	for _, r := range consts {
+		if _, ok := Lookup(r); !ok && !notTriggers[r] {
+			t.Errorf("stepdown.Reason %q is no row of the trigger table (and not drill, starting or peer_unreachable)", r)
+		}
+	}
+}
+
+// yamlDuration writes d as the documentation's YAML does: 1ms, 10s, 1m.
+func yamlDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// TestTableIsDocumented: every row has its line in the configuration's
+// table (its key and its default, from the row) and in the protocol's
+// table of reasons (its reason and the setting that tunes it).
+func TestTableIsDocumented(t *testing.T) {
+	t.Parallel()
+	config, err := os.ReadFile("../../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	protocol, err := os.ReadFile("../../../docs/stepdown-protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(doc []byte, prefix string) string {
+		for _, l := range strings.Split(string(doc), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+		return ""
+	}
+	d := DefaultTriggers()
+	for _, row := range TriggerTable() {
+		s := row.global(d)
+		def := fmt.Sprintf("{enabled: %v}", s.Enabled)
+		setting := row.Key + ".enabled"
+		if s.Unit != "" {
+			def = fmt.Sprintf("{enabled: %v, %s: %s}", s.Enabled, s.Unit, yamlDuration(s.Limit))
+			setting = row.Key + "." + s.Unit
+		}
+		if want := fmt.Sprintf("| `triggers.%s` | `%s` |", row.Key, def); line(config, want) == "" {
+			t.Errorf("docs/configuration.md has no line starting %q", want)
+		}
+		l := line(protocol, fmt.Sprintf("| `%s` |", row.Reason))
+		if !strings.Contains(l, "`"+setting+"`") {
+			t.Errorf("docs/stepdown-protocol.md: the line of reason %s does not name `%s`: %q", row.Reason, setting, l)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -132,23 +133,17 @@ type Grace struct {
 }
 
 // DefaultTriggers returns the triggers clockwatch uses unless configured
-// otherwise: all enabled, a step over 1 ms, an offset over 1 s, unsynchronised
-// for over 60 s, an error bound over 1 s, a probe failing for over 10 s, a
-// suspend over 1 ms, a grandmaster changed, a VM disruption, outside the
-// fleet for over 10 s.
+// otherwise, each row's Default: all enabled, a step over 1 ms, an offset
+// over 1 s, unsynchronised for over 60 s, an error bound over 1 s, a probe
+// failing for over 10 s, a suspend over 1 ms, a grandmaster changed, a VM
+// disruption, outside the fleet for over 10 s.
 func DefaultTriggers() Triggers {
-	return Triggers{
-		Step:           Threshold{Enabled: true, Threshold: time.Millisecond},
-		Offset:         Threshold{Enabled: true, Threshold: time.Second},
-		Unsynchronized: Grace{Enabled: true, Grace: 60 * time.Second},
-		ErrorBound:     Threshold{Enabled: true, Threshold: time.Second},
-		ProbeLost:      Grace{Enabled: true, Grace: 10 * time.Second},
-		Suspend:        Threshold{Enabled: true, Threshold: time.Millisecond},
-
-		GrandmasterChanged: Switch{Enabled: true},
-		VMDisruption:       Switch{Enabled: true},
-		PeerOffset:         Grace{Enabled: true, Grace: 10 * time.Second},
+	var t Triggers
+	for _, row := range TriggerTable() {
+		f, _ := settingField(reflect.ValueOf(&t).Elem(), row.Key)
+		f.set(row.Default)
 	}
+	return t
 }
 
 // Validate checks the triggers; errors name the field under prefix (the YAML
