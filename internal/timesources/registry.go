@@ -11,6 +11,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
@@ -226,13 +227,8 @@ func newVMClock(cfg *config.Config, env Env) *Member {
 	if !cfg.VMClock.Enabled() {
 		return nil
 	}
-	news := make(chan struct{}, 1)
-	p := vmclock.NewPoller(cfg.VMClock, env.logger(vmclock.SourceName), vmclock.Options{Changed: func(timesource.Reading) {
-		select {
-		case news <- struct{}{}:
-		default:
-		}
-	}})
+	news := new(loop.Signal)
+	p := vmclock.NewPoller(cfg.VMClock, env.logger(vmclock.SourceName), vmclock.Options{Changed: func(timesource.Reading) { news.Notify() }})
 	m := Poller(p, timesource.SecondOpinion, exporter.NewVMClockCollector(p))
 	m.News = news
 	return m

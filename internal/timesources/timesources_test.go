@@ -11,6 +11,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
@@ -217,5 +218,31 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("registration %+v: want a name of its own and New", reg)
 		}
 		seen[reg.Name] = true
+	}
+}
+
+// Every member's news and polls reach the stepdown feed, however many
+// members have them (before, only the first member's channel was read: a
+// second source with news was dropped without a word).
+func TestSignalsMerged(t *testing.T) {
+	t.Parallel()
+	a, b := new(loop.Signal), new(loop.Signal)
+	ms := Members{{Name: "a", News: a, Polled: a}, {Name: "kernel"}, {Name: "b", News: b, Polled: b}}
+	news, polled := ms.News(), ms.Polled()
+	for _, s := range []struct {
+		name string
+		sig  *loop.Signal
+	}{{"a", a}, {"b", b}} {
+		s.sig.Notify()
+		for what, c := range map[string]<-chan struct{}{"news": news, "polled": polled} {
+			select {
+			case <-c:
+			case <-time.After(time.Second):
+				t.Errorf("member %s's %s not heard", s.name, what)
+			}
+		}
+	}
+	if (Members{{Name: "kernel"}}).News() != nil {
+		t.Error("News() without a member that has news: want nil")
 	}
 }

@@ -75,7 +75,7 @@ type Poller struct {
 	logger *slog.Logger
 	audit  func(path string) (*Audit, error)
 	wake   chan struct{}
-	polled chan struct{}
+	polled loop.Signal
 
 	mu   sync.RWMutex
 	snap Snapshot
@@ -107,7 +107,7 @@ func newPoller(cfg Config, c *Client, logger *slog.Logger) *Poller {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile, wake: make(chan struct{}, 1), polled: make(chan struct{}, 1)}
+	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile, wake: make(chan struct{}, 1)}
 }
 
 // Snapshot returns the last result. It never waits on chronyd.
@@ -121,11 +121,11 @@ func (p *Poller) Snapshot() Snapshot {
 // per-source figure (the exporter reads it).
 func (p *Poller) SourceDetails() bool { return p.cfg.SourceDetails }
 
-// Polled receives a value after each poll has published its snapshot (at
-// most one is kept waiting): a consumer that reads Reading when it fires,
-// rather than on a ticker of its own, sees every new figure at once and
-// wakes only as often as chronyd's data changes.
-func (p *Poller) Polled() <-chan struct{} { return p.polled }
+// Polled fires after each poll has published its snapshot: a consumer that
+// reads Reading when it fires, rather than on a ticker of its own, sees
+// every new figure at once and wakes only as often as chronyd's data
+// changes.
+func (p *Poller) Polled() *loop.Signal { return &p.polled }
 
 // Wake makes Run poll now (the clock was set: chronyd's figures change at
 // once). It never blocks.
@@ -247,10 +247,7 @@ func (p *Poller) Poll(ctx context.Context) {
 	}
 	p.snap = s
 	p.mu.Unlock()
-	select {
-	case p.polled <- struct{}{}:
-	default:
-	}
+	p.polled.Notify()
 
 	// One line when the state changes, and one more for every reason not
 	// yet logged while the failure (or the limit) lasts.

@@ -214,6 +214,7 @@ func TestPollerWake(t *testing.T) {
 	p := newPoller(cfg, newClient(&replayDialer{dir: "testdata/unix-synced"}, time.Second, nil), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	polled := p.Polled().Listen()
 	go p.Run(ctx)
 	for deadline := time.Now().Add(10 * time.Second); p.Snapshot().Polls < 1; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -221,7 +222,7 @@ func TestPollerWake(t *testing.T) {
 		}
 	}
 	select {
-	case <-p.Polled():
+	case <-polled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Polled() did not fire after the first poll")
 	}
