@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -45,6 +46,11 @@ func (e Env) getenv() func(string) string {
 		return func(string) string { return "" }
 	}
 	return e.Getenv
+}
+
+// host is what a source's StatusOnce reads besides its section, now.
+func (e Env) host() timesource.Host {
+	return timesource.Host{Proc: e.Proc, Getenv: e.Getenv, Now: time.Now()}
 }
 
 func (e Env) logger(name string) *slog.Logger {

@@ -3,7 +3,6 @@ package timesources
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -64,12 +63,12 @@ type Report struct {
 func Registry() []Registration {
 	return []Registration{
 		{Name: probe.KernelSource, New: newKernel, Status: kernelStatus},
-		{Name: chrony.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newChrony, Status: chronyStatus,
+		{Name: chrony.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newChrony, Status: statusOf(func(c *config.Config) chrony.Config { return c.Chrony }, chrony.StatusOnce),
 			Switch: &Switch{Help: "Poll chronyd (chrony.enabled).", Set: func(cfg *config.Config, on bool) error {
 				cfg.Chrony.Enabled = on
 				return nil
 			}}},
-		{Name: ntpd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newNtpd, Status: ntpdStatus,
+		{Name: ntpd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newNtpd, Status: statusOf(func(c *config.Config) ntpd.Config { return c.Ntpd }, ntpd.StatusOnce),
 			Switch: &Switch{Help: "Query ntpd's mode 6 control port (ntpd.enabled).", Set: func(cfg *config.Config, on bool) error {
 				cfg.Ntpd.Enabled = on
 				return nil
@@ -83,9 +82,9 @@ func Registry() []Registration {
 				}
 				return nil
 			}}},
-		{Name: ptp.SourceName, New: newPTP, Status: ptpStatus},
-		{Name: timesyncd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newTimesyncd, Status: timesyncdStatus},
-		{Name: vmclock.SourceName, Traits: Traits{Disruptions: true}, New: newVMClock, Status: vmclockStatus},
+		{Name: ptp.SourceName, New: newPTP, Status: statusOf(func(c *config.Config) ptp.Config { return c.PTP.Config }, ptp.StatusOnce)},
+		{Name: timesyncd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newTimesyncd, Status: statusOf(func(c *config.Config) timesyncd.Config { return c.Timesyncd }, timesyncd.StatusOnce)},
+		{Name: vmclock.SourceName, Traits: Traits{Disruptions: true}, New: newVMClock, Status: statusOf(func(c *config.Config) vmclock.Config { return c.VMClock }, vmclock.StatusOnce)},
 		{Name: peers.SourceName, New: newPeers},
 	}
 }
@@ -166,14 +165,6 @@ func newChrony(cfg *config.Config, env Env) *Member {
 	return m
 }
 
-func chronyStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
-	if !cfg.Chrony.Enabled {
-		return nil
-	}
-	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony.Resolve(env.getenv()), env.Proc, time.Now())
-	return []Report{{Reading: r, Lines: lines, Notes: notes}}
-}
-
 func newNtpd(cfg *config.Config, env Env) *Member {
 	if !cfg.Ntpd.Enabled {
 		return nil
@@ -181,10 +172,6 @@ func newNtpd(cfg *config.Config, env Env) *Member {
 	p := ntpd.NewPoller(cfg.Ntpd, env.logger(ntpd.SourceName))
 	return &Member{Role: cfg.Ntpd.SourceRole(), Readings: one(p), Tasks: []func(context.Context) error{p.Run},
 		Probes: []exporter.Probe{exporter.NewNtpdProbe(p)}, OwnRate: found(p)}
-}
-
-func ntpdStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(ntpd.StatusOnce(ctx, cfg.Ntpd))
 }
 
 func newSNTP(cfg *config.Config, env Env) *Member {
@@ -207,20 +194,12 @@ func newPTP(cfg *config.Config, env Env) *Member {
 	return m
 }
 
-func ptpStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(ptp.StatusOnce(ctx, cfg.PTP.Config, time.Now()))
-}
-
 func newTimesyncd(cfg *config.Config, env Env) *Member {
 	if !cfg.Timesyncd.Enabled() {
 		return nil
 	}
 	p := timesyncd.NewPoller(cfg.Timesyncd.Resolve(env.getenv()), env.logger(timesyncd.SourceName))
 	return Poller(p, timesource.Authoritative, exporter.NewTimesyncdCollector(p))
-}
-
-func timesyncdStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
-	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd.Resolve(env.getenv()), time.Now()))
 }
 
 func newVMClock(cfg *config.Config, env Env) *Member {
@@ -232,10 +211,6 @@ func newVMClock(cfg *config.Config, env Env) *Member {
 	m := Poller(p, timesource.SecondOpinion, exporter.NewVMClockCollector(p))
 	m.News = news
 	return m
-}
-
-func vmclockStatus(_ context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(vmclock.StatusOnce(cfg.VMClock))
 }
 
 func newPeers(cfg *config.Config, env Env) *Member {
@@ -270,10 +245,14 @@ func one(s timesource.Source) func() []timesource.Reading {
 // found is OwnRate for a source that has news at its own rate once found.
 func found(s timesource.Source) func() bool { return func() bool { return s.Reading().Found } }
 
-// reportIf turns a source's StatusOnce into reports: none when !ok.
-func reportIf(r timesource.Reading, lines []timesource.Line, ok bool) []Report {
-	if !ok {
-		return nil
+// statusOf is the Status of a registration: the source's StatusOnce, given
+// the source's section (sec).
+func statusOf[C any](sec func(*config.Config) C, f timesource.StatusFunc[C]) func(context.Context, *config.Config, Env) []Report {
+	return func(ctx context.Context, cfg *config.Config, env Env) []Report {
+		st, ok := f(ctx, sec(cfg), env.host())
+		if !ok {
+			return nil
+		}
+		return []Report{{Reading: st.Reading, Lines: st.Lines, Notes: st.Notes}}
 	}
-	return []Report{{Reading: r, Lines: lines}}
 }
