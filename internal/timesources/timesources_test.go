@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
@@ -24,12 +23,12 @@ import (
 // chronyd and ptp4l at missing sockets, timesyncd at a missing bus, the NTP
 // probes at a server of the test's own. ntpd is off: an ntpd on this host's
 // 127.0.0.1:123 must not change what the test sees.
-func testConfig(t *testing.T, server string) *config.Config {
-	cfg := config.Default()
+func testConfig(t *testing.T, server string) *Sections {
+	cfg := DefaultSections()
 	cfg.Chrony.Address = t.TempDir() + "/no-chronyd.sock"
 	cfg.Chrony.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
 	cfg.Chrony.ConfPath = ""
-	cfg.Ntpd.Enabled = false
+	cfg.Ntpd.Mode = timesource.ModeOff
 	cfg.NTPProbes.Servers = []string{server}
 	cfg.NTPProbes.SampleSpacing, cfg.NTPProbes.Samples = 0, 2
 	cfg.PTP.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down
@@ -150,8 +149,10 @@ func TestBuild(t *testing.T) {
 // Turned off, a source is no member; the kernel always is.
 func TestBuildOff(t *testing.T) {
 	t.Parallel()
-	cfg := config.Default()
-	cfg.Chrony.Enabled, cfg.Ntpd.Enabled, cfg.PTP.Enabled = false, false, false
+	cfg := DefaultSections()
+	off := false
+	cfg.Chrony.Enabled = &off // the older spelling
+	cfg.Ntpd.Mode, cfg.PTP.Mode = timesource.ModeOff, timesource.ModeOff
 	cfg.NTPProbes.Servers = nil
 	cfg.Timesyncd.Mode = timesyncd.ModeOff
 	cfg.VMClock.Mode = vmclock.ModeOff
@@ -214,8 +215,8 @@ func TestRegistry(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
 	for _, reg := range Registry() {
-		if reg.Name == "" || reg.New == nil || seen[reg.Name] {
-			t.Errorf("registration %+v: want a name of its own and New", reg)
+		if reg.Name == "" || reg.build == nil || seen[reg.Name] {
+			t.Errorf("registration %+v: want a name of its own and a constructor", reg)
 		}
 		seen[reg.Name] = true
 	}

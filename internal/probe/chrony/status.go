@@ -12,7 +12,7 @@ import (
 // lines (none when it did not answer) and its notes, the audit of the
 // chrony.conf the running chronyd reads (host.Proc) among them.
 func StatusOnce(ctx context.Context, cfg Config, host timesource.Host) (timesource.Status, bool) {
-	if !cfg.Enabled {
+	if !cfg.On() {
 		return timesource.Status{}, false
 	}
 	cfg = cfg.Resolve(host.Env)

@@ -11,7 +11,7 @@ import (
 // false, and there is nothing to add, when ntpd is off or, under "auto",
 // absent.
 func StatusOnce(ctx context.Context, cfg Config, _ timesource.Host) (st timesource.Status, ok bool) {
-	if !cfg.Enabled {
+	if !cfg.On() {
 		return st, false
 	}
 	p := NewPoller(cfg, nil)

@@ -312,7 +312,7 @@ func TestConfigValidate(t *testing.T) {
 			}
 		})
 	}
-	if c := DefaultConfig(); !c.Enabled || c.Address != AddressAuto || c.SocketPath() != "/var/run/ptp4l" || c.PollInterval != time.Second {
-		t.Errorf("DefaultConfig() = %+v, want enabled, auto (/var/run/ptp4l), 1s polls", c)
+	if c := DefaultConfig(); !c.On() || c.Mode != timesource.ModeAuto || c.Address != AddressAuto || c.SocketPath() != "/var/run/ptp4l" || c.PollInterval != time.Second {
+		t.Errorf("DefaultConfig() = %+v, want on, mode auto, auto (/var/run/ptp4l), 1s polls", c)
 	}
 }

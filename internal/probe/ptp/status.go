@@ -56,7 +56,7 @@ func Lines(s Snapshot, now time.Time) []timesource.Line {
 // false, and there is nothing to add, when ptp4l is off, or absent under
 // "auto".
 func StatusOnce(ctx context.Context, cfg Config, host timesource.Host) (timesource.Status, bool) {
-	if !cfg.Enabled {
+	if !cfg.On() {
 		return timesource.Status{}, false
 	}
 	p := NewPoller(cfg, nil)

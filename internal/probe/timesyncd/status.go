@@ -63,7 +63,7 @@ func PollOnce(ctx context.Context, cfg Config) Snapshot {
 // lines, for `clockwatch status` (a timesource.StatusFunc); ok is false
 // when it is off, or absent and not pinned (nothing to say).
 func StatusOnce(ctx context.Context, cfg Config, host timesource.Host) (timesource.Status, bool) {
-	if !cfg.Enabled() {
+	if !cfg.On() {
 		return timesource.Status{}, false
 	}
 	s := PollOnce(ctx, cfg.Resolve(host.Env))

@@ -108,7 +108,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	}()
 	loop.Next(ctx, func(context.Context) time.Duration {
 		p.Poll()
-		return loop.Wait(p.cfg.Mode == ModeOn || p.Snapshot().Found, p.cfg.PollInterval)
+		return loop.Wait(p.cfg.Pinned() || p.Snapshot().Found, p.cfg.PollInterval)
 	})
 	return nil
 }
@@ -180,7 +180,7 @@ func (p *Poller) Poll() {
 func (p *Poller) failOpen(err error) {
 	p.mu.Lock()
 	s := p.snap
-	absent := errors.Is(err, os.ErrNotExist) && p.cfg.Mode == ModeAuto && !s.Found
+	absent := errors.Is(err, os.ErrNotExist) && !p.cfg.Pinned() && !s.Found
 	looked := s.Err != nil
 	if absent {
 		s.Err = timesource.Absent(fmt.Errorf("no VMClock device at %s (not a VM whose hypervisor offers one, or ptp_vmclock not loaded): %w", p.cfg.Path, err))

@@ -13,7 +13,7 @@ import (
 // nothing (ok false) when the source is off or, in mode auto, the device is
 // absent.
 func StatusOnce(_ context.Context, cfg Config, _ timesource.Host) (st timesource.Status, ok bool) {
-	if !cfg.Enabled() {
+	if !cfg.On() {
 		return st, false
 	}
 	p := NewPoller(cfg, nil, Options{})
