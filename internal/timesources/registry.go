@@ -20,9 +20,25 @@ import (
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
+// Sections are the time sources' sections of the configuration file, one
+// field a source, each of the source's own type (its package's Config).
+// The configuration embeds them inline, so that each is a top-level
+// section (chrony:, ptp:) and the configuration names no source; the
+// registry fills their defaults (DefaultSections), validates them
+// (Validate) and says which carry their own thresholds (Judged).
+type Sections struct {
+	Chrony    chrony.Config    `yaml:"chrony"`
+	Ntpd      ntpd.Config      `yaml:"ntpd"`
+	NTPProbes sntp.Config      `yaml:"ntp_probes"`
+	PTP       PTP              `yaml:"ptp"`
+	Timesyncd timesyncd.Config `yaml:"timesyncd"`
+	VMClock   vmclock.Config   `yaml:"vmclock"`
+	Peers     peers.Config     `yaml:"peers"`
+}
+
 // Registry lists every kind of time source clockwatch reads, in the order
 // their metrics, status lines and tasks come. A new source is one entry
-// here and its field in Sections.
+// here and its field in Sections, above.
 func Registry() []Registration {
 	return []Registration{
 		{Name: probe.KernelSource, build: func(_ *Sections, env Env) *Member { return Kernel(env.Timex) },

@@ -5,31 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/peers"
-	"github.com/clockwatch/clockwatch/internal/probe/chrony"
-	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
-	"github.com/clockwatch/clockwatch/internal/probe/sntp"
-	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
-	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
-
-// Sections are the time sources' sections of the configuration file, one
-// field a source, each of the source's own type (its package's Config).
-// The configuration embeds them inline, so that each is a top-level
-// section (chrony:, ptp:) and the configuration names no source; the
-// registry fills their defaults (DefaultSections), validates them
-// (Validate) and says which carry their own thresholds (Judged).
-type Sections struct {
-	Chrony    chrony.Config    `yaml:"chrony"`
-	Ntpd      ntpd.Config      `yaml:"ntpd"`
-	NTPProbes sntp.Config      `yaml:"ntp_probes"`
-	PTP       PTP              `yaml:"ptp"`
-	Timesyncd timesyncd.Config `yaml:"timesyncd"`
-	VMClock   vmclock.Config   `yaml:"vmclock"`
-	Peers     peers.Config     `yaml:"peers"`
-}
 
 // SourceSections returns s: the configuration, which embeds Sections,
 // hands its sections to Build, Status and a Switch this way.
@@ -40,9 +18,11 @@ type Sectioned interface{ SourceSections() *Sections }
 
 // DefaultSections returns every source's section as it is when the file
 // says nothing.
-func DefaultSections() Sections {
+func DefaultSections() Sections { return defaultSections(Registry()) }
+
+func defaultSections(regs []Registration) Sections {
 	var s Sections
-	for _, reg := range Registry() {
+	for _, reg := range regs {
 		if reg.defaults != nil {
 			reg.defaults(&s)
 		}
@@ -51,9 +31,11 @@ func DefaultSections() Sections {
 }
 
 // Validate reports every problem of every section, each naming its key.
-func (s *Sections) Validate() error {
+func (s *Sections) Validate() error { return s.validate(Registry()) }
+
+func (s *Sections) validate(regs []Registration) error {
 	var errs []error
-	for _, reg := range Registry() {
+	for _, reg := range regs {
 		if reg.section != nil {
 			errs = append(errs, reg.section(s).Validate())
 		}
@@ -65,8 +47,10 @@ func (s *Sections) Validate() error {
 // into mode: timesource.Common.Fold), once the sections are valid, so that
 // a file that says `enabled: true` is the configuration of one that does
 // not, and a reload sees no change between them.
-func (s *Sections) Fold() {
-	for _, reg := range Registry() {
+func (s *Sections) Fold() { s.fold(Registry()) }
+
+func (s *Sections) fold(regs []Registration) {
+	for _, reg := range regs {
 		if reg.fold != nil {
 			reg.fold(s)
 		}
@@ -75,9 +59,11 @@ func (s *Sections) Fold() {
 
 // Judged are the sources whose sections carry their own thresholds, in
 // the registry's order.
-func (s *Sections) Judged() []Judged {
+func (s *Sections) Judged() []Judged { return s.judged(Registry()) }
+
+func (s *Sections) judged(regs []Registration) []Judged {
 	var out []Judged
-	for _, reg := range Registry() {
+	for _, reg := range regs {
 		if reg.judges != nil {
 			out = append(out, Judged{Name: reg.Name, Section: reg.Section, Judges: *reg.judges(s)})
 		}
@@ -95,8 +81,10 @@ type Judged struct {
 // Reloadable reports whether path is one of a source's own thresholds
 // (section.triggers.*, section.health.*), which a reload applies at once
 // as it does stepdown.triggers and health.
-func Reloadable(path string) bool {
-	for _, reg := range Registry() {
+func Reloadable(path string) bool { return reloadable(Registry(), path) }
+
+func reloadable(regs []Registration, path string) bool {
+	for _, reg := range regs {
 		if reg.judges == nil {
 			continue
 		}
