@@ -22,7 +22,8 @@ func StatusOnce(ctx context.Context, cfg Config, host timesource.Host) (timesour
 	defer cancel()
 	d, err := cl.Poll(ctx)
 	err = cfg.Absence(err)
-	snap := Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: host.Now}
+	snap := Snapshot{Data: d, HaveData: err == nil}
+	snap.Count(host.Now, host.Now, err)
 	st := timesource.Status{Reading: snap.Reading(), Notes: append(snap.Notes(), AuditNotes(auditRunning(host.Proc, cfg.ConfPath))...)}
 	st.Reading.Role = cfg.SourceRole()
 	if err == nil {
