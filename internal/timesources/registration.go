@@ -2,6 +2,7 @@ package timesources
 
 import (
 	"context"
+	"time"
 
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -26,7 +27,13 @@ type Registration struct {
 	fold     func(*Sections)
 	build    func(*Sections, Env) *Member
 	status   func(context.Context, *Sections, Env) []Report
+	cadence  func(*Sections) Cadence
 }
+
+// Cadence is how often the stepdown feed runs when it follows a source's
+// polls: every Poll while a source has news at its own rate, and at least
+// every MaxQuiet.
+type Cadence struct{ Poll, MaxQuiet time.Duration }
 
 // Section is what the registry asks of every source's section, the same
 // way for each: the sections that embed timesource.Common have it from
@@ -58,6 +65,10 @@ type Source[C any] struct {
 	Status timesource.StatusFunc[C]
 	// Switch is the help of its --[no-]collector.<Name> switch ("": none).
 	Switch string
+	// Cadence, for the source whose polls the stepdown feed follows
+	// (Member.Polled), is the feed's cadence from its section (nil: it
+	// sets none).
+	Cadence func(c C) Cadence
 }
 
 // Register turns s into its registration: nothing else is written by hand
@@ -96,6 +107,9 @@ func Register[C any, P interface {
 			st.Reading.Role = P(&c).SourceRole()
 			return []Report{{Reading: st.Reading, Lines: st.Lines, Notes: st.Notes}}
 		}
+	}
+	if s.Cadence != nil {
+		reg.cadence = func(ss *Sections) Cadence { return s.Cadence(*s.Field(ss)) }
 	}
 	if s.Switch != "" {
 		reg.Switch = &Switch{Help: s.Switch, Set: func(cfg Sectioned, on bool) error { return P(s.Field(cfg.SourceSections())).Turn(on) }}
@@ -169,6 +183,20 @@ func status(ctx context.Context, regs []Registration, ss *Sections, env Env) []R
 		}
 	}
 	return out
+}
+
+// FeedCadence is the stepdown feed's cadence: that of the first
+// registration that sets one (chronyd's: its poll_interval and
+// max_poll_interval), on or off, as the feed has always had it.
+func FeedCadence(cfg Sectioned) Cadence { return feedCadence(Registry(), cfg.SourceSections()) }
+
+func feedCadence(regs []Registration, ss *Sections) Cadence {
+	for _, reg := range regs {
+		if reg.cadence != nil {
+			return reg.cadence(ss)
+		}
+	}
+	return Cadence{Poll: time.Second, MaxQuiet: time.Second}
 }
 
 // Disciplined reports whether any report of a source that disciplines the

@@ -47,7 +47,7 @@ func Registry() []Registration {
 			}},
 		Register(Source[chrony.Config]{Name: chrony.SourceName, Section: "chrony", Traits: Traits{BoundsRealtime: true, Disciplines: true},
 			Field: func(s *Sections) *chrony.Config { return &s.Chrony }, Default: chrony.DefaultConfig,
-			New: newChrony, Status: chrony.StatusOnce, Switch: "Poll chronyd (chrony.mode)."}),
+			New: newChrony, Status: chrony.StatusOnce, Switch: "Poll chronyd (chrony.mode).", Cadence: chronyCadence}),
 		Register(Source[ntpd.Config]{Name: ntpd.SourceName, Section: "ntpd", Traits: Traits{BoundsRealtime: true, Disciplines: true},
 			Field: func(s *Sections) *ntpd.Config { return &s.Ntpd }, Default: ntpd.DefaultConfig,
 			New: newNtpd, Status: ntpd.StatusOnce, Switch: "Query ntpd's mode 6 control port (ntpd.mode)."}),
@@ -94,6 +94,13 @@ func newChrony(c chrony.Config, env Env) *Member {
 		m.Collectors = append(m.Collectors, exporter.NewChronyServerCollector(sp))
 	}
 	return m
+}
+
+// chronyCadence: the feed follows chronyd's polls (which follow chronyd's
+// clock updates), every poll_interval while a source has news at its own
+// rate, and at least every max_poll_interval.
+func chronyCadence(c chrony.Config) Cadence {
+	return Cadence{Poll: c.PollInterval, MaxQuiet: max(c.MaxPollInterval, c.PollInterval)}
 }
 
 func newNtpd(c ntpd.Config, env Env) *Member {

@@ -247,3 +247,20 @@ func TestSignalsMerged(t *testing.T) {
 		t.Error("News() without a member that has news: want nil")
 	}
 }
+
+// The stepdown feed's cadence is the registry's (chronyd's poll intervals),
+// whether chrony is on or off, as the daemon had it.
+func TestFeedCadence(t *testing.T) {
+	t.Parallel()
+	s := DefaultSections()
+	if got := FeedCadence(&s); got != (Cadence{Poll: time.Second, MaxQuiet: 8 * time.Second}) {
+		t.Errorf("FeedCadence(defaults) = %+v, want 1s, 8s", got)
+	}
+	s.Chrony.PollInterval, s.Chrony.MaxPollInterval, s.Chrony.Mode = 2*time.Second, 0, timesource.ModeOff
+	if got := FeedCadence(&s); got != (Cadence{Poll: 2 * time.Second, MaxQuiet: 2 * time.Second}) {
+		t.Errorf("FeedCadence(poll 2s, max 0, off) = %+v, want 2s, 2s", got)
+	}
+	if got := feedCadence(nil, &s); got != (Cadence{Poll: time.Second, MaxQuiet: time.Second}) {
+		t.Errorf("feedCadence with no registration that sets one = %+v, want 1s, 1s", got)
+	}
+}
