@@ -87,7 +87,8 @@ type Member struct {
 	// probes': one per server).
 	Name string
 	Traits
-	// Role is what the source's readings may do (its section's role).
+	// Role is what the source's readings may do: its section's role,
+	// which Build sets and stamps on its readings.
 	Role timesource.Role
 	// Readings returns the source's last readings; it never blocks on the
 	// source.

@@ -7,7 +7,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
-// Registration is one kind of time source, built by Source (the kernel's,
+// Registration is one kind of time source, made by Register (the kernel's,
 // which has no section, by hand): how the daemon builds it from its section
 // and how `clockwatch status` polls it once.
 type Registration struct {
@@ -72,7 +72,8 @@ type Source[C any] struct {
 }
 
 // Register turns s into its registration: nothing else is written by hand
-// for a source.
+// for a source. A pointer to its section is a Section that can be turned
+// on and off (Turn): timesource.Common gives both.
 func Register[C any, P interface {
 	*C
 	Section
