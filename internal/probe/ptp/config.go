@@ -18,8 +18,9 @@ const DefaultSocket = "/var/run/ptp4l"
 
 // Config is the poller's part of the `ptp:` section of clockwatch's
 // configuration; the judges' part (ptp.triggers, ptp.health) is the
-// configuration's (package config), which converts it into the policy's and
-// health's own types: a source does not depend on its judges.
+// registry's (timesources.PTP embeds timesources.Judges beside it), which
+// the configuration converts into the policy's and health's own types: a
+// source does not depend on its judges.
 type Config struct {
 	// Common is the block every source shares: mode (auto: a node
 	// without ptp4l costs one stat a poll and reports nothing), the older
