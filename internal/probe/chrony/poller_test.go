@@ -237,7 +237,8 @@ func TestPollerWake(t *testing.T) {
 // On a host without chronyd (ntpd or timesyncd keeps its clock), "auto"
 // finds no socket and nothing on UDP port 323: chronyd is absent, logged once
 // at INFO, and neither a failure nor an ERROR. A chronyd that answered once
-// and goes away, or an address given in the configuration, is a failure.
+// and goes away, an address given in the configuration, or mode on, is a
+// failure.
 func TestPollerChronydNotRunning(t *testing.T) {
 	t.Parallel()
 	// A loopback UDP port nothing listens on: the kernel refuses it.
@@ -276,6 +277,16 @@ func TestPollerChronydNotRunning(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `level=ERROR msg="cannot read chronyd"`) {
 		t.Errorf("chrony.address given: logs\n%s\nwant an ERROR", logs.String())
+	}
+
+	// mode: on at the auto address: expected, so nothing listening is a
+	// failure too.
+	on := cfg
+	on.Mode = timesource.ModeOn
+	p = newPoller(on, newClient(d, on.Timeout, nil), nil)
+	p.Poll(context.Background())
+	if r := p.Snapshot().Reading(); r.IsAbsent() || r.Err == nil {
+		t.Errorf("chrony.mode on, auto, nothing listening: reading %+v, want a failure", r)
 	}
 
 	// Found once, then gone: lost, not absent.
