@@ -15,16 +15,10 @@ import (
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/peers"
-	"github.com/clockwatch/clockwatch/internal/probe/chrony"
-	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
-	"github.com/clockwatch/clockwatch/internal/probe/ptp"
-	"github.com/clockwatch/clockwatch/internal/probe/sntp"
-	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
-	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
 // Config is everything clockwatch's behaviour depends on.
@@ -39,21 +33,11 @@ type Config struct {
 	// Stepdown is the socket that tells local lock holders to step down,
 	// and the policy that decides when (for every transport).
 	Stepdown Stepdown `yaml:"stepdown"`
-	// Chrony, Ntpd and NTPProbes are the time daemons polled and the
-	// independent NTP servers queried.
-	Chrony    chrony.Config `yaml:"chrony"`
-	Ntpd      ntpd.Config   `yaml:"ntpd"`
-	NTPProbes sntp.Config   `yaml:"ntp_probes"`
-	// PTP is linuxptp's ptp4l, read over its management socket.
-	PTP PTP `yaml:"ptp"`
-	// Timesyncd is systemd-timesyncd, read over D-Bus.
-	Timesyncd timesyncd.Config `yaml:"timesyncd"`
-	// VMClock is the hypervisor's VMClock page, /dev/vmclock0.
-	VMClock vmclock.Config `yaml:"vmclock"`
+	// Sections are the time sources' sections (chrony:, ptp:, ...): the
+	// registry of sources owns them, their defaults and their validation.
+	timesources.Sections `yaml:",inline"`
 	// ClockBound is the bounded-time segment applications read.
 	ClockBound clockbound.Config `yaml:"clockbound"`
-	// Peers is the fleet's clock: the other agents this one measures.
-	Peers peers.Config `yaml:"peers"`
 	// Metrics shapes what /metrics serves.
 	Metrics Metrics `yaml:"metrics"`
 }
@@ -95,8 +79,8 @@ type Health struct {
 	ErrorBoundCritical time.Duration `yaml:"error_bound_critical"`
 	// Sources replaces the thresholds above for the named sources (ptp4l
 	// runs at microseconds). It is not read from the health section:
-	// each source's own section sets it (ptp.health), copied here by
-	// Default and Parse.
+	// each source's own section sets it (timesources.Judges: ptp.health),
+	// copied here by Default and Parse.
 	Sources map[string]Health `yaml:"-"`
 }
 
@@ -122,13 +106,18 @@ func (h Health) For(source string) Health {
 	return h
 }
 
-// perSource copies the sources' own thresholds and triggers (ptp.health,
-// ptp.triggers) to where health and the stepdown policy look them up.
+// perSource copies the sources' own thresholds and triggers (those of the
+// sections that embed timesources.Judges) to where health and the stepdown
+// policy look them up by source name.
 func (c *Config) perSource() {
-	p := c.PTP.Health
-	c.Health.Sources = map[string]Health{ptp.SourceName: {OffsetWarning: p.OffsetWarning, OffsetCritical: p.OffsetCritical,
-		ErrorBoundWarning: p.ErrorBoundWarning, ErrorBoundCritical: p.ErrorBoundCritical}}
-	c.Stepdown.Policy.Triggers.Sources = map[string]policy.SourceTriggers{ptp.SourceName: c.PTP.Triggers}
+	c.Health.Sources = map[string]Health{}
+	c.Stepdown.Policy.Triggers.Sources = map[string]policy.SourceTriggers{}
+	for _, j := range c.Sections.Judged() {
+		h := j.Health
+		c.Health.Sources[j.Name] = Health{OffsetWarning: h.OffsetWarning, OffsetCritical: h.OffsetCritical,
+			ErrorBoundWarning: h.ErrorBoundWarning, ErrorBoundCritical: h.ErrorBoundCritical}
+		c.Stepdown.Policy.Triggers.Sources[j.Name] = j.Triggers
+	}
 }
 
 // Default returns the configuration clockwatch runs with when no file is
@@ -141,15 +130,9 @@ func Default() Config {
 		Step:       st,
 		Journal:    journal.DefaultConfig(),
 		Stepdown:   DefaultStepdown(),
-		Chrony:     chrony.DefaultConfig(),
-		Ntpd:       ntpd.DefaultConfig(),
-		NTPProbes:  sntp.DefaultConfig(),
-		PTP:        DefaultPTP(),
-		Timesyncd:  timesyncd.DefaultConfig(),
-		VMClock:    vmclock.DefaultConfig(),
+		Sections:   timesources.DefaultSections(),
 		ClockBound: clockbound.DefaultConfig(),
 		Metrics:    Metrics{Detail: true},
-		Peers:      peers.DefaultConfig(),
 		Clock:      Clock{SampleInterval: st.Interval, IdleSampleInterval: st.IdleInterval},
 		Health: Health{
 			OffsetWarning:      dh.OffsetWarning,
@@ -195,12 +178,14 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, nulBytes(reflect.ValueOf(*c), "")...)
 	errs = append(errs, triggerBounds(reflect.ValueOf(c.Stepdown.Policy.Triggers), "stepdown.triggers")...)
-	errs = append(errs, triggerBounds(reflect.ValueOf(c.PTP.Triggers), "ptp.triggers")...)
-	errs = append(errs, triggerBounds(reflect.ValueOf(c.PTP.Health), "ptp.health")...)
+	for _, j := range c.Sections.Judged() {
+		errs = append(errs, triggerBounds(reflect.ValueOf(j.Triggers), j.Section+".triggers")...)
+		errs = append(errs, triggerBounds(reflect.ValueOf(j.Health), j.Section+".health")...)
+	}
 	if err := c.Journal.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	for _, v := range []interface{ Validate() error }{c.Stepdown, c.Chrony, c.Ntpd, c.NTPProbes, c.PTP, c.Timesyncd, c.VMClock, c.ClockBound, c.Peers} {
+	for _, v := range []interface{ Validate() error }{c.Stepdown, &c.Sections, c.ClockBound} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}
@@ -365,6 +350,7 @@ func Parse(data []byte, name string) (*Config, error) {
 		_ = yaml.Unmarshal(data, &root) // it decoded above, so it parses
 		return nil, locate(name, &root, err)
 	}
+	c.Sections.Fold()
 	return &c, nil
 }
 

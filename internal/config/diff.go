@@ -3,6 +3,8 @@ package config
 import (
 	"reflect"
 	"strings"
+
+	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
 // Changed returns the YAML paths of the settings whose values differ between
@@ -40,10 +42,10 @@ func diffValues(a, b reflect.Value, path string, out *[]string) {
 }
 
 // Reloadable reports whether a SIGHUP applies the setting at path at once:
-// the health thresholds, the stepdown triggers and hold-down (ptp4l's own
-// included), and metrics.detail. Every other setting takes effect at the
-// next start.
+// the health thresholds, the stepdown triggers and hold-down (a source's
+// own included: timesources.Reloadable), and metrics.detail. Every other
+// setting takes effect at the next start.
 func Reloadable(path string) bool {
 	return path == "metrics.detail" || strings.HasPrefix(path, "health.") || strings.HasPrefix(path, "stepdown.triggers.") ||
-		path == "stepdown.hold_down" || strings.HasPrefix(path, "ptp.triggers.") || strings.HasPrefix(path, "ptp.health.")
+		path == "stepdown.hold_down" || timesources.Reloadable(path)
 }

@@ -17,7 +17,7 @@ type Collector struct {
 	Help string
 	// set turns the collector on or off in cfg, or says why it cannot be
 	// turned on.
-	set func(cfg *config.Config, on bool) error
+	set func(cfg timesources.Sectioned, on bool) error
 }
 
 // OptionalCollectors lists the collectors with a switch: the time sources

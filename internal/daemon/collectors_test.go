@@ -21,8 +21,8 @@ func TestCollectorsApply(t *testing.T) {
 		probes []string
 		err    string
 	}{
-		{name: "none", chrony: base.Chrony.Enabled, ntpd: base.Ntpd.Enabled, probes: base.NTPProbes.Servers},
-		{name: "off", c: Collectors{"chrony": false, "ntp_probes": false}, ntpd: base.Ntpd.Enabled},
+		{name: "none", chrony: base.Chrony.On(), ntpd: base.Ntpd.On(), probes: base.NTPProbes.Servers},
+		{name: "off", c: Collectors{"chrony": false, "ntp_probes": false}, ntpd: base.Ntpd.On()},
 		{name: "on", c: Collectors{"chrony": true, "ntpd": true, "ntp_probes": true}, chrony: true, ntpd: true, probes: base.NTPProbes.Servers},
 		{name: "unknown", c: Collectors{"gps": true}, err: `no optional collector "gps"`},
 	} {
@@ -38,15 +38,15 @@ func TestCollectorsApply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Chrony.Enabled != tc.chrony || got.Ntpd.Enabled != tc.ntpd {
-				t.Errorf("chrony %v ntpd %v, want %v %v", got.Chrony.Enabled, got.Ntpd.Enabled, tc.chrony, tc.ntpd)
+			if got.Chrony.On() != tc.chrony || got.Ntpd.On() != tc.ntpd {
+				t.Errorf("chrony %v ntpd %v, want %v %v", got.Chrony.On(), got.Ntpd.On(), tc.chrony, tc.ntpd)
 			}
 			if diff := cmp.Diff(tc.probes, got.NTPProbes.Servers); diff != "" {
 				t.Errorf("ntp_probes.servers (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if len(base.NTPProbes.Servers) != 1 || !base.Chrony.Enabled {
+	if len(base.NTPProbes.Servers) != 1 || !base.Chrony.On() {
 		t.Error("Apply changed the configuration it was given")
 	}
 }

@@ -309,13 +309,14 @@ func (s *Feed) journalProbe() {
 // feedOptions feed the policy after each poll of the source whose polls it
 // follows (chronyd's poller polls just after chronyd's clock updates, when
 // its figures and the kernel state it sets change, and at once after a
-// clock set); every chrony.poll_interval only while a source with news at
-// its own rate is there (Member.OwnRate: ptp4l or ntpd once found, NTP
-// probes), and at least every chrony.max_poll_interval. Without such a
-// source (chrony off): every poll interval.
+// clock set); every poll interval only while a source with news at its own
+// rate is there (Member.OwnRate: ptp4l or ntpd once found, NTP probes), and
+// at least every longest quiet. Without such a source (chrony off): every
+// poll interval. The registry gives both (timesources.FeedCadence:
+// chrony.poll_interval and chrony.max_poll_interval).
 func feedOptions(cfg *config.Config, sources timesources.Members, pl *pulse.Pulse) FeedOptions {
-	fo := FeedOptions{Poll: cfg.Chrony.PollInterval, MaxQuiet: max(cfg.Chrony.MaxPollInterval, cfg.Chrony.PollInterval), Pulse: pl,
-		News: sources.News()}
+	c := timesources.FeedCadence(cfg)
+	fo := FeedOptions{Poll: c.Poll, MaxQuiet: c.MaxQuiet, Pulse: pl, News: sources.News()}
 	if fo.Polled = sources.Polled(); fo.Polled != nil {
 		fo.Periodic = sources.OwnRate()
 	}

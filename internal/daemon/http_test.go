@@ -19,6 +19,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 func webConfig(addrs ...string) *web.FlagConfig {
@@ -178,7 +179,7 @@ func TestFailedStartLeavesNoSocket(t *testing.T) {
 	cfg.Journal.Dir = filepath.Join(dir, "state")
 	cfg.Stepdown.Socket = filepath.Join(dir, "run", "stepdown.sock")
 	cfg.ClockBound.Path = filepath.Join(dir, "run", "clockbound", "shm0") // never the host's /run/clockwatch
-	cfg.Chrony.Enabled = false
+	cfg.Chrony.Mode = timesource.ModeOff
 	d := New(&cfg, Options{Web: webConfig(busy.Addr().String()), Clocks: &probetest.Clocks{Start: kernel.Sample{Real: 1_790_000_000e9, Window: 1000}}},
 		slog.New(slog.DiscardHandler))
 	err = d.Run(t.Context())

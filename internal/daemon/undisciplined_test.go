@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/internal/testtool"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
@@ -45,13 +46,15 @@ func TestWarnIfUndisciplined(t *testing.T) {
 			var logs testtool.SyncBuffer
 			logger := slog.New(slog.NewTextHandler(&logs, nil))
 			cc := chrony.DefaultConfig()
-			cc.Enabled = tc.chrony
+			if !tc.chrony {
+				cc.Mode = timesource.ModeOff
+			}
 			cc.Address = filepath.Join(t.TempDir(), "no-chronyd.sock")
 			cc.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
 			cc.ConfPath = ""
 			cfg := config.Default()
 			cfg.Chrony = cc
-			cfg.PTP.Enabled, cfg.Timesyncd.Mode = false, timesyncd.ModeOff
+			cfg.PTP.Mode, cfg.Timesyncd.Mode = timesource.ModeOff, timesyncd.ModeOff
 			sources := timesources.Build(&cfg, timesources.Env{Logger: logger, Timex: tc.timex})
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			// The sources stop before the test's directories go: the

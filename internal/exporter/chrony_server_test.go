@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -20,7 +21,7 @@ func TestChronyServerCollector(t *testing.T) {
 	serving := chrony.ServerSnapshot{
 		Data: chrony.ServerData{Stats: chrony.ServerStats{Version: 3, NTPHits: 120, NTPDrops: 2, NKEHits: 4, CmdHits: 50,
 			NTPAuthHits: 4, NTPTimestamps: 8, NTPSpan: 30 * time.Second}, Clients: 3},
-		HaveData: true, Serving: true, Up: true, LastSuccess: at.Add(-2 * time.Second), Polls: 2,
+		HaveData: true, Serving: true, Tally: loop.Tally{Up: true, LastSuccess: at.Add(-2 * time.Second), Polls: 2},
 	}
 	for _, tc := range []struct {
 		name  string
@@ -28,7 +29,7 @@ func TestChronyServerCollector(t *testing.T) {
 		names []string
 		want  string
 	}{
-		{name: "pure client", snap: chrony.ServerSnapshot{HaveData: true, Up: true, Polls: 1}, want: ""},
+		{name: "pure client", snap: chrony.ServerSnapshot{HaveData: true, Tally: loop.Tally{Up: true, Polls: 1}}, want: ""},
 		{name: "serving", snap: serving, names: []string{MetricChronyServerNTPRequests, MetricChronyServerNKEConnections,
 			MetricChronyServerClients, MetricChronyServerStatsUp, MetricChronyServerTimestampSpan, MetricChronyServerRxTimestamps}, want: `
 # HELP clockwatch_chrony_server_clients Clients in chronyd's client log that sent NTP requests or NTS-KE connections.
@@ -69,7 +70,7 @@ func BenchmarkChronyServerGather(b *testing.B) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(NewChronyServerCollector(fixedChronyServer(chrony.ServerSnapshot{
 		Data:     chrony.ServerData{Stats: chrony.ServerStats{Version: 4, NTPHits: 120}, Clients: 3},
-		HaveData: true, Serving: true, Up: true, LastSuccess: time.Now(),
+		HaveData: true, Serving: true, Tally: loop.Tally{Up: true, LastSuccess: time.Now()},
 	})))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,8 +38,8 @@ func chronySnapshot() chrony.Snapshot {
 				{Address: "127.0.0.12", Name: "127.0.0.12", Mode: "client", State: "unreach", Poll: time.Second, LastSampleAge: -1},
 			},
 		},
-		HaveData: true, Up: true, Transport: chrony.TransportUnix, Address: "/run/chrony/chronyd.sock",
-		LastAttempt: chronyTestStart, LastSuccess: chronyTestStart, PollDuration: 300 * time.Microsecond, Polls: 10, Failures: 1,
+		HaveData: true, Transport: chrony.TransportUnix, Address: "/run/chrony/chronyd.sock", LastAttempt: chronyTestStart,
+		Tally: loop.Tally{Up: true, LastSuccess: chronyTestStart, PollDuration: 300 * time.Microsecond, Polls: 10, Failures: 1},
 		Audit: &chrony.Audit{MakeStep: &chrony.MakeStep{Threshold: 1, Limit: -1}, MaxSlewRate: 500e-6},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -28,7 +29,7 @@ func TestVMClockCollector(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 12, 2, 5, 0, 0, 0, time.UTC)
 	// qemu 10's page after a live migration: only the marker.
-	qemu := vmclock.Snapshot{Found: true, Up: true, Polls: 40, LastSuccess: at.Add(-100 * time.Millisecond),
+	qemu := vmclock.Snapshot{Found: true, Tally: loop.Tally{Up: true, Polls: 40, LastSuccess: at.Add(-100 * time.Millisecond)},
 		Disruptions: 1, DisruptionAt: at.Add(-3 * time.Second),
 		Page: vmclock.Page{Size: 4096, Version: 1, CounterID: vmclock.CounterInvalid, SeqCount: 4, DisruptionMarker: 2}}
 	// A hypervisor that offers time, with every flag.
@@ -45,8 +46,8 @@ func TestVMClockCollector(t *testing.T) {
 		name string
 		snap vmclock.Snapshot
 	}{
-		{"absent", vmclock.Snapshot{Err: timesource.Absent(os.ErrNotExist)}},
-		{"pinned-missing", vmclock.Snapshot{Polls: 3, Failures: 3, Err: os.ErrNotExist}},
+		{"absent", vmclock.Snapshot{Tally: loop.Tally{Err: timesource.Absent(os.ErrNotExist)}}},
+		{"pinned-missing", vmclock.Snapshot{Tally: loop.Tally{Polls: 3, Failures: 3, Err: os.ErrNotExist}}},
 		{"qemu10-migrated", qemu},
 		{"full", full},
 		{"failing", failing},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/kernel"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 )
 
@@ -18,7 +19,7 @@ func TestWriteVerboseGolden(t *testing.T) {
 		Kernel: &kernel.Timex{State: kernel.TimeOK, MaxError: 20 * time.Millisecond, Frequency: -12.5e-6, TAI: 37 * time.Second},
 	}
 	d := chrony.Data{Tracking: chrony.Tracking{RefName: "ntp1", Stratum: 2, Leap: chrony.LeapNormal, Frequency: -12.25e-6}}
-	f.AddSource(chrony.Snapshot{Polls: 1, Up: true, HaveData: true, Data: d}.Reading(), d.StatusLines()...)
+	f.AddSource(chrony.Snapshot{Tally: loop.Tally{Polls: 1, Up: true}, HaveData: true, Data: d}.Reading(), d.StatusLines()...)
 	var buf bytes.Buffer
 	if err := WriteVerbose(&buf, f, Judge(f, testThresholds())); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // DefaultPort is the peers' UDP port: the number of the metrics' TCP port
@@ -75,6 +77,25 @@ func DefaultConfig() Config {
 
 // Enabled reports whether any place to find peers is configured.
 func (c Config) Enabled() bool { return len(c.Static) > 0 || c.DNS != "" || c.Kubernetes }
+
+// On is Enabled: the section has no mode, its places to find peers are its
+// switch.
+func (c Config) On() bool { return c.Enabled() }
+
+// SourceRole is the peers' role: a second opinion, whose verdict
+// (outside the fleet) is a stepdown trigger of its own.
+func (c Config) SourceRole() timesource.Role { return timesource.SecondOpinion }
+
+// Turn turns the exchange off (no place to find peers) or, when one is
+// configured, on.
+func (c *Config) Turn(on bool) error {
+	if !on {
+		c.Static, c.DNS, c.Kubernetes = nil, "", false
+	} else if !c.Enabled() {
+		return errors.New("peers: no place to find peers (peers.static, peers.dns or peers.kubernetes)")
+	}
+	return nil
+}
 
 // spacing is the pause between a round's exchanges with one peer.
 const spacing = 10 * time.Millisecond

@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -44,6 +46,11 @@ func (e Env) getenv() func(string) string {
 		return func(string) string { return "" }
 	}
 	return e.Getenv
+}
+
+// host is what a source's StatusOnce reads besides its section, now.
+func (e Env) host() timesource.Host {
+	return timesource.Host{Proc: e.Proc, Getenv: e.Getenv, Now: time.Now()}
 }
 
 func (e Env) logger(name string) *slog.Logger {
@@ -80,7 +87,8 @@ type Member struct {
 	// probes': one per server).
 	Name string
 	Traits
-	// Role is what the source's readings may do (its section's role).
+	// Role is what the source's readings may do: its section's role,
+	// which Build sets and stamps on its readings.
 	Role timesource.Role
 	// Readings returns the source's last readings; it never blocks on the
 	// source.
@@ -99,10 +107,10 @@ type Member struct {
 	Gatherers []prometheus.Gatherer
 	// Polled fires after each poll of a source whose figures the stepdown
 	// feed follows as they come (chronyd's).
-	Polled <-chan struct{}
+	Polled *loop.Signal
 	// News fires when the source has news the stepdown policy must hear at
 	// once rather than at its next feed (VMClock's marker changed).
-	News <-chan struct{}
+	News *loop.Signal
 	// Wake asks for a poll now: a clock set changes the source's figures
 	// (and the source may be what set the clock).
 	Wake func()
@@ -212,26 +220,24 @@ func (ms Members) Wakes() bool {
 	return false
 }
 
-// Polled returns the channel of the member whose polls the stepdown feed
-// follows (nil: none does).
+// Polled returns one channel that receives after a poll of any member
+// whose polls the stepdown feed follows (nil: none does).
 func (ms Members) Polled() <-chan struct{} {
+	var ss []*loop.Signal
 	for _, m := range ms {
-		if m.Polled != nil {
-			return m.Polled
-		}
+		ss = append(ss, m.Polled)
 	}
-	return nil
+	return loop.Merge(ss...)
 }
 
-// News returns the channel of the member with news for the stepdown feed
-// (nil: none has; VMClock is the only one).
+// News returns one channel that receives when any member has news for the
+// stepdown feed (nil: none has), however many members have news.
 func (ms Members) News() <-chan struct{} {
+	var ss []*loop.Signal
 	for _, m := range ms {
-		if m.News != nil {
-			return m.News
-		}
+		ss = append(ss, m.News)
 	}
-	return nil
+	return loop.Merge(ss...)
 }
 
 // PeerWatcher is the member that follows other nodes' clocks, for the

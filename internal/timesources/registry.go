@@ -2,15 +2,13 @@ package timesources
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
@@ -22,112 +20,54 @@ import (
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
-// Registration is one kind of time source: how the daemon builds it from
-// the configuration and how `clockwatch status` polls it once.
-type Registration struct {
-	// Name is the source's name, as its readings carry it.
-	Name string
-	Traits
-	// New builds the source from the configuration, nil when it is turned
-	// off. The configuration is valid.
-	New func(cfg *config.Config, env Env) *Member
-	// Status polls the source once for `clockwatch status` (nil: status
-	// does not poll it) and returns what it has to show; none when it is
-	// off or, under "auto", absent.
-	Status func(ctx context.Context, cfg *config.Config, env Env) []Report
-	// Switch is the --[no-]collector.<Name> command-line switch that turns
-	// the source on or off over the configuration file (nil: none).
-	Switch *Switch
-}
-
-// Switch turns a source on or off in a configuration.
-type Switch struct {
-	// Help says what the switch does, for --help.
-	Help string
-	// Set turns the source on or off in cfg, or says why it cannot be
-	// turned on.
-	Set func(cfg *config.Config, on bool) error
-}
-
-// Report is one source's contribution to `clockwatch status`.
-type Report struct {
-	Reading timesource.Reading
-	// Lines are the source's rich state for the report, in order.
-	Lines []timesource.Line
-	Notes []timesource.Note
-	Traits
+// Sections are the time sources' sections of the configuration file, one
+// field a source, each of the source's own type (its package's Config).
+// The configuration embeds them inline, so that each is a top-level
+// section (chrony:, ptp:) and the configuration names no source; the
+// registry fills their defaults (DefaultSections), validates them
+// (Validate) and says which carry their own thresholds (Judged).
+type Sections struct {
+	Chrony    chrony.Config    `yaml:"chrony"`
+	Ntpd      ntpd.Config      `yaml:"ntpd"`
+	NTPProbes sntp.Config      `yaml:"ntp_probes"`
+	PTP       PTP              `yaml:"ptp"`
+	Timesyncd timesyncd.Config `yaml:"timesyncd"`
+	VMClock   vmclock.Config   `yaml:"vmclock"`
+	Peers     peers.Config     `yaml:"peers"`
 }
 
 // Registry lists every kind of time source clockwatch reads, in the order
-// their metrics, status lines and tasks come. A new source is one entry.
+// their metrics, status lines and tasks come. A new source is one entry
+// here and its field in Sections, above.
 func Registry() []Registration {
 	return []Registration{
-		{Name: probe.KernelSource, New: newKernel, Status: kernelStatus},
-		{Name: chrony.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newChrony, Status: chronyStatus,
-			Switch: &Switch{Help: "Poll chronyd (chrony.enabled).", Set: func(cfg *config.Config, on bool) error {
-				cfg.Chrony.Enabled = on
-				return nil
-			}}},
-		{Name: ntpd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newNtpd, Status: ntpdStatus,
-			Switch: &Switch{Help: "Query ntpd's mode 6 control port (ntpd.enabled).", Set: func(cfg *config.Config, on bool) error {
-				cfg.Ntpd.Enabled = on
-				return nil
-			}}},
-		{Name: sntp.SourceName, Traits: Traits{BoundsRealtime: true}, New: newSNTP,
-			Switch: &Switch{Help: "Probe the NTP servers of ntp_probes.servers; --no-collector.ntp_probes probes none.", Set: func(cfg *config.Config, on bool) error {
-				if !on {
-					cfg.NTPProbes.Servers = nil
-				} else if len(cfg.NTPProbes.Servers) == 0 {
-					return fmt.Errorf("--collector.ntp_probes: ntp_probes.servers lists no server to probe")
-				}
-				return nil
-			}}},
-		{Name: ptp.SourceName, New: newPTP, Status: ptpStatus},
-		{Name: timesyncd.SourceName, Traits: Traits{BoundsRealtime: true, Disciplines: true}, New: newTimesyncd, Status: timesyncdStatus},
-		{Name: vmclock.SourceName, Traits: Traits{Disruptions: true}, New: newVMClock, Status: vmclockStatus},
-		{Name: peers.SourceName, New: newPeers},
+		{Name: probe.KernelSource, build: func(_ *Sections, env Env) *Member { return Kernel(env.Timex) },
+			status: func(_ context.Context, _ *Sections, env Env) []Report {
+				return []Report{{Reading: kernelReading(env.Timex)}}
+			}},
+		Register(Source[chrony.Config]{Name: chrony.SourceName, Section: "chrony", Traits: Traits{BoundsRealtime: true, Disciplines: true},
+			Field: func(s *Sections) *chrony.Config { return &s.Chrony }, Default: chrony.DefaultConfig,
+			New: newChrony, Status: chrony.StatusOnce, Switch: "Poll chronyd (chrony.mode).", Cadence: chronyCadence}),
+		Register(Source[ntpd.Config]{Name: ntpd.SourceName, Section: "ntpd", Traits: Traits{BoundsRealtime: true, Disciplines: true},
+			Field: func(s *Sections) *ntpd.Config { return &s.Ntpd }, Default: ntpd.DefaultConfig,
+			New: newNtpd, Status: ntpd.StatusOnce, Switch: "Query ntpd's mode 6 control port (ntpd.mode)."}),
+		Register(Source[sntp.Config]{Name: sntp.SourceName, Section: "ntp_probes", Traits: Traits{BoundsRealtime: true},
+			Field: func(s *Sections) *sntp.Config { return &s.NTPProbes }, Default: sntp.DefaultConfig, New: newSNTP,
+			Switch: "Probe the NTP servers of ntp_probes.servers; --no-collector.ntp_probes probes none."}),
+		Register(Source[PTP]{Name: ptp.SourceName, Section: "ptp",
+			Field: func(s *Sections) *PTP { return &s.PTP }, Default: DefaultPTP, New: newPTP,
+			Status: func(ctx context.Context, c PTP, h timesource.Host) (timesource.Status, bool) {
+				return ptp.StatusOnce(ctx, c.Config, h)
+			}}),
+		Register(Source[timesyncd.Config]{Name: timesyncd.SourceName, Section: "timesyncd", Traits: Traits{BoundsRealtime: true, Disciplines: true},
+			Field: func(s *Sections) *timesyncd.Config { return &s.Timesyncd }, Default: timesyncd.DefaultConfig,
+			New: newTimesyncd, Status: timesyncd.StatusOnce}),
+		Register(Source[vmclock.Config]{Name: vmclock.SourceName, Section: "vmclock", Traits: Traits{Disruptions: true},
+			Field: func(s *Sections) *vmclock.Config { return &s.VMClock }, Default: vmclock.DefaultConfig,
+			New: newVMClock, Status: vmclock.StatusOnce}),
+		Register(Source[peers.Config]{Name: peers.SourceName, Section: "peers",
+			Field: func(s *Sections) *peers.Config { return &s.Peers }, Default: peers.DefaultConfig, New: newPeers}),
 	}
-}
-
-// Build builds the enabled sources of cfg.
-func Build(cfg *config.Config, env Env) Members {
-	var ms Members
-	for _, reg := range Registry() {
-		m := reg.New(cfg, env)
-		if m == nil {
-			continue
-		}
-		m.Name, m.Traits = reg.Name, reg.Traits
-		ms = append(ms, m)
-	}
-	return ms
-}
-
-// Status polls every enabled source once, for `clockwatch status`.
-func Status(ctx context.Context, cfg *config.Config, env Env) []Report {
-	var out []Report
-	for _, reg := range Registry() {
-		if reg.Status == nil {
-			continue
-		}
-		for _, r := range reg.Status(ctx, cfg, env) {
-			r.Traits = reg.Traits
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// Disciplined reports whether any report of a source that disciplines the
-// clock answered with a time solution: the rule of Members.Disciplining,
-// for a single poll.
-func Disciplined(rs []Report) bool {
-	for _, r := range rs {
-		if r.Disciplines && Answers(r.Reading) {
-			return true
-		}
-	}
-	return false
 }
 
 // Kernel is the kernel as a member: its adjtimex state, read at each
@@ -143,20 +83,11 @@ func kernelReading(timex probe.TimexReader) timesource.Reading {
 	return probe.KernelReading(kernel.Decode(raw), err)
 }
 
-func newKernel(_ *config.Config, env Env) *Member { return Kernel(env.Timex) }
-
-func kernelStatus(_ context.Context, _ *config.Config, env Env) []Report {
-	return []Report{{Reading: kernelReading(env.Timex)}}
-}
-
-func newChrony(cfg *config.Config, env Env) *Member {
-	c := cfg.Chrony.Resolve(env.getenv())
-	if !c.Enabled {
-		return nil
-	}
+func newChrony(c chrony.Config, env Env) *Member {
+	c = c.Resolve(env.getenv())
 	p := chrony.NewPoller(c, env.logger(chrony.SourceName))
 	cp := exporter.NewChronyProbe(p)
-	m := &Member{Role: c.SourceRole(), Readings: one(p), Notes: p.Notes, Tasks: []func(context.Context) error{p.Run},
+	m := &Member{Readings: one(p), Notes: p.Notes, Tasks: []func(context.Context) error{p.Run},
 		Probes: []exporter.Probe{cp}, Gatherers: []prometheus.Gatherer{cp.Gatherer()}, Polled: p.Polled(), Wake: p.Wake}
 	if sp := chrony.NewServerPoller(c, env.logger("chrony_server")); sp != nil {
 		m.Tasks = append(m.Tasks, sp.Run)
@@ -165,92 +96,51 @@ func newChrony(cfg *config.Config, env Env) *Member {
 	return m
 }
 
-func chronyStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
-	if !cfg.Chrony.Enabled {
-		return nil
-	}
-	r, lines, notes := chrony.StatusOnce(ctx, cfg.Chrony.Resolve(env.getenv()), env.Proc, time.Now())
-	return []Report{{Reading: r, Lines: lines, Notes: notes}}
+// chronyCadence: the feed follows chronyd's polls (which follow chronyd's
+// clock updates), every poll_interval while a source has news at its own
+// rate, and at least every max_poll_interval.
+func chronyCadence(c chrony.Config) Cadence {
+	return Cadence{Poll: c.PollInterval, MaxQuiet: max(c.MaxPollInterval, c.PollInterval)}
 }
 
-func newNtpd(cfg *config.Config, env Env) *Member {
-	if !cfg.Ntpd.Enabled {
-		return nil
-	}
-	p := ntpd.NewPoller(cfg.Ntpd, env.logger(ntpd.SourceName))
-	return &Member{Role: cfg.Ntpd.SourceRole(), Readings: one(p), Tasks: []func(context.Context) error{p.Run},
+func newNtpd(c ntpd.Config, env Env) *Member {
+	p := ntpd.NewPoller(c, env.logger(ntpd.SourceName))
+	return &Member{Readings: one(p), Tasks: []func(context.Context) error{p.Run},
 		Probes: []exporter.Probe{exporter.NewNtpdProbe(p)}, OwnRate: found(p)}
 }
 
-func ntpdStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(ntpd.StatusOnce(ctx, cfg.Ntpd))
-}
-
-func newSNTP(cfg *config.Config, env Env) *Member {
-	c := cfg.NTPProbes
-	if len(c.Servers) == 0 {
-		return nil
-	}
+func newSNTP(c sntp.Config, env Env) *Member {
 	p := sntp.NewProber(c, env.logger(sntp.SourceName))
-	return &Member{Role: c.SourceRole(), Readings: p.Readings, Tasks: []func(context.Context) error{p.Run},
+	return &Member{Readings: p.Readings, Tasks: []func(context.Context) error{p.Run},
 		Collectors: []prometheus.Collector{exporter.NewNTPProbeCollector(p)}, OwnRate: func() bool { return true }}
 }
 
-func newPTP(cfg *config.Config, env Env) *Member {
-	if !cfg.PTP.Enabled {
-		return nil
-	}
-	p := ptp.NewPoller(cfg.PTP.Config, env.logger(ptp.SourceName))
-	m := Poller(p, timesource.Authoritative, exporter.NewPtp4lCollector(p))
+func newPTP(c PTP, env Env) *Member {
+	p := ptp.NewPoller(c.Config, env.logger(ptp.SourceName))
+	m := Poller(p, exporter.NewPtp4lCollector(p))
 	m.OwnRate = found(p)
 	return m
 }
 
-func ptpStatus(ctx context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(ptp.StatusOnce(ctx, cfg.PTP.Config, time.Now()))
+func newTimesyncd(c timesyncd.Config, env Env) *Member {
+	p := timesyncd.NewPoller(c.Resolve(env.getenv()), env.logger(timesyncd.SourceName))
+	return Poller(p, exporter.NewTimesyncdCollector(p))
 }
 
-func newTimesyncd(cfg *config.Config, env Env) *Member {
-	if !cfg.Timesyncd.Enabled() {
-		return nil
-	}
-	p := timesyncd.NewPoller(cfg.Timesyncd.Resolve(env.getenv()), env.logger(timesyncd.SourceName))
-	return Poller(p, timesource.Authoritative, exporter.NewTimesyncdCollector(p))
-}
-
-func timesyncdStatus(ctx context.Context, cfg *config.Config, env Env) []Report {
-	return reportIf(timesyncd.StatusOnce(ctx, cfg.Timesyncd.Resolve(env.getenv()), time.Now()))
-}
-
-func newVMClock(cfg *config.Config, env Env) *Member {
-	if !cfg.VMClock.Enabled() {
-		return nil
-	}
-	news := make(chan struct{}, 1)
-	p := vmclock.NewPoller(cfg.VMClock, env.logger(vmclock.SourceName), vmclock.Options{Changed: func(timesource.Reading) {
-		select {
-		case news <- struct{}{}:
-		default:
-		}
-	}})
-	m := Poller(p, timesource.SecondOpinion, exporter.NewVMClockCollector(p))
+func newVMClock(c vmclock.Config, env Env) *Member {
+	news := new(loop.Signal)
+	p := vmclock.NewPoller(c, env.logger(vmclock.SourceName), vmclock.Options{Changed: func(timesource.Reading) { news.Notify() }})
+	m := Poller(p, exporter.NewVMClockCollector(p))
 	m.News = news
 	return m
 }
 
-func vmclockStatus(_ context.Context, cfg *config.Config, _ Env) []Report {
-	return reportIf(vmclock.StatusOnce(cfg.VMClock))
-}
-
-func newPeers(cfg *config.Config, env Env) *Member {
-	if !cfg.Peers.Enabled() {
-		return nil
-	}
-	s := peers.New(cfg.Peers, peers.Options{Logger: env.logger(peers.SourceName), Local: env.Local, Self: env.Kubernetes.NodeName,
+func newPeers(c peers.Config, env Env) *Member {
+	s := peers.New(c, peers.Options{Logger: env.logger(peers.SourceName), Local: env.Local, Self: env.Kubernetes.NodeName,
 		Kubernetes: func() (peers.NodeLister, error) { return kubernetes.NewClient(env.Kubernetes, env.getenv()) }})
 	// A second opinion whose verdict (OutsideFleet) is a trigger of its
 	// own; fed every poll interval, as its rounds come at their own rate.
-	return &Member{Role: timesource.SecondOpinion, Readings: one(s), Notes: s.Notes, Tasks: []func(context.Context) error{s.Run},
+	return &Member{Readings: one(s), Notes: s.Notes, Tasks: []func(context.Context) error{s.Run},
 		Collectors: []prometheus.Collector{exporter.NewPeersCollector(s)}, WatchPeer: s.WatchPeer, OwnRate: func() bool { return true }}
 }
 
@@ -262,8 +152,8 @@ type Polling interface {
 }
 
 // Poller is the member of a source that is one poller and its collectors.
-func Poller(p Polling, role timesource.Role, collectors ...prometheus.Collector) *Member {
-	return &Member{Role: role, Readings: one(p), Tasks: []func(context.Context) error{p.Run}, Collectors: collectors}
+func Poller(p Polling, collectors ...prometheus.Collector) *Member {
+	return &Member{Readings: one(p), Tasks: []func(context.Context) error{p.Run}, Collectors: collectors}
 }
 
 // one turns a source of one reading into a member's Readings.
@@ -273,11 +163,3 @@ func one(s timesource.Source) func() []timesource.Reading {
 
 // found is OwnRate for a source that has news at its own rate once found.
 func found(s timesource.Source) func() bool { return func() bool { return s.Reading().Found } }
-
-// reportIf turns a source's StatusOnce into reports: none when !ok.
-func reportIf(r timesource.Reading, lines []timesource.Line, ok bool) []Report {
-	if !ok {
-		return nil
-	}
-	return []Report{{Reading: r, Lines: lines}}
-}

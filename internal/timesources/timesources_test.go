@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
@@ -23,12 +23,12 @@ import (
 // chronyd and ptp4l at missing sockets, timesyncd at a missing bus, the NTP
 // probes at a server of the test's own. ntpd is off: an ntpd on this host's
 // 127.0.0.1:123 must not change what the test sees.
-func testConfig(t *testing.T, server string) *config.Config {
-	cfg := config.Default()
+func testConfig(t *testing.T, server string) *Sections {
+	cfg := DefaultSections()
 	cfg.Chrony.Address = t.TempDir() + "/no-chronyd.sock"
 	cfg.Chrony.ReplySocketDir = t.TempDir() // never the host's /run/clockwatch
 	cfg.Chrony.ConfPath = ""
-	cfg.Ntpd.Enabled = false
+	cfg.Ntpd.Mode = timesource.ModeOff
 	cfg.NTPProbes.Servers = []string{server}
 	cfg.NTPProbes.SampleSpacing, cfg.NTPProbes.Samples = 0, 2
 	cfg.PTP.Address = t.TempDir() + "/no-ptp4l" // pinned: reported down
@@ -149,8 +149,10 @@ func TestBuild(t *testing.T) {
 // Turned off, a source is no member; the kernel always is.
 func TestBuildOff(t *testing.T) {
 	t.Parallel()
-	cfg := config.Default()
-	cfg.Chrony.Enabled, cfg.Ntpd.Enabled, cfg.PTP.Enabled = false, false, false
+	cfg := DefaultSections()
+	off := false
+	cfg.Chrony.Enabled = &off // the older spelling
+	cfg.Ntpd.Mode, cfg.PTP.Mode = timesource.ModeOff, timesource.ModeOff
 	cfg.NTPProbes.Servers = nil
 	cfg.Timesyncd.Mode = timesyncd.ModeOff
 	cfg.VMClock.Mode = vmclock.ModeOff
@@ -213,9 +215,52 @@ func TestRegistry(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
 	for _, reg := range Registry() {
-		if reg.Name == "" || reg.New == nil || seen[reg.Name] {
-			t.Errorf("registration %+v: want a name of its own and New", reg)
+		if reg.Name == "" || reg.build == nil || seen[reg.Name] {
+			t.Errorf("registration %+v: want a name of its own and a constructor", reg)
 		}
 		seen[reg.Name] = true
+	}
+}
+
+// Every member's news and polls reach the stepdown feed, however many
+// members have them (before, only the first member's channel was read: a
+// second source with news was dropped without a word).
+func TestSignalsMerged(t *testing.T) {
+	t.Parallel()
+	a, b := new(loop.Signal), new(loop.Signal)
+	ms := Members{{Name: "a", News: a, Polled: a}, {Name: "kernel"}, {Name: "b", News: b, Polled: b}}
+	news, polled := ms.News(), ms.Polled()
+	for _, s := range []struct {
+		name string
+		sig  *loop.Signal
+	}{{"a", a}, {"b", b}} {
+		s.sig.Notify()
+		for what, c := range map[string]<-chan struct{}{"news": news, "polled": polled} {
+			select {
+			case <-c:
+			case <-time.After(time.Second):
+				t.Errorf("member %s's %s not heard", s.name, what)
+			}
+		}
+	}
+	if (Members{{Name: "kernel"}}).News() != nil {
+		t.Error("News() without a member that has news: want nil")
+	}
+}
+
+// The stepdown feed's cadence is the registry's (chronyd's poll intervals),
+// whether chrony is on or off, as the daemon had it.
+func TestFeedCadence(t *testing.T) {
+	t.Parallel()
+	s := DefaultSections()
+	if got := FeedCadence(&s); got != (Cadence{Poll: time.Second, MaxQuiet: 8 * time.Second}) {
+		t.Errorf("FeedCadence(defaults) = %+v, want 1s, 8s", got)
+	}
+	s.Chrony.PollInterval, s.Chrony.MaxPollInterval, s.Chrony.Mode = 2*time.Second, 0, timesource.ModeOff
+	if got := FeedCadence(&s); got != (Cadence{Poll: 2 * time.Second, MaxQuiet: 2 * time.Second}) {
+		t.Errorf("FeedCadence(poll 2s, max 0, off) = %+v, want 2s, 2s", got)
+	}
+	if got := feedCadence(nil, &s); got != (Cadence{Poll: time.Second, MaxQuiet: time.Second}) {
+		t.Errorf("feedCadence with no registration that sets one = %+v, want 1s, 1s", got)
 	}
 }

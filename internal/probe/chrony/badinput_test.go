@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -66,7 +67,7 @@ func TestTrackingFigures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			err := tc.tr.check()
-			s := Snapshot{HaveData: true, Up: true, Polls: 1, LastSuccess: time.Now(), Data: Data{Tracking: tc.tr}}
+			s := Snapshot{HaveData: true, Tally: loop.Tally{Up: true, Polls: 1, LastSuccess: time.Now()}, Data: Data{Tracking: tc.tr}}
 			r := s.Reading()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

@@ -27,9 +27,12 @@ func defaultUDPAddresses() []string { return []string{"127.0.0.1:323", "[::1]:32
 
 // Config is the `chrony:` section of clockwatch's configuration.
 type Config struct {
-	// Enabled turns the chrony poller on. A node without chronyd reports
-	// clockwatch_chrony_up 0 with the reason in the logs.
-	Enabled bool `yaml:"enabled"`
+	// Common is the block every source shares: mode (auto: a node
+	// without chronyd reports nothing; on: clockwatch_chrony_up 0 with the
+	// reason in the logs), the older enabled, role (authoritative by
+	// default), poll_interval (the shortest time between two polls) and
+	// timeout (of each request).
+	timesource.Common `yaml:",inline"`
 	// Address is "auto", the path of chronyd's unix command socket (an
 	// absolute path), or host:port of its UDP command port.
 	Address string `yaml:"address"`
@@ -41,15 +44,11 @@ type Config struct {
 	ReplySocketDir string `yaml:"reply_socket_dir"`
 	// RuntimeDir is $RUNTIME_DIRECTORY, set by Resolve: not configured.
 	RuntimeDir string `yaml:"-"`
-	// PollInterval is the shortest time between two polls of chronyd.
-	PollInterval time.Duration `yaml:"poll_interval"`
 	// MaxPollInterval is the longest: between the two, the poller follows
 	// chronyd's own clock updates (polling just after the next one is due),
 	// backs off while chronyd does not answer, and polls at once after a
 	// clock set. At most PollInterval means every PollInterval.
 	MaxPollInterval time.Duration `yaml:"max_poll_interval"`
-	// Timeout bounds each request to chronyd.
-	Timeout time.Duration `yaml:"timeout"`
 	// ConfPath is the chrony.conf audited for runtime clock steps; empty
 	// turns the audit off.
 	ConfPath string `yaml:"conf_path"`
@@ -67,40 +66,29 @@ type Config struct {
 	// ServerStats reads chronyd's server side (serverstats, clients): auto
 	// (once chronyd has served someone, over its unix socket), on or off.
 	ServerStats string `yaml:"server_stats"`
-	// Role says what chronyd's readings may do: "authoritative" (the
-	// default: they may trigger a stepdown) or "second_opinion" (judged
-	// and alerted on, never a stepdown).
-	Role string `yaml:"role"`
-}
-
-// SourceRole is Role as a timesource.Role (authoritative unless valid and
-// second_opinion).
-func (c Config) SourceRole() timesource.Role {
-	r, err := timesource.ParseRole(c.Role)
-	if err != nil {
-		return timesource.Authoritative
-	}
-	return r
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
 	return Config{
-		Enabled:         true,
+		Common: timesource.Common{Mode: timesource.ModeAuto, Role: timesource.Authoritative.String(),
+			PollInterval: time.Second, Timeout: 500 * time.Millisecond},
 		Address:         AddressAuto,
-		PollInterval:    time.Second,
 		MaxPollInterval: 8 * time.Second,
-		Timeout:         500 * time.Millisecond,
 		ConfPath:        "/etc/chrony/chrony.conf",
-		Role:            timesource.Authoritative.String(),
 		ServerStats:     ServerStatsAuto,
 	}
+}
+
+// limits bound the common block: each poll is a round of requests.
+func limits() timesource.Limits {
+	return timesource.Limits{MinPoll: 100 * time.Millisecond, MaxPoll: time.Hour, Why: "each poll is a round of requests to chronyd"}
 }
 
 // Validate reports every problem with the configuration, naming each field
 // by its YAML path under `chrony:`.
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{c.Common.Validate("chrony", limits())}
 	switch {
 	case c.Address == "":
 		errs = append(errs, errors.New(`chrony.address: must be "auto", a unix socket path or host:port, got ""`))
@@ -110,19 +98,8 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf(`chrony.address: must be "auto", an absolute unix socket path or host:port, got %q`, c.Address))
 		}
 	}
-	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
-		errs = append(errs, fmt.Errorf("chrony.poll_interval: must be between 100ms and 1h (each poll is a round of requests to chronyd), got %s", c.PollInterval))
-	}
 	if c.MaxPollInterval < 0 || c.MaxPollInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("chrony.max_poll_interval: must be between 0 (poll every chrony.poll_interval) and 1h, got %s", c.MaxPollInterval))
-	}
-	if _, err := timesource.ParseRole(c.Role); err != nil {
-		errs = append(errs, fmt.Errorf("chrony.role: %w", err))
-	}
-	if c.Timeout < time.Millisecond {
-		errs = append(errs, fmt.Errorf("chrony.timeout: must be at least 1ms, got %s", c.Timeout))
-	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
-		errs = append(errs, fmt.Errorf("chrony.timeout: must not exceed chrony.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}
 	if c.ReplySocketDir != "" && !strings.HasPrefix(c.ReplySocketDir, "/") {
 		errs = append(errs, fmt.Errorf("chrony.reply_socket_dir: must be an absolute path, got %q", c.ReplySocketDir))
@@ -141,14 +118,14 @@ func (c Config) Resolve(getenv func(string) string) Config {
 }
 
 // Absence marks err, a failed first look for chronyd, as the source's absence
-// (timesource.Absent) when the address is "auto" and nothing listens where
+// (timesource.Absent) when the address is "auto", the mode not on, and nothing listens where
 // chronyd would (no socket file, or a stale one, and UDP port 323 refused):
 // chronyd is not running here, which on a host kept by ntpd or timesyncd is
 // no fault. An address given, or any other error (permission denied, a
 // timeout), stays a failure. Once chronyd has answered, losing it is a
 // failure too: callers use Absence only before the first answer.
 func (c Config) Absence(err error) error {
-	if err == nil || c.Address != AddressAuto || !nothingListens(err) {
+	if err == nil || c.Address != AddressAuto || c.Pinned() || !nothingListens(err) {
 		return err
 	}
 	return timesource.Absent(fmt.Errorf("chronyd is not running (%w)", err))

@@ -28,23 +28,18 @@ type Snapshot struct {
 	// is there, and failing, not absent (else a chronyd that never sends
 	// a valid figure would count as not running and the start say ok).
 	Answered bool
-	// Up reports whether the last poll succeeded.
-	Up bool
-	// Err is why the last poll failed, nil when it succeeded.
-	Err error
+	// Tally counts the polls: Up, Err (why the last failed), LastSuccess
+	// (with a monotonic reading: use time.Since), PollDuration, Polls and
+	// Failures.
+	loop.Tally
 	// Warning is why the connection is limited though it works (UDP
 	// because chronyd's socket cannot be used), or nil.
 	Warning error
 	// Transport and Address say how chronyd was reached last.
 	Transport Transport
 	Address   string
-	// LastAttempt and LastSuccess are when the last poll and the last
-	// successful one finished (with a monotonic reading: use time.Since).
-	LastAttempt, LastSuccess time.Time
-	// PollDuration is how long the last poll took.
-	PollDuration time.Duration
-	// Polls and Failures count polls since the start.
-	Polls, Failures uint64
+	// LastAttempt is when the last poll finished.
+	LastAttempt time.Time
 	// Audit is the last audit of chrony.conf; nil when it is off or has not
 	// run. AuditErr is why it failed.
 	Audit    *Audit
@@ -75,7 +70,7 @@ type Poller struct {
 	logger *slog.Logger
 	audit  func(path string) (*Audit, error)
 	wake   chan struct{}
-	polled chan struct{}
+	polled loop.Signal
 
 	mu   sync.RWMutex
 	snap Snapshot
@@ -107,7 +102,7 @@ func newPoller(cfg Config, c *Client, logger *slog.Logger) *Poller {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile, wake: make(chan struct{}, 1), polled: make(chan struct{}, 1)}
+	return &Poller{cfg: cfg, client: c, logger: logger, audit: AuditFile, wake: make(chan struct{}, 1)}
 }
 
 // Snapshot returns the last result. It never waits on chronyd.
@@ -121,11 +116,11 @@ func (p *Poller) Snapshot() Snapshot {
 // per-source figure (the exporter reads it).
 func (p *Poller) SourceDetails() bool { return p.cfg.SourceDetails }
 
-// Polled receives a value after each poll has published its snapshot (at
-// most one is kept waiting): a consumer that reads Reading when it fires,
-// rather than on a ticker of its own, sees every new figure at once and
-// wakes only as often as chronyd's data changes.
-func (p *Poller) Polled() <-chan struct{} { return p.polled }
+// Polled fires after each poll has published its snapshot: a consumer that
+// reads Reading when it fires, rather than on a ticker of its own, sees
+// every new figure at once and wakes only as often as chronyd's data
+// changes.
+func (p *Poller) Polled() *loop.Signal { return &p.polled }
 
 // Wake makes Run poll now (the clock was set: chronyd's figures change at
 // once). It never blocks.
@@ -225,32 +220,24 @@ func (p *Poller) Poll(ctx context.Context) {
 
 	p.mu.Lock()
 	s := p.snap
-	s.Polls++
+	if err != nil && !s.HaveData {
+		err = p.cfg.Absence(err)
+	}
+	wasUp := s.Count(start, end, err)
 	s.LastAttempt = end
-	s.PollDuration = end.Sub(start)
 	s.Transport, s.Address = tr, addr
-	s.Err, s.Warning = err, nil
-	wasUp := s.Up || s.Polls == 1
-	s.Up = err == nil
+	s.Warning = nil
 	if err != nil {
-		if !s.HaveData {
-			err = p.cfg.Absence(err)
-			s.Err = err
-		}
-		s.Failures++
 		p.failStreak++
 		s.Answered = s.Answered || (dialed && answered(err))
 	} else {
-		s.Data, s.HaveData, s.LastSuccess = d, true, end
+		s.Data, s.HaveData = d, true
 		p.failStreak = 0
 		s.Warning = warn
 	}
 	p.snap = s
 	p.mu.Unlock()
-	select {
-	case p.polled <- struct{}{}:
-	default:
-	}
+	p.polled.Notify()
 
 	// One line when the state changes, and one more for every reason not
 	// yet logged while the failure (or the limit) lasts.

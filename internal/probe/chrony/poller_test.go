@@ -214,6 +214,7 @@ func TestPollerWake(t *testing.T) {
 	p := newPoller(cfg, newClient(&replayDialer{dir: "testdata/unix-synced"}, time.Second, nil), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	polled := p.Polled().Listen()
 	go p.Run(ctx)
 	for deadline := time.Now().Add(10 * time.Second); p.Snapshot().Polls < 1; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -221,7 +222,7 @@ func TestPollerWake(t *testing.T) {
 		}
 	}
 	select {
-	case <-p.Polled():
+	case <-polled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Polled() did not fire after the first poll")
 	}
@@ -236,7 +237,8 @@ func TestPollerWake(t *testing.T) {
 // On a host without chronyd (ntpd or timesyncd keeps its clock), "auto"
 // finds no socket and nothing on UDP port 323: chronyd is absent, logged once
 // at INFO, and neither a failure nor an ERROR. A chronyd that answered once
-// and goes away, or an address given in the configuration, is a failure.
+// and goes away, an address given in the configuration, or mode on, is a
+// failure.
 func TestPollerChronydNotRunning(t *testing.T) {
 	t.Parallel()
 	// A loopback UDP port nothing listens on: the kernel refuses it.
@@ -275,6 +277,16 @@ func TestPollerChronydNotRunning(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `level=ERROR msg="cannot read chronyd"`) {
 		t.Errorf("chrony.address given: logs\n%s\nwant an ERROR", logs.String())
+	}
+
+	// mode: on at the auto address: expected, so nothing listening is a
+	// failure too.
+	on := cfg
+	on.Mode = timesource.ModeOn
+	p = newPoller(on, newClient(d, on.Timeout, nil), nil)
+	p.Poll(context.Background())
+	if r := p.Snapshot().Reading(); r.IsAbsent() || r.Err == nil {
+		t.Errorf("chrony.mode on, auto, nothing listening: reading %+v, want a failure", r)
 	}
 
 	// Found once, then gone: lost, not absent.

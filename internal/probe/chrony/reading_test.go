@@ -7,12 +7,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 func TestNotes(t *testing.T) {
 	t.Parallel()
-	snap := Snapshot{Polls: 9, Up: true, HaveData: true, Data: Data{Sources: []Source{{State: "unreach"}}},
+	snap := Snapshot{Tally: loop.Tally{Polls: 9, Up: true}, HaveData: true, Data: Data{Sources: []Source{{State: "unreach"}}},
 		Audit: &Audit{MaxSlewRate: DefaultMaxSlewRate, LeapSecMode: "slew", RTCSync: true}}
 	want := []timesource.Note{{Warning: true, Label: "chronyd", Text: "chronyd's only source is not selectable"},
 		{Label: "chrony.conf", Text: "There is no makestep directive: chronyd corrects every offset by slewing and never steps the clock after it starts."},
@@ -31,19 +32,19 @@ func TestReading(t *testing.T) {
 		want timesource.Reading
 	}{
 		{"not polled yet", Snapshot{}, timesource.Reading{Source: "chrony"}},
-		{"never answered: absent", Snapshot{Polls: 1, Err: errors.New("no chronyd")},
+		{"never answered: absent", Snapshot{Tally: loop.Tally{Polls: 1, Err: errors.New("no chronyd")}},
 			timesource.Reading{Source: "chrony", Err: errors.New("no chronyd")}},
-		{"synchronised", Snapshot{Polls: 1, Up: true, HaveData: true, Data: Data{Tracking: tracking, Sources: []Source{{State: "sync"}}}},
+		{"synchronised", Snapshot{Tally: loop.Tally{Polls: 1, Up: true}, HaveData: true, Data: Data{Tracking: tracking, Sources: []Source{{State: "sync"}}}},
 			timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true,
 				Offset: -2 * time.Millisecond, ErrorBound: 5 * time.Millisecond, Detail: "leap status normal"}},
-		{"every source lost: leap status still normal, not synchronised", Snapshot{Polls: 9, Up: true, HaveData: true,
+		{"every source lost: leap status still normal, not synchronised", Snapshot{Tally: loop.Tally{Polls: 9, Up: true}, HaveData: true,
 			Data: Data{Tracking: tracking, Sources: []Source{{State: "unreach"}}}},
 			timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: false,
 				Offset: -2 * time.Millisecond, ErrorBound: 5 * time.Millisecond, Detail: "leap status normal, no selectable source"}},
-		{"leap status unsynchronised", Snapshot{Polls: 1, Up: true, HaveData: true, Data: Data{Tracking: Tracking{Leap: LeapUnsynchronised}}},
+		{"leap status unsynchronised", Snapshot{Tally: loop.Tally{Polls: 1, Up: true}, HaveData: true, Data: Data{Tracking: Tracking{Leap: LeapUnsynchronised}}},
 			timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Leap: timesource.LeapUnsynchronized,
 				Detail: "leap status " + LeapUnsynchronised.String()}},
-		{"lost after answering", Snapshot{Polls: 5, HaveData: true, Err: errors.New("timeout"), Data: Data{Tracking: tracking}},
+		{"lost after answering", Snapshot{Tally: loop.Tally{Polls: 5, Err: errors.New("timeout")}, HaveData: true, Data: Data{Tracking: tracking}},
 			timesource.Reading{Source: "chrony", Found: true, HasData: true, Err: errors.New("timeout"), Synchronized: true,
 				Offset: -2 * time.Millisecond, ErrorBound: 5 * time.Millisecond, Detail: "leap status normal"}},
 	} {

@@ -171,15 +171,10 @@ type ServerSnapshot struct {
 	// Serving reports whether the server side is exported: mode on, or
 	// auto and chronyd has served someone.
 	Serving bool
-	// Up and Err are the last read's outcome. In auto mode over UDP Err
-	// wraps errServerStatsUDP and nothing is exported.
-	Up  bool
-	Err error
-	// LastSuccess is when the last read succeeded.
-	LastSuccess time.Time
-	// Polls and Failures count reads; failures only count when the server
-	// side is exported.
-	Polls, Failures uint64
+	// Tally counts the reads: Up and Err are the last read's outcome (in
+	// auto mode over UDP Err wraps errServerStatsUDP and nothing is
+	// exported); Failures only count when the server side is exported.
+	loop.Tally
 }
 
 // ServerPoller reads chronyd's server side on its own connection and
@@ -248,18 +243,19 @@ const notServingRecheck = time.Minute
 
 // Poll reads the server side once.
 func (p *ServerPoller) Poll(ctx context.Context) {
+	start := time.Now()
 	d, err := p.client.PollServer(ctx)
-	now := time.Now()
+	end := time.Now()
 	p.mu.Lock()
 	s := p.snap
-	s.Polls++
-	s.Up, s.Err = err == nil, err
 	if err == nil {
-		s.Data, s.HaveData, s.LastSuccess = d, true, now
+		s.Data, s.HaveData = d, true
 	}
 	s.Serving = p.mode == ServerStatsOn || (s.HaveData && (s.Data.Stats.Serving() || s.Data.Clients > 0))
-	if err != nil && s.Serving {
-		s.Failures++
+	if s.Serving {
+		s.Count(start, end, err)
+	} else {
+		s.CountAbsent(start, end, err)
 	}
 	p.snap = s
 	p.mu.Unlock()

@@ -3,30 +3,33 @@ package chrony
 import (
 	"context"
 	"io/fs"
-	"time"
 
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // StatusOnce asks chronyd once, as the daemon's poller would, for
-// `clockwatch status`: its reading, its status lines (none when it did not
-// answer) and its notes, the audit of the chrony.conf the running chronyd
-// reads among them (proc is /proc).
-func StatusOnce(ctx context.Context, cfg Config, proc fs.FS, now time.Time) (r timesource.Reading, lines []timesource.Line, notes []timesource.Note) {
+// `clockwatch status` (a timesource.StatusFunc): its reading, its status
+// lines (none when it did not answer) and its notes, the audit of the
+// chrony.conf the running chronyd reads (host.Proc) among them.
+func StatusOnce(ctx context.Context, cfg Config, host timesource.Host) (timesource.Status, bool) {
+	if !cfg.On() {
+		return timesource.Status{}, false
+	}
+	cfg = cfg.Resolve(host.Env)
 	cl := NewClient(cfg, nil)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*cfg.Timeout)
 	defer cancel()
 	d, err := cl.Poll(ctx)
 	err = cfg.Absence(err)
-	snap := Snapshot{Polls: 1, Up: err == nil, Err: err, Data: d, HaveData: err == nil, LastSuccess: now}
-	r = snap.Reading()
-	r.Role = cfg.SourceRole()
-	notes = append(snap.Notes(), AuditNotes(auditRunning(proc, cfg.ConfPath))...)
-	if err != nil {
-		return r, nil, notes
+	snap := Snapshot{Data: d, HaveData: err == nil}
+	snap.Count(host.Now, host.Now, err)
+	st := timesource.Status{Reading: snap.Reading(), Notes: append(snap.Notes(), AuditNotes(auditRunning(host.Proc, cfg.ConfPath))...)}
+	st.Reading.Role = cfg.SourceRole()
+	if err == nil {
+		st.Lines = d.StatusLines()
 	}
-	return r, d.StatusLines(), notes
+	return st, true
 }
 
 // auditRunning audits the chrony.conf the running chronyd reads (its -f,

@@ -38,7 +38,7 @@ func NewPoller(cfg Config, logger *slog.Logger) *Poller {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Poller{cfg: cfg, client: NewClient(cfg.HostPort(), cfg.Timeout), logger: logger}
-	p.snap.Update(func(s *Snapshot) { s.Found = cfg.Address != AddressAuto })
+	p.snap.Update(func(s *Snapshot) { s.Found = cfg.Address != AddressAuto || cfg.Pinned() })
 	return p
 }
 

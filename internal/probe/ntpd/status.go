@@ -7,11 +7,12 @@ import (
 )
 
 // StatusOnce asks ntpd once, as the daemon's poller would, for `clockwatch
-// status`: its reading and status lines. ok is false, and there is nothing
-// to add, when ntpd is off or, under "auto", absent.
-func StatusOnce(ctx context.Context, cfg Config) (r timesource.Reading, lines []timesource.Line, ok bool) {
-	if !cfg.Enabled {
-		return r, nil, false
+// status` (a timesource.StatusFunc): its reading and status lines. ok is
+// false, and there is nothing to add, when ntpd is off or, under "auto",
+// absent.
+func StatusOnce(ctx context.Context, cfg Config, _ timesource.Host) (st timesource.Status, ok bool) {
+	if !cfg.On() {
+		return st, false
 	}
 	p := NewPoller(cfg, nil)
 	defer p.Close()
@@ -19,12 +20,12 @@ func StatusOnce(ctx context.Context, cfg Config) (r timesource.Reading, lines []
 	defer cancel()
 	p.Poll(ctx)
 	s := p.Snapshot()
-	r = p.Reading()
-	if r.IsAbsent() {
-		return r, nil, false
+	st.Reading = p.Reading()
+	if st.Reading.IsAbsent() {
+		return st, false
 	}
-	if !s.HaveData {
-		return r, nil, true
+	if s.HaveData {
+		st.Lines = s.Data.StatusLines()
 	}
-	return r, s.Data.StatusLines(), true
+	return st, true
 }

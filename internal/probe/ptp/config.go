@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // AddressAuto makes clockwatch look for ptp4l at its default socket,
@@ -16,12 +18,15 @@ const DefaultSocket = "/var/run/ptp4l"
 
 // Config is the poller's part of the `ptp:` section of clockwatch's
 // configuration; the judges' part (ptp.triggers, ptp.health) is the
-// configuration's (package config), which converts it into the policy's and
-// health's own types: a source does not depend on its judges.
+// registry's (timesources.PTP embeds timesources.Judges beside it), which
+// the configuration converts into the policy's and health's own types: a
+// source does not depend on its judges.
 type Config struct {
-	// Enabled turns the ptp4l poller on. With the address "auto" a node
-	// without ptp4l costs one stat a poll and reports nothing.
-	Enabled bool `yaml:"enabled"`
+	// Common is the block every source shares: mode (auto: a node
+	// without ptp4l costs one stat a poll and reports nothing), the older
+	// enabled, role (authoritative by default), poll_interval and timeout
+	// (of each request).
+	timesource.Common `yaml:",inline"`
 	// Address is "auto" or the absolute path of ptp4l's management socket
 	// (its uds_address). A pinned path that cannot be read is reported
 	// down; "auto" without a socket is absent.
@@ -34,15 +39,12 @@ type Config struct {
 	// when ptp4l runs in clockwatch's network namespace; set a directory
 	// ptp4l can write to when it does not (a container, a test).
 	ReplySocketDir string `yaml:"reply_socket_dir"`
-	// PollInterval is how often ptp4l is read.
-	PollInterval time.Duration `yaml:"poll_interval"`
-	// Timeout bounds each request.
-	Timeout time.Duration `yaml:"timeout"`
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Enabled: true, Address: AddressAuto, PollInterval: time.Second, Timeout: 500 * time.Millisecond}
+	return Config{Common: timesource.Common{Mode: timesource.ModeAuto, Role: timesource.Authoritative.String(),
+		PollInterval: time.Second, Timeout: 500 * time.Millisecond}, Address: AddressAuto}
 }
 
 // SocketPath is the socket polled: the pinned path, or DefaultSocket.
@@ -53,10 +55,15 @@ func (c Config) SocketPath() string {
 	return c.Address
 }
 
+// expected reports whether ptp4l is expected (an address given, or mode
+// on): its absence is then a failure, not silence.
+func (c Config) expected() bool { return c.Address != AddressAuto || c.Pinned() }
+
 // Validate reports every problem, naming each field by its YAML path under
 // `ptp:`.
 func (c Config) Validate() error {
-	var errs []error
+	errs := []error{c.Common.Validate("ptp", timesource.Limits{MinPoll: 100 * time.Millisecond, MaxPoll: time.Hour,
+		Why: "each poll is a round of management requests"})}
 	if c.Address != AddressAuto && !strings.HasPrefix(c.Address, "/") {
 		errs = append(errs, fmt.Errorf(`ptp.address: must be "auto" or the absolute path of ptp4l's socket (uds_address), got %q`, c.Address))
 	}
@@ -65,14 +72,6 @@ func (c Config) Validate() error {
 	}
 	if c.ReplySocketDir != "" && !strings.HasPrefix(c.ReplySocketDir, "/") {
 		errs = append(errs, fmt.Errorf("ptp.reply_socket_dir: must be an absolute path, got %q", c.ReplySocketDir))
-	}
-	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
-		errs = append(errs, fmt.Errorf("ptp.poll_interval: must be between 100ms and 1h (each poll is a round of management requests), got %s", c.PollInterval))
-	}
-	if c.Timeout < time.Millisecond {
-		errs = append(errs, fmt.Errorf("ptp.timeout: must be at least 1ms, got %s", c.Timeout))
-	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
-		errs = append(errs, fmt.Errorf("ptp.timeout: must not exceed ptp.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}
 	return errors.Join(errs...)
 }

@@ -96,7 +96,7 @@ func NewPoller(cfg Config, logger *slog.Logger) *Poller {
 	path := cfg.SocketPath()
 	p := &Poller{cfg: cfg, logger: logger, stat: os.Stat,
 		client: NewClient(path, cfg.Domain, cfg.ReplySocketDir, cfg.Timeout)}
-	p.snap.Update(func(s *Snapshot) { s.Address, s.Found = path, cfg.Address != AddressAuto })
+	p.snap.Update(func(s *Snapshot) { s.Address, s.Found = path, cfg.expected() })
 	return p
 }
 
@@ -117,14 +117,14 @@ func (p *Poller) Run(ctx context.Context) error {
 // found ptp4l (a stat every second was most of what an idle clockwatch
 // spent on PTP).
 func (p *Poller) nextPoll() time.Duration {
-	return loop.Wait(p.cfg.Address != AddressAuto || p.Snapshot().Found, p.cfg.PollInterval)
+	return loop.Wait(p.cfg.expected() || p.Snapshot().Found, p.cfg.PollInterval)
 }
 
 // Poll reads ptp4l once and publishes the result. With "auto" and no socket
 // at the default path it does nothing until ptp4l has been found once;
 // after that, a vanished socket is ptp4l lost, reported down.
 func (p *Poller) Poll(ctx context.Context) {
-	if p.cfg.Address == AddressAuto && !p.Snapshot().Found {
+	if !p.cfg.expected() && !p.Snapshot().Found {
 		if _, err := p.stat(p.client.path); errors.Is(err, os.ErrNotExist) {
 			// Absent: not a poll, no metrics. The error makes the reading
 			// "looked, not there" rather than "not looked yet", which a

@@ -79,7 +79,7 @@ func TestPtp4l(t *testing.T) {
 	// which abstract sockets do not cross: a reply socket file does.
 	mc := NewClient(masterSock, 0, "", 200*time.Millisecond)
 	defer mc.Close()
-	sp := NewPoller(Config{Enabled: true, Address: slaveSock, ReplySocketDir: dir, PollInterval: time.Second, Timeout: 200 * time.Millisecond}, slog.New(slog.DiscardHandler))
+	sp := NewPoller(Config{Common: timesource.Common{Mode: timesource.ModeOn, PollInterval: time.Second, Timeout: 200 * time.Millisecond}, Address: slaveSock, ReplySocketDir: dir}, slog.New(slog.DiscardHandler))
 	defer sp.client.Close()
 
 	var m Data

@@ -268,17 +268,18 @@ func TestStatusOnce(t *testing.T) {
 	if _, err := os.Stat(DefaultSocket); err == nil {
 		t.Skip("a ptp4l runs here")
 	}
-	if r, got, ok := StatusOnce(context.Background(), DefaultConfig(), at); ok || got != nil || !r.IsAbsent() {
-		t.Errorf("StatusOnce() without ptp4l = %v %q %+v, want nothing, absent", ok, got, r)
+	host := timesource.Host{Now: at}
+	if st, ok := StatusOnce(context.Background(), DefaultConfig(), host); ok || st.Lines != nil || !st.Reading.IsAbsent() {
+		t.Errorf("StatusOnce() without ptp4l = %v %q %+v, want nothing, absent", ok, st.Lines, st.Reading)
 	}
 	c := DefaultConfig()
 	c.Address = filepath.Join(t.TempDir(), "ptp4l")
-	r, got, ok := StatusOnce(context.Background(), c, at)
-	if !ok || len(got) != 1 || !strings.Contains(got[0].Value, "does not exist: ptp4l is not running") || r.Up || r.Err == nil || r.IsAbsent() {
+	st, ok := StatusOnce(context.Background(), c, host)
+	if r, got := st.Reading, st.Lines; !ok || len(got) != 1 || !strings.Contains(got[0].Value, "does not exist: ptp4l is not running") || r.Up || r.Err == nil || r.IsAbsent() {
 		t.Errorf("StatusOnce() pinned to a missing socket = %v %q %+v", ok, got, r)
 	}
-	if _, got, ok := StatusOnce(context.Background(), Config{}, at); ok || got != nil {
-		t.Errorf("StatusOnce() with ptp off = %q, want nothing", got)
+	if st, ok := StatusOnce(context.Background(), Config{}, host); ok || st.Lines != nil {
+		t.Errorf("StatusOnce() with ptp off = %q, want nothing", st.Lines)
 	}
 }
 
@@ -311,7 +312,7 @@ func TestConfigValidate(t *testing.T) {
 			}
 		})
 	}
-	if c := DefaultConfig(); !c.Enabled || c.Address != AddressAuto || c.SocketPath() != "/var/run/ptp4l" || c.PollInterval != time.Second {
-		t.Errorf("DefaultConfig() = %+v, want enabled, auto (/var/run/ptp4l), 1s polls", c)
+	if c := DefaultConfig(); !c.On() || c.Mode != timesource.ModeAuto || c.Address != AddressAuto || c.SocketPath() != "/var/run/ptp4l" || c.PollInterval != time.Second {
+		t.Errorf("DefaultConfig() = %+v, want on, mode auto, auto (/var/run/ptp4l), 1s polls", c)
 	}
 }

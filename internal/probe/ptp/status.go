@@ -51,13 +51,13 @@ func Lines(s Snapshot, now time.Time) []timesource.Line {
 	return out
 }
 
-// StatusOnce polls ptp4l once, as `clockwatch status` does for chronyd,
-// and returns its reading and status lines, for health.Facts.AddSource.
-// ok is false, and there is nothing to add, when ptp4l is off, or absent
-// under "auto".
-func StatusOnce(ctx context.Context, cfg Config, now time.Time) (r timesource.Reading, lines []timesource.Line, ok bool) {
-	if !cfg.Enabled {
-		return r, nil, false
+// StatusOnce polls ptp4l once for `clockwatch status` (a
+// timesource.StatusFunc) and returns its reading and status lines. ok is
+// false, and there is nothing to add, when ptp4l is off, or absent under
+// "auto".
+func StatusOnce(ctx context.Context, cfg Config, host timesource.Host) (timesource.Status, bool) {
+	if !cfg.On() {
+		return timesource.Status{}, false
 	}
 	p := NewPoller(cfg, nil)
 	defer p.client.Close()
@@ -66,9 +66,9 @@ func StatusOnce(ctx context.Context, cfg Config, now time.Time) (r timesource.Re
 	p.Poll(ctx)
 	s := p.Snapshot()
 	if !s.Found {
-		return s.Reading(), nil, false
+		return timesource.Status{Reading: s.Reading()}, false
 	}
-	return s.Reading(), Lines(s, now), true
+	return timesource.Status{Reading: s.Reading(), Lines: Lines(s, host.Now)}, true
 }
 
 func accuracyText(a uint8) string {

@@ -42,6 +42,21 @@ func DefaultConfig() Config {
 	}
 }
 
+// On reports whether the probes run: when ntp_probes.servers lists a
+// server. The section has no mode: its list is its switch.
+func (c Config) On() bool { return len(c.Servers) > 0 }
+
+// Turn turns the probes off (no server) or, when servers are listed, on,
+// as --[no-]collector.ntp_probes does.
+func (c *Config) Turn(on bool) error {
+	if !on {
+		c.Servers = nil
+	} else if len(c.Servers) == 0 {
+		return errors.New("--collector.ntp_probes: ntp_probes.servers lists no server to probe")
+	}
+	return nil
+}
+
 // Validate reports every problem, naming each field by its YAML path under
 // `ntp_probes:`.
 func (c Config) Validate() error {

@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
-// Modes of the `timesyncd:` section.
+// Modes of the `timesyncd:` section (timesource's): auto reads timesyncd
+// when it is on the bus and stays silent when it is not; on pins it (its
+// absence is an error: logged, counted, and a reading that is found but not
+// up); off turns the poller off.
 const (
-	// ModeAuto reads timesyncd when it is on the bus and stays silent when
-	// it is not.
-	ModeAuto = "auto"
-	// ModeOn pins timesyncd: it is expected, and its absence is an error
-	// (logged, counted, and a reading that is found but not up).
-	ModeOn = "on"
-	// ModeOff turns the poller off.
-	ModeOff = "off"
+	ModeAuto = timesource.ModeAuto
+	ModeOn   = timesource.ModeOn
+	ModeOff  = timesource.ModeOff
 )
 
 // AddressSystem is the system bus: $DBUS_SYSTEM_BUS_ADDRESS, else
@@ -28,44 +28,29 @@ const defaultSystemBus = "unix:path=/run/dbus/system_bus_socket"
 
 // Config is the `timesyncd:` section of clockwatch's configuration.
 type Config struct {
-	// Mode is auto (the default), on or off.
-	Mode string `yaml:"mode"`
+	// Common is the block every source shares: mode (auto, the default,
+	// on or off), the older enabled, role (authoritative by default),
+	// poll_interval (timesyncd itself polls its server every 32 s to 34
+	// min, so a few seconds lose nothing) and timeout (of each poll,
+	// connecting to the bus included).
+	timesource.Common `yaml:",inline"`
 	// Address is "system" or a D-Bus address of the form unix:path=PATH.
 	Address string `yaml:"address"`
-	// PollInterval is how often timesyncd is read. timesyncd itself polls
-	// its server every 32 s to 34 min, so a few seconds lose nothing.
-	PollInterval time.Duration `yaml:"poll_interval"`
-	// Timeout bounds each poll (connecting to the bus included).
-	Timeout time.Duration `yaml:"timeout"`
 }
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Mode: ModeAuto, Address: AddressSystem, PollInterval: 5 * time.Second, Timeout: 2 * time.Second}
+	return Config{Common: timesource.Common{Mode: ModeAuto, Role: timesource.Authoritative.String(),
+		PollInterval: 5 * time.Second, Timeout: 2 * time.Second}, Address: AddressSystem}
 }
-
-// Enabled reports whether the poller runs.
-func (c Config) Enabled() bool { return c.Mode != ModeOff }
 
 // Validate reports every problem, naming each field by its YAML path under
 // `timesyncd:`.
 func (c Config) Validate() error {
-	var errs []error
-	switch c.Mode {
-	case ModeAuto, ModeOn, ModeOff:
-	default:
-		errs = append(errs, fmt.Errorf("timesyncd.mode: must be auto, on or off, got %q", c.Mode))
-	}
+	errs := []error{c.Common.Validate("timesyncd", timesource.Limits{MinPoll: 100 * time.Millisecond, MaxPoll: time.Hour,
+		Why: "each poll is a D-Bus call"})}
 	if _, err := socketPath(c.Address, noEnv); err != nil {
 		errs = append(errs, fmt.Errorf("timesyncd.address: %w", err))
-	}
-	if c.PollInterval < 100*time.Millisecond || c.PollInterval > time.Hour {
-		errs = append(errs, fmt.Errorf("timesyncd.poll_interval: must be between 100ms and 1h (each poll is a D-Bus call), got %s", c.PollInterval))
-	}
-	if c.Timeout < time.Millisecond {
-		errs = append(errs, fmt.Errorf("timesyncd.timeout: must be at least 1ms, got %s", c.Timeout))
-	} else if c.PollInterval > 0 && c.Timeout > c.PollInterval {
-		errs = append(errs, fmt.Errorf("timesyncd.timeout: must not exceed timesyncd.poll_interval (%s), got %s", c.PollInterval, c.Timeout))
 	}
 	return errors.Join(errs...)
 }

@@ -152,7 +152,7 @@ func newPoller(cfg Config, b Bus, logger *slog.Logger) *Poller {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Poller{cfg: cfg, bus: b, logger: logger, now: time.Now, wallNow: func() time.Time { return time.Now().Round(0) }}
-	p.snap.Update(func(s *Snapshot) { s.Pinned, s.Found = cfg.Mode == ModeOn, cfg.Mode == ModeOn })
+	p.snap.Update(func(s *Snapshot) { s.Pinned, s.Found = cfg.Pinned(), cfg.Pinned() })
 	return p
 }
 

@@ -60,13 +60,13 @@ func PollOnce(ctx context.Context, cfg Config) Snapshot {
 }
 
 // StatusOnce reads timesyncd once and returns its reading and status
-// lines, the shape of ptp.StatusOnce, for `clockwatch status`; ok is false
+// lines, for `clockwatch status` (a timesource.StatusFunc); ok is false
 // when it is off, or absent and not pinned (nothing to say).
-func StatusOnce(ctx context.Context, cfg Config, now time.Time) (r timesource.Reading, lines []timesource.Line, ok bool) {
-	if !cfg.Enabled() {
-		return r, nil, false
+func StatusOnce(ctx context.Context, cfg Config, host timesource.Host) (timesource.Status, bool) {
+	if !cfg.On() {
+		return timesource.Status{}, false
 	}
-	s := PollOnce(ctx, cfg)
-	lines = Lines(s, now)
-	return s.Reading(now), lines, len(lines) > 0
+	s := PollOnce(ctx, cfg.Resolve(host.Env))
+	st := timesource.Status{Reading: s.Reading(host.Now), Lines: Lines(s, host.Now)}
+	return st, len(st.Lines) > 0
 }

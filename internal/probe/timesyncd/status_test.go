@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/loop"
+	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -75,11 +76,12 @@ func TestStatusOnceWithoutTimesyncd(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Address = "unix:path=" + t.TempDir() + "/no-bus"
-	if _, got, ok := StatusOnce(context.Background(), cfg, time.Now()); ok || got != nil {
-		t.Errorf("StatusOnce without timesyncd = %q, %v, want no lines", got, ok)
+	host := timesource.Host{Now: time.Now()}
+	if st, ok := StatusOnce(context.Background(), cfg, host); ok || st.Lines != nil {
+		t.Errorf("StatusOnce without timesyncd = %q, %v, want no lines", st.Lines, ok)
 	}
 	cfg.Mode = ModeOn
-	if r, got, ok := StatusOnce(context.Background(), cfg, time.Now()); !ok || len(got) != 1 || !strings.Contains(got[0].Value, "no system bus at") || r.IsAbsent() {
-		t.Errorf("StatusOnce pinned without a bus = %q, want one line saying so", got)
+	if st, ok := StatusOnce(context.Background(), cfg, host); !ok || len(st.Lines) != 1 || !strings.Contains(st.Lines[0].Value, "no system bus at") || st.Reading.IsAbsent() {
+		t.Errorf("StatusOnce pinned without a bus = %q, want one line saying so", st.Lines)
 	}
 }

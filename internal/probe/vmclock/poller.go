@@ -29,14 +29,12 @@ type Opener func(path string) (Device, error)
 type Snapshot struct {
 	// Found is set once the device was read in this process.
 	Found bool
-	// Up is true when the last read succeeded; Err says why not.
-	Up  bool
-	Err error
-	// Page is the last good read; LastSuccess when it was made.
-	Page        Page
-	LastSuccess time.Time
-	// Polls and Failures count reads and failed reads.
-	Polls, Failures uint64
+	// Tally counts the reads (a device that cannot be opened too, but not
+	// one absent under auto): Up, Err, LastSuccess (of Page), Polls and
+	// Failures.
+	loop.Tally
+	// Page is the last good read.
+	Page Page
 	// Disruptions counts the marker changes this process saw;
 	// DisruptionAt is when it saw the last.
 	Disruptions  uint64
@@ -108,7 +106,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	}()
 	loop.Next(ctx, func(context.Context) time.Duration {
 		p.Poll()
-		return loop.Wait(p.cfg.Mode == ModeOn || p.Snapshot().Found, p.cfg.PollInterval)
+		return loop.Wait(p.cfg.Pinned() || p.Snapshot().Found, p.cfg.PollInterval)
 	})
 	return nil
 }
@@ -125,6 +123,7 @@ func (p *Poller) Poll() {
 		}
 		p.dev = dev
 	}
+	start := p.opts.Now()
 	page, err := p.dev.Read()
 	if errors.Is(err, ErrTruncated) {
 		// The file shrank under the mapping: map it again at the next
@@ -136,10 +135,8 @@ func (p *Poller) Poll() {
 	p.mu.Lock()
 	s := p.snap
 	wasUp, first := s.Up, !s.Found
-	s.Polls++
+	s.Count(start, now, err)
 	if err != nil {
-		s.Up, s.Err = false, err
-		s.Failures++
 		p.snap = s
 		p.mu.Unlock()
 		p.logFailure("cannot read the VMClock page", err)
@@ -152,7 +149,7 @@ func (p *Poller) Poll() {
 		s.Disruptions++
 		s.DisruptionAt = now
 	}
-	s.Found, s.Up, s.Err, s.Page, s.LastSuccess = true, true, nil, page, now
+	s.Found, s.Page = true, page
 	p.snap = s
 	p.mu.Unlock()
 	// The stepdown first, the log after: the hook is what lease holders
@@ -180,7 +177,7 @@ func (p *Poller) Poll() {
 func (p *Poller) failOpen(err error) {
 	p.mu.Lock()
 	s := p.snap
-	absent := errors.Is(err, os.ErrNotExist) && p.cfg.Mode == ModeAuto && !s.Found
+	absent := errors.Is(err, os.ErrNotExist) && !p.cfg.Pinned() && !s.Found
 	looked := s.Err != nil
 	if absent {
 		s.Err = timesource.Absent(fmt.Errorf("no VMClock device at %s (not a VM whose hypervisor offers one, or ptp_vmclock not loaded): %w", p.cfg.Path, err))
@@ -191,9 +188,8 @@ func (p *Poller) failOpen(err error) {
 		}
 		return
 	}
-	s.Polls++
-	s.Failures++
-	s.Up, s.Err = false, fmt.Errorf("opening the VMClock device: %w", err)
+	now := p.opts.Now()
+	s.Count(now, now, fmt.Errorf("opening the VMClock device: %w", err))
 	p.snap = s
 	p.mu.Unlock()
 	p.logFailure("cannot open the VMClock device", err)

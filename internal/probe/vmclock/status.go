@@ -1,17 +1,20 @@
 package vmclock
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
-// StatusOnce reads the page once for `clockwatch status`: nothing (ok
-// false) when the source is off or, in mode auto, the device is absent.
-func StatusOnce(cfg Config) (r timesource.Reading, lines []timesource.Line, ok bool) {
-	if !cfg.Enabled() {
-		return r, nil, false
+// StatusOnce reads the page once for `clockwatch status` (a
+// timesource.StatusFunc; a read does not wait, so ctx is not needed):
+// nothing (ok false) when the source is off or, in mode auto, the device is
+// absent.
+func StatusOnce(_ context.Context, cfg Config, _ timesource.Host) (st timesource.Status, ok bool) {
+	if !cfg.On() {
+		return st, false
 	}
 	p := NewPoller(cfg, nil, Options{})
 	p.Poll()
@@ -19,11 +22,12 @@ func StatusOnce(cfg Config) (r timesource.Reading, lines []timesource.Line, ok b
 		defer p.dev.Close()
 	}
 	s := p.Snapshot()
-	r = s.Reading()
-	if r.IsAbsent() {
-		return r, nil, false
+	st.Reading = s.Reading()
+	if st.Reading.IsAbsent() {
+		return st, false
 	}
-	return r, Lines(s), true
+	st.Lines = Lines(s)
+	return st, true
 }
 
 // Lines is the snapshot's state as `clockwatch status` prints it.
