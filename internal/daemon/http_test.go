@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,4 +250,35 @@ func TestHTTPLimitsAtScale(t *testing.T) {
 		t.Errorf("a silent connection was not closed by the server within %s: %v", httpReadHeaderTimeout+5*time.Second, err)
 	}
 	t.Logf("a silent connection closed after %s", time.Since(began).Round(time.Millisecond))
+}
+
+// TestHTTPRequestsPaced: past a burst, requests are served at
+// httpRequestRate, and one whose client would leave before its turn is not
+// served at all (issue 32: 64 connections asking for /metrics in a loop
+// took the processors the stepdown announcements needed).
+func TestHTTPRequestsPaced(t *testing.T) {
+	t.Parallel()
+	served := 0
+	h := newConnLimiter(8).paced(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }))
+	get := func(ctx context.Context) {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, http.MethodGet, "/metrics", nil))
+	}
+	for range httpBurst {
+		get(context.Background())
+	}
+	if served != httpBurst {
+		t.Fatalf("the burst: %d of %d requests served", served, httpBurst)
+	}
+	// The next turn is 1/httpRequestRate (31 ms) away: a client that waits
+	// 5 ms is gone before it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	get(ctx)
+	if served != httpBurst {
+		t.Errorf("a request whose client leaves before its turn was served")
+	}
+	get(context.Background())
+	if served != httpBurst+1 {
+		t.Errorf("a request that waits for its turn was not served")
+	}
 }

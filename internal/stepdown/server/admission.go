@@ -192,8 +192,8 @@ func drillHold(seconds float64, maxHold time.Duration) (time.Duration, error) {
 	return time.Duration(seconds * float64(time.Second)), nil
 }
 
-// pacer spaces events out to a rate once a burst is spent: wait sleeps
-// until the next event may come. Only the accept loop uses it.
+// pacer spaces events out to a rate once a burst is spent. Only the accept
+// loop uses it.
 type pacer struct {
 	every time.Duration
 	burst time.Duration
@@ -205,14 +205,12 @@ func newPacer(perSecond, burst int) *pacer {
 	return &pacer{every: every, burst: every * time.Duration(burst)}
 }
 
-// wait takes one event's token, sleeping while the burst is spent.
-func (p *pacer) wait() {
-	now := time.Now()
+// take takes one event's token at now and returns how long to wait before
+// the event: zero while the burst lasts.
+func (p *pacer) take(now time.Time) time.Duration {
 	if p.next.Before(now) {
 		p.next = now
 	}
 	p.next = p.next.Add(p.every)
-	if ahead := p.next.Sub(now); ahead > p.burst {
-		time.Sleep(ahead - p.burst)
-	}
+	return max(0, p.next.Sub(now)-p.burst)
 }

@@ -378,7 +378,9 @@ func (s *Server) acceptLoop(a *acceptor) error {
 		backoff = 0
 		s.met.connections.Inc()
 		if !s.admit(fd) {
-			pace.wait()
+			if d := pace.take(time.Now()); d > 0 {
+				time.Sleep(d)
+			}
 		}
 	}
 }

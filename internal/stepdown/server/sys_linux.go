@@ -30,7 +30,12 @@ func PeerCred(fd int) (Cred, error) {
 // listener.
 type acceptor struct {
 	f      *os.File
+	rc     syscall.RawConn
 	closed atomic.Bool
+	// What the callback, made once, leaves (only accept's goroutine).
+	nfd      int
+	aerr     error
+	callback func(fd uintptr) bool
 }
 
 func newAcceptor(l net.Listener) (*acceptor, error) {
@@ -54,36 +59,46 @@ func newAcceptor(l net.Listener) (*acceptor, error) {
 		unix.Close(dup)
 		return nil, os.NewSyscallError("setting O_NONBLOCK", err)
 	}
-	return &acceptor{f: os.NewFile(uintptr(dup), "stepdown-listener")}, nil
+	a := &acceptor{f: os.NewFile(uintptr(dup), "stepdown-listener")}
+	if a.rc, err = a.f.SyscallConn(); err != nil {
+		a.f.Close()
+		return nil, err
+	}
+	a.callback = func(fd uintptr) bool {
+		// accept4 without the peer's address: unix.Accept4 allocates
+		// one for every connection.
+		nfd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, fd, 0, 0, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+		for errno == unix.EINTR {
+			nfd, _, errno = unix.Syscall6(unix.SYS_ACCEPT4, fd, 0, 0, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+		}
+		a.nfd, a.aerr = int(nfd), nil
+		if errno != 0 {
+			a.nfd, a.aerr = -1, errno
+		}
+		return errno != unix.EAGAIN
+	}
+	return a, nil
 }
 
 // accept returns the next connection's descriptor (non-blocking,
 // close-on-exec); once close is called, an error that is os.ErrClosed.
 func (a *acceptor) accept() (int, error) {
-	rc, err := a.f.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	nfd := -1
-	var aerr error
-	err = rc.Read(func(fd uintptr) bool {
-		nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		return aerr != unix.EAGAIN
-	})
+	a.nfd, a.aerr = -1, nil
+	err := a.rc.Read(a.callback)
 	if a.closed.Load() {
 		// The file's "use of closed file" is not os.ErrClosed.
-		if err == nil && aerr == nil {
-			unix.Close(nfd)
+		if err == nil && a.aerr == nil {
+			unix.Close(a.nfd)
 		}
 		return -1, os.ErrClosed
 	}
 	if err != nil {
 		return -1, err
 	}
-	if aerr != nil {
-		return -1, os.NewSyscallError("accept4", aerr)
+	if a.aerr != nil {
+		return -1, os.NewSyscallError("accept4", a.aerr)
 	}
-	return nfd, nil
+	return a.nfd, nil
 }
 
 func (a *acceptor) close() error {
