@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -39,6 +40,7 @@ func main() {
 		bin    = flag.String("clockwatch", "", "the clockwatch binary to measure")
 		drills = flag.Int("drills", 200, "drills per phase")
 		hold   = flag.Duration("hold", 20*time.Millisecond, "each drill's hold")
+		nice   = flag.Int("nice", 0, "the daemon's nice value (the unit's is -10)")
 		phases = flag.String("phases", "baseline,connect,silent,http,scrape,tls,all,baseline", "the phases, in order")
 		// A flood child's flags.
 		flood  = flag.String("flood", "", "run as a flood of this kind (a child of this command)")
@@ -58,13 +60,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "isolation: -clockwatch is required")
 		os.Exit(2)
 	}
-	if err := run(*bin, *drills, *hold, strings.Split(*phases, ",")); err != nil {
+	if err := run(*bin, *nice, *drills, *hold, strings.Split(*phases, ",")); err != nil {
 		fmt.Fprintf(os.Stderr, "isolation: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, drills int, hold time.Duration, phases []string) error {
+func run(bin string, nice, drills int, hold time.Duration, phases []string) error {
 	if os.Geteuid() != 0 {
 		return errors.New("must run as root: the floods run as other uids")
 	}
@@ -77,7 +79,7 @@ func run(bin string, drills int, hold time.Duration, phases []string) error {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
 	}
-	d, err := startDaemon(bin, dir)
+	d, err := startDaemon(bin, nice, dir)
 	if err != nil {
 		return err
 	}
@@ -92,7 +94,7 @@ func run(bin string, drills int, hold time.Duration, phases []string) error {
 	}
 	defer sub.conn.Close()
 
-	fmt.Printf("clockwatch %s, %d drills of %s a phase; load at start: %s\n", bin, drills, hold, loadavg())
+	fmt.Printf("clockwatch %s at nice %d, %d drills of %s a phase; load at start: %s\n", bin, nice, drills, hold, loadavg())
 	fmt.Printf("%-9s | %-28s | %-28s | %-26s | %s | %s\n", "phase", "drill→stepdown p50/p99/max", "resume made→read p50/p99/max", "new root client's hello", "subscribers", "×baseline p99 (drill, resume)")
 	var base [2]summary
 	for i, ph := range phases {
@@ -132,7 +134,7 @@ type daemon struct {
 
 var listeningRE = regexp.MustCompile(`msg="Listening on" address=(\S+)`)
 
-func startDaemon(bin, dir string) (*daemon, error) {
+func startDaemon(bin string, nice int, dir string) (*daemon, error) {
 	cert, key, err := writeCert(dir)
 	if err != nil {
 		return nil, err
@@ -157,7 +159,9 @@ func startDaemon(bin, dir string) (*daemon, error) {
 	if err := os.Mkdir(state, 0o700); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--config.file="+conf, "--web.config.file="+webConf, "--web.listen-address=127.0.0.1:0")
+	// nice(1) sets the value before the daemon starts a thread: every
+	// thread has it (it is per thread on Linux).
+	cmd := exec.Command("nice", "-n", fmt.Sprint(nice), bin, "--config.file="+conf, "--web.config.file="+webConf, "--web.listen-address=127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+state, "RUNTIME_DIRECTORY="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
@@ -300,6 +304,8 @@ func runFlood(kind, socket, addr string, n int) error {
 		// Idle connections up to what admission allows, then four loops
 		// of connect and close.
 		var held []net.Conn
+		// Unreachable connections are closed by their finalizers.
+		defer func() { runtime.KeepAlive(held) }()
 		for range n {
 			c, err := net.Dial("unix", socket)
 			if err != nil {
@@ -319,7 +325,8 @@ func runFlood(kind, socket, addr string, n int) error {
 		select {}
 	case "silent":
 		var held []net.Conn
-		for range n {
+		defer func() { runtime.KeepAlive(held) }()
+		for len(held) < n {
 			c, err := net.Dial("unix", socket)
 			if err != nil {
 				time.Sleep(10 * time.Millisecond)
