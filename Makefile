@@ -97,6 +97,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./... ./stepdown/...
 	./scripts/bench-daemon.sh
 
+## bench-isolation: a root subscriber's events while other uids flood the stepdown socket and HTTPS
+## (scripts/bench-isolation.sh; as root).
+.PHONY: bench-isolation
+bench-isolation:
+	./scripts/bench-isolation.sh
+
 ## bench-peers: clockwatch beside node_exporter (and chrony_exporter) against one chronyd -x, interleaved (scripts/bench-peers.sh).
 bench-peers:
 	./scripts/bench-peers.sh
