@@ -569,20 +569,19 @@ func (s *Server) sendLocked(all []*client, b []byte) int {
 	}
 	lagged := make([][]*client, workers)
 	var wg sync.WaitGroup
-	for w := range workers {
-		send := func() {
-			for i := w; i < len(all); i += workers {
-				if c := all[i]; !c.send(b) {
-					lagged[w] = append(lagged[w], c)
-				}
+	send := func(w int) {
+		for i := w; i < len(all); i += workers {
+			if c := all[i]; !c.send(b) {
+				lagged[w] = append(lagged[w], c)
 			}
 		}
-		if w == workers-1 {
-			send()
-		} else {
-			wg.Go(send)
-		}
 	}
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { send(w) })
+	}
+	// The first stripe, which the front of the order heads, on this
+	// goroutine: a new goroutine waits for a processor.
+	send(0)
 	wg.Wait()
 	n := len(all)
 	for _, l := range lagged {
