@@ -21,4 +21,8 @@
 // without KVM for about 6 minutes, so a plain go test skips it: make test runs
 // it on its own after the other tests (make test-systemd-vm), with
 // CLOCKWATCH_SYSTEMD_VM_TEST=1, as root.
+//
+// CLOCKWATCH_SYSTEMD_VM_FAULT=stall injects a fault of the daemon (frozen
+// across the guest's step for 2 s): that run must fail, which shows that the
+// checks judge the daemon and not only the harness.
 package systemdvm

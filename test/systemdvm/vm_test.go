@@ -26,6 +26,13 @@ import (
 // EnvVMTest opts in to this test.
 const EnvVMTest = "CLOCKWATCH_SYSTEMD_VM_TEST"
 
+// EnvFault names a fault of the daemon to inject in the first boot, to show
+// that the checks fail for it (issue 32 item 6); empty injects none.
+// "stall": the daemon is stopped (SIGSTOP) just before the guest's step and
+// continued 2 s after it, as a daemon stuck in a system call would be: the
+// stepdown comes 2 s late and "the daemon saw the step within 1 s" fails.
+const EnvFault = "CLOCKWATCH_SYSTEMD_VM_FAULT"
+
 const (
 	cacheDir = "/var/cache/clockwatch-test"
 	version  = "1.0.0"
@@ -283,7 +290,16 @@ func TestPackageUnderSystemd(t *testing.T) {
 	img := initrd(t, files.module)
 
 	// The VMClock boot after it takes 25 s quiet.
-	facts := boot(t, machine{qemu: testtool.Require(t, "qemu-system-x86_64"), kernel: kernel}, img, 3*time.Minute)
+	first := machine{qemu: testtool.Require(t, "qemu-system-x86_64"), kernel: kernel}
+	switch fault := os.Getenv(EnvFault); fault {
+	case "":
+	case "stall":
+		first.cmdline = " clockwatch.fault=" + fault
+		t.Logf("%s=%s: this run must fail", EnvFault, fault)
+	default:
+		t.Fatalf("%s=%q: the faults are: stall", EnvFault, fault)
+	}
+	facts := boot(t, first, img, 3*time.Minute)
 	keys := make([]string, 0, len(facts))
 	for k := range facts {
 		keys = append(keys, k)
