@@ -450,16 +450,21 @@ func TestPackageUnderSystemd(t *testing.T) {
 		{"the stepdown's reason is step", eq("rs_step_stepdown_reasons", "step:500")},
 		{"the drill before the step is asked for", eq("rs_drill_sent", "true")},
 		{"all 500 hear the drill's stepdown and resume", eq("rs_drill_clients", "500")},
-		{"the step's stepdown reaches all 500 about as fast as the drill's did in this run (at most twice its slowest, plus 0.5 s)", func() error {
+		{"the step's stepdown reaches all 500 about as fast as the drill's did in this run (at most twice its slowest, plus 1.5 s)", func() error {
 			// From the stepdown's mono_ns to each client's receipt, against
 			// the same for the drill just before: the guest's speed (host
-			// load) sets both. The step's was 0.1–2.2 s after the clock
-			// change at host load 20–24.
+			// load) sets both. The step also wakes every timer the guest's
+			// processes set on CLOCK_REALTIME (systemd's among them), which
+			// the drill does not: at host load 4 the step's slowest took
+			// 867 ms against the drill's 105 ms (2×+0.5 s failed, the daemon
+			// had seen the step in 8 ms); it was 0.1–2.2 s after the clock
+			// change at host load 20–24. A daemon that sees the step late
+			// fails the check below; one that delivers it late, this one.
 			d, errD := strconv.ParseFloat(facts["rs_drill_delivery_max_ms"], 64)
 			if errD != nil {
 				return fmt.Errorf("rs_drill_delivery_max_ms = %q", facts["rs_drill_delivery_max_ms"])
 			}
-			return within("rs_step_stepdown_delivery_max_ms", 0, 2*d+500)
+			return within("rs_step_stepdown_delivery_max_ms", 0, 2*d+1500)
 		}},
 		// Judged from the system call that stepped the clock (the mark),
 		// with the stepdown's mono_ns (CLOCK_MONOTONIC when the daemon saw
