@@ -96,5 +96,5 @@
 // event once the journal has made it durable (nothing is announced before
 // the epoch is fsync'd), each wake-up from suspend, and each poll of the
 // kernel and the time sources. A new trigger reason is a row of the policy's
-// trigger table (internal/stepdown/policy/reasons.go), not a change here.
+// trigger table (internal/policy/reasons.go), not a change here.
 package announce

@@ -3,7 +3,7 @@ package config
 import (
 	"errors"
 
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 )
 

@@ -20,7 +20,7 @@ const module = "github.com/clockwatch/clockwatch/"
 // internal/probe, which reads the host.
 func TestJudgesDependOnNoSource(t *testing.T) {
 	t.Parallel()
-	judges := []string{"internal/health", "internal/stepdown/policy", "internal/announce"}
+	judges := []string{"internal/health", "internal/policy", "internal/announce"}
 	for _, pkg := range judges {
 		deps := goListDeps(t, module+pkg)
 		if len(deps) < 3 {

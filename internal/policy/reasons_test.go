@@ -223,7 +223,7 @@ func TestDisrupts(t *testing.T) {
 func TestWireConstantsAreRows(t *testing.T) {
 	t.Parallel()
 	notTriggers := map[stepdown.Reason]bool{stepdown.ReasonDrill: true, stepdown.ReasonStarting: true, stepdown.ReasonPeerUnreachable: true}
-	f, err := parser.ParseFile(token.NewFileSet(), "../../../stepdown/wire.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "../../stepdown/wire.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,11 +270,11 @@ func yamlDuration(d time.Duration) string {
 // table of reasons (its reason and the setting that tunes it).
 func TestTableIsDocumented(t *testing.T) {
 	t.Parallel()
-	config, err := os.ReadFile("../../../docs/configuration.md")
+	config, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	protocol, err := os.ReadFile("../../../docs/stepdown-protocol.md")
+	protocol, err := os.ReadFile("../../docs/stepdown-protocol.md")
 	if err != nil {
 		t.Fatal(err)
 	}
