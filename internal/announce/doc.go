@@ -19,7 +19,7 @@
 // not run) closes the Subscription. The Delivery it asks for is the only
 // difference:
 //
-//   - the stepdown socket (internal/stepdown/server), InLine: its delivery
+//   - the stepdown socket (internal/transport/socket), InLine: its delivery
 //     only queues the message for each client, and the latency from a step
 //     to the clients' sockets is the point of it. It keeps the last
 //     Update's Snapshot itself, under its own mutex with the broadcast, and
