@@ -202,7 +202,7 @@ func BenchmarkSubscriberMemory(b *testing.B) {
 // writers counts the goroutines writing to a client that fell behind.
 func writers() int {
 	buf := make([]byte, 1<<20)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "server.(*client).writeLoop(")
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "socket.(*client).writeLoop(")
 }
 
 // TestWriterEndsOnceCaughtUp: a client that falls behind gets a writer
