@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/health"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -51,7 +51,7 @@ func askDaemon(ctx context.Context, path string) (stepdown.Message, error) {
 // daemon tells lock holders, and says when the two differ and why: status
 // judges by the health thresholds now, the socket by the stepdown triggers,
 // their grace periods and the hold-down.
-func writeDaemonState(w io.Writer, sd server.Config, hello stepdown.Message, askErr error, v health.Verdict, now time.Time) {
+func writeDaemonState(w io.Writer, sd socket.Config, hello stepdown.Message, askErr error, v health.Verdict, now time.Time) {
 	switch {
 	case !sd.Enabled:
 		fmt.Fprintf(w, "Stepdown state : off (stepdown.enabled: false): no socket, lock holders are told nothing\n")

@@ -9,13 +9,13 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
+	"github.com/clockwatch/clockwatch/cmd/clockwatch/internal/subscriber"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("drill", "Ask the running clockwatch to send every subscriber a stepdown marked as a drill, then a resume. Root, clockwatch's user and stepdown.drill_uids only.")
-	var o tool.DrillOptions
+	var o subscriber.DrillOptions
 	var reason string
 	cmd.Flag("socket", "Path of clockwatch's stepdown socket; by default where the daemon opens it (stepdown.socket, under RUNTIME_DIRECTORY when that is set).").PlaceHolder("PATH").StringVar(&o.Path)
 	cmd.Flag("reason", "Reason the drill's stepdown carries.").Default("drill").
@@ -30,8 +30,8 @@ func addDrillCommand(app *kingpin.Application, c *cli) subcommand {
 			return 2
 		}
 		o.Path, o.Reason = path, stepdown.Reason(reason)
-		if err := tool.Drill(ctx, c.stdout, o); err != nil {
-			if errors.Is(err, tool.ErrDial) {
+		if err := subscriber.Drill(ctx, c.stdout, o); err != nil {
+			if errors.Is(err, subscriber.ErrDial) {
 				// No daemon, or the socket's group: say which, plainly.
 				err = errors.New(explainSocket(o.Path, err))
 			}

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
 // The directories of a user other than root. clockwatch keeps its state in
@@ -76,17 +76,17 @@ type userDir struct{ dir, instead string }
 // whose environment and configuration leave a directory at its default,
 // which that user may not write, the user's own directory instead, created
 // (used says which, for the log).
-func daemonDirs(getenv func(string) string, uid int, socket, journalDir string) (env func(string) string, used []userDir, err error) {
+func daemonDirs(getenv func(string) string, uid int, sockPath, journalDir string) (env func(string) string, used []userDir, err error) {
 	if uid == 0 {
 		return getenv, nil, nil
 	}
 	var runtime, state string
-	if getenv("RUNTIME_DIRECTORY") == "" && socket == server.DefaultSocket && !mayWrite(filepath.Dir(server.DefaultSocket)) {
+	if getenv("RUNTIME_DIRECTORY") == "" && sockPath == socket.DefaultSocket && !mayWrite(filepath.Dir(socket.DefaultSocket)) {
 		runtime = userRuntimeDir(getenv, uid)
 		if err := ownDir(runtime, uid); err != nil {
-			return nil, nil, fmt.Errorf("%s is not writable by uid %d, and its own runtime directory: %w (set RUNTIME_DIRECTORY or stepdown.socket)", filepath.Dir(server.DefaultSocket), uid, err)
+			return nil, nil, fmt.Errorf("%s is not writable by uid %d, and its own runtime directory: %w (set RUNTIME_DIRECTORY or stepdown.socket)", filepath.Dir(socket.DefaultSocket), uid, err)
 		}
-		used = append(used, userDir{runtime, filepath.Dir(server.DefaultSocket)})
+		used = append(used, userDir{runtime, filepath.Dir(socket.DefaultSocket)})
 	}
 	if getenv("STATE_DIRECTORY") == "" && journalDir == "" && !mayWrite(journal.DefaultDir) {
 		if state = userStateDir(getenv); state == "" {
@@ -104,15 +104,15 @@ func daemonDirs(getenv func(string) string, uid int, socket, journalDir string) 
 // whose environment and configuration leave a directory at its default, the
 // user's own directory when the system's is not there for them (missing, or
 // closed to them) and the user's is (their daemon made it).
-func clientDirs(getenv func(string) string, uid int, socket, journalDir string) func(string) string {
+func clientDirs(getenv func(string) string, uid int, sockPath, journalDir string) func(string) string {
 	if uid == 0 {
 		return getenv
 	}
 	var runtime, state string
-	if getenv("RUNTIME_DIRECTORY") == "" && socket == server.DefaultSocket {
-		if _, err := os.Stat(server.DefaultSocket); err != nil {
+	if getenv("RUNTIME_DIRECTORY") == "" && sockPath == socket.DefaultSocket {
+		if _, err := os.Stat(socket.DefaultSocket); err != nil {
 			own := userRuntimeDir(getenv, uid)
-			if _, err := os.Stat(filepath.Join(own, filepath.Base(server.DefaultSocket))); err == nil {
+			if _, err := os.Stat(filepath.Join(own, filepath.Base(socket.DefaultSocket))); err == nil {
 				runtime = own
 			}
 		}

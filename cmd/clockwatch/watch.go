@@ -8,12 +8,12 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/clockwatch/clockwatch/internal/stepdown/tool"
+	"github.com/clockwatch/clockwatch/cmd/clockwatch/internal/subscriber"
 )
 
 func addWatchCommand(app *kingpin.Application, c *cli) subcommand {
 	cmd := app.Command("watch", "Print the stepdown socket's events as they come. Exit codes: 0 when interrupted, 3 on stepdown (--exit-on-stepdown), 4 when the daemon is unreachable (--exit-on-unknown).")
-	var o tool.WatchOptions
+	var o subscriber.WatchOptions
 	cmd.Flag("socket", "Path of clockwatch's stepdown socket; by default where the daemon opens it (stepdown.socket, under RUNTIME_DIRECTORY when that is set).").PlaceHolder("PATH").StringVar(&o.Path)
 	cmd.Flag("json", "Print each message as its JSON line.").BoolVar(&o.JSON)
 	cmd.Flag("heartbeats", "Print heartbeats too.").BoolVar(&o.Heartbeats)
@@ -28,6 +28,6 @@ func addWatchCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		o.Path = path
 		o.Explain = func(err error) string { return explainSocket(path, err) }
-		return tool.Watch(ctx, c.stdout, o)
+		return subscriber.Watch(ctx, c.stdout, o)
 	}}
 }

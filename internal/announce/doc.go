@@ -19,7 +19,7 @@
 // not run) closes the Subscription. The Delivery it asks for is the only
 // difference:
 //
-//   - the stepdown socket (internal/stepdown/server), InLine: its delivery
+//   - the stepdown socket (internal/transport/socket), InLine: its delivery
 //     only queues the message for each client, and the latency from a step
 //     to the clients' sockets is the point of it. It keeps the last
 //     Update's Snapshot itself, under its own mutex with the broadcast, and
@@ -96,5 +96,5 @@
 // event once the journal has made it durable (nothing is announced before
 // the epoch is fsync'd), each wake-up from suspend, and each poll of the
 // kernel and the time sources. A new trigger reason is a row of the policy's
-// trigger table (internal/stepdown/policy/reasons.go), not a change here.
+// trigger table (internal/policy/reasons.go), not a change here.
 package announce

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/safefile"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 

@@ -3,8 +3,8 @@ package config
 import (
 	"errors"
 
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/policy"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
 // Stepdown is the `stepdown:` section: the socket's settings (package
@@ -13,14 +13,14 @@ import (
 // the announcer, which runs whichever transports are on; the socket's to the
 // socket alone.
 type Stepdown struct {
-	server.Config `yaml:",inline"`
+	socket.Config `yaml:",inline"`
 	// Policy is stepdown.hold_down and stepdown.triggers.
 	Policy policy.Config `yaml:",inline"`
 }
 
 // DefaultStepdown returns the socket's defaults and the policy's.
 func DefaultStepdown() Stepdown {
-	return Stepdown{Config: server.DefaultConfig(), Policy: policy.DefaultConfig()}
+	return Stepdown{Config: socket.DefaultConfig(), Policy: policy.DefaultConfig()}
 }
 
 // Validate checks both parts; each error names its field by YAML path.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/clockwatch/clockwatch/internal/host"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
 // webActivationFDs lists the sockets systemd passed for HTTP: all of them
@@ -17,7 +17,7 @@ import (
 func webActivationFDs(getenv func(string) string, pid int) []int {
 	var fds []int
 	for _, s := range host.Activated(getenv, pid) {
-		if s.Name != server.ActivationName {
+		if s.Name != socket.ActivationName {
 			fds = append(fds, s.FD)
 		}
 	}

@@ -29,8 +29,8 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
 // Options are the process settings the command line gives.
@@ -101,7 +101,7 @@ type Daemon struct {
 	// announcer is the daemon's, whichever transports are on; stepdown is
 	// nil when its socket is off.
 	announcer *announce.Announcer
-	stepdown  *server.Server
+	stepdown  *socket.Server
 	sources   timesources.Members
 }
 
@@ -183,7 +183,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 		}
 		if cfg.Stepdown.Enabled {
-			var peers server.PeerWatcher
+			var peers socket.PeerWatcher
 			if pw := sources.PeerWatcher(); pw != nil {
 				peers = pw
 			}

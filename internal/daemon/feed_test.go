@@ -18,8 +18,8 @@ import (
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
 // TestFeedFollowsPolls: with chrony the only source with news, the policy is
@@ -85,7 +85,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 // testStepdown is the announcer, its feed and the stepdown socket, as Run
 // wires them with stepdown.enabled: true.
 type testStepdown struct {
-	Server *server.Server
+	Server *socket.Server
 	Ann    *announce.Announcer
 	Feed   *Feed
 	// Pulse times the feed and the heartbeat (fo.Pulse, or one of the

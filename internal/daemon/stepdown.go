@@ -8,8 +8,8 @@ import (
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/peers"
 	"github.com/clockwatch/clockwatch/internal/pulse"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -19,11 +19,11 @@ import (
 // env gives the environment and pid of socket activation; peers serves
 // watch_peer (nil: refused). The heartbeat beats on pl, the daemon's pulse,
 // which the caller runs: one timer for all periodic work.
-func NewStepdownSocket(cfg server.Config, ann *announce.Announcer, pl *pulse.Pulse, env host.Env, logger *slog.Logger, peers server.PeerWatcher) (*server.Server, error) {
+func NewStepdownSocket(cfg socket.Config, ann *announce.Announcer, pl *pulse.Pulse, env host.Env, logger *slog.Logger, peers socket.PeerWatcher) (*socket.Server, error) {
 	if pl == nil {
 		return nil, fmt.Errorf("stepdown socket: no pulse: the daemon's pulse times the heartbeat")
 	}
-	srv, err := server.New(cfg, ann, server.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers, Pulse: pl})
+	srv, err := socket.New(cfg, ann, socket.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers, Pulse: pl})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
 	}

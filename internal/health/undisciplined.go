@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/policy"
 )
 
 // NobodyDisciplines reports whether nobody keeps this clock: no time daemon

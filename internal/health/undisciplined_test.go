@@ -7,8 +7,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/policy"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
 func TestNobodyDisciplines(t *testing.T) {
@@ -39,7 +39,7 @@ func TestUndisciplinedWarning(t *testing.T) {
 	def := struct {
 		Enabled  bool
 		Triggers policy.Triggers
-	}{server.DefaultConfig().Enabled, policy.DefaultTriggers()}
+	}{socket.DefaultConfig().Enabled, policy.DefaultTriggers()}
 	got := health.UndisciplinedWarning(def.Enabled, def.Triggers)
 	for _, want := range []string{"error_bound", "unsynchronized (source kernel, after 1m0s)",
 		"stepdown.triggers.error_bound.enabled: false", "stepdown.triggers.unsynchronized.enabled: false", "stepdown.enabled: false"} {

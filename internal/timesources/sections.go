@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 )
 
 // SourceSections returns s: the configuration, which embeds Sections,

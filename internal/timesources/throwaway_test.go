@@ -15,8 +15,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/loop"
+	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/probe/probetest"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 

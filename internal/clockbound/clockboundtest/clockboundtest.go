@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
-	"github.com/clockwatch/clockwatch/internal/stepdown/server"
+	"github.com/clockwatch/clockwatch/internal/policy"
+	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
 // Stepdown runs an announcer with the given hold-down and its stepdown
@@ -19,14 +19,14 @@ import (
 // socket.
 func Stepdown(t testing.TB, holdDown time.Duration) (*announce.Announcer, string) {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := socket.DefaultConfig()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	cfg.Heartbeat = 50 * time.Millisecond
 	pol := policy.DefaultConfig()
 	pol.HoldDown = holdDown
 	ann := announce.New(pol, announce.Options{})
 	t.Cleanup(ann.Close)
-	sd, err := server.New(cfg, ann, server.Options{})
+	sd, err := socket.New(cfg, ann, socket.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/loop"
-	"github.com/clockwatch/clockwatch/internal/stepdown/policy"
+	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"

@@ -743,7 +743,7 @@ func follow(args []string) error {
 }
 
 // hold's refusal causes, from the text of the server's busy error
-// (internal/stepdown/server/admission.go).
+// (internal/transport/socket/admission.go).
 func refusal(m stepdown.Message) string {
 	switch {
 	case m.Code != stepdown.CodeBusy:

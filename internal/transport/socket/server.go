@@ -1,0 +1,722 @@
+package socket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/clockwatch/clockwatch/internal/announce"
+	"github.com/clockwatch/clockwatch/internal/pulse"
+	"github.com/clockwatch/clockwatch/stepdown"
+)
+
+// Limits on what a client may send.
+const (
+	// floodBurst and floodRate bound client messages: a token bucket of
+	// floodBurst messages refilled at floodRate per second.
+	floodBurst = 100
+	floodRate  = 50
+	// writeBatch is the most queued messages written in one system call.
+	writeBatch = 64
+	// defaultDrillHold is how long a drill holds unless the request says.
+	defaultDrillHold = 5 * time.Second
+	// sentRing is how many recent announcements remember when they were
+	// sent, for the ack latency.
+	sentRing = 64
+	// clientSendBuffer is the SO_SNDBUF of each admitted client's socket
+	// (Linux doubles it: 8 KiB, a handful of messages). The kernel charges
+	// what a client has not read yet to the daemon's memory cgroup, and at
+	// the default wmem_default (208 KiB, about 140 heartbeats) that, not
+	// stepdown.queue_size, bounded a laggard: in the systemd VM test 4,000
+	// subscribers a dozen heartbeats behind held 45–55 MB of socket buffers
+	// and the daemon met the DaemonSet's memory.max of 128 MiB. With a small
+	// buffer a laggard's backlog waits in its queue, whose lines every
+	// subscriber shares, and the queue decides when it is cut off.
+	clientSendBuffer = 4096
+)
+
+// Cred is a peer's SO_PEERCRED.
+type Cred struct {
+	PID      int32
+	UID, GID uint32
+}
+
+// Options are the server's inputs besides its configuration.
+type Options struct {
+	// Logger receives connection logs; nil discards them.
+	Logger *slog.Logger
+	// Listener, when set, is used instead of systemd's socket or
+	// cfg.Socket. The server closes it when Run returns.
+	Listener net.Listener
+	// PeerCred reads the credentials of the peer of an accepted
+	// connection's descriptor; nil is PeerCred (SO_PEERCRED).
+	PeerCred func(fd int) (Cred, error)
+	// Getenv and PID are consulted for systemd socket activation; nil is
+	// an empty environment (the server never reads the process's), 0
+	// os.Getpid().
+	Getenv func(string) string
+	PID    int
+	// SelfUID may ask for drills (besides root); 0 means os.Geteuid().
+	SelfUID uint32
+	// Pulse, when set, beats the heartbeat on the daemon's shared ticks
+	// (the caller runs it); nil: Run runs a pulse of its own.
+	Pulse *pulse.Pulse
+	// Peers serves watch_peer; nil refuses it.
+	Peers PeerWatcher
+}
+
+// Server is the stepdown socket server: the unix-socket transport of an
+// announcer. Create it with New and start it with Run; it announces what the
+// announcer decides, fed by the daemon.
+type Server struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+	met  *metrics
+	// limit carries the lines a peer can cause (refusals, misbehaviour):
+	// at most a few a minute of each kind. Connections log at debug.
+	limit *logLimiter
+	// keys are the protocol's JSON keys, matched exactly (checkKeys).
+	keys map[string]bool
+
+	ready chan struct{}
+	l     net.Listener
+	addr  string
+
+	// ann decides and numbers what to announce; the server is its
+	// unix-socket transport, subscribed in line (sub). The server never
+	// calls ann with mu held: it keeps the state it greets and beats with
+	// (snap) itself.
+	ann *announce.Announcer
+	sub *announce.Subscription
+
+	mu sync.Mutex
+	// snap is the announcer's state as the clients were last told it:
+	// updated with each broadcast of announcements (update), so that a
+	// hello's seq is the last event sent before it and every event after
+	// it reaches the new client. since is when snap's state began.
+	snap  announce.Snapshot
+	since time.Time
+	// sentAt is when each recent announcement was sent, for the ack
+	// latency.
+	sentAt [sentRing]struct {
+		seq uint64
+		at  time.Time
+	}
+	clients map[*client]struct{}
+	// held counts the connections of each uid that admission limits
+	// (admission.go), kept with clients by addLocked and removeLocked.
+	held map[uint32]int
+	// order is every client in the order broadcasts reach them (fair.go),
+	// made again when clients come or go; a broadcast in progress keeps
+	// the slice it started with.
+	order    []*client
+	admitted uint64 // clients admitted so far: the next one's id
+	// announcing counts the announcements waiting for mu: a heartbeat
+	// gives way to them between its slices.
+	announcing atomic.Int32
+	// rate is the accept loop's own: each uid's connection rate.
+	rate   connectRate
+	closed bool
+	// ownPulse is the pulse Run runs when Options gave none; pulse is the
+	// one the heartbeat beats on (either).
+	ownPulse *pulse.Pulse
+	pulse    *pulse.Pulse
+
+	// poller acts on the clients' input (Run makes it); readBuffers lend
+	// it a buffer for the moment of a read (readBuffer).
+	poller      *inputPoller
+	readBuffers sync.Pool
+
+	wg sync.WaitGroup
+}
+
+// New returns a server announcing what ann decides; it does not listen
+// until Listen or Run.
+func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.PeerCred == nil {
+		opts.PeerCred = PeerCred
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	if opts.PID == 0 {
+		opts.PID = os.Getpid()
+	}
+	if opts.SelfUID == 0 {
+		opts.SelfUID = uint32(os.Geteuid())
+	}
+	s := &Server{
+		cfg: cfg, opts: opts, log: opts.Logger.With("component", "stepdown"),
+		ready:   make(chan struct{}),
+		clients: map[*client]struct{}{},
+		held:    map[uint32]int{},
+		rate:    newConnectRate(cfg.MaxClientsPerUID),
+		ann:     ann,
+	}
+	s.readBuffers.New = func() any { return new(readBuffer) }
+	s.limit = newLogLimiter(s.log)
+	s.keys = protocolKeys()
+	s.met = newMetrics(s)
+	// In line: the latency from a step to the clients' sockets is the
+	// point of the socket. The first update is the state now.
+	s.sub = ann.Subscribe("stepdown", announce.InLine(s.update))
+	if opts.Pulse == nil {
+		s.ownPulse = pulse.New()
+		opts.Pulse = s.ownPulse
+	}
+	s.pulse = opts.Pulse
+	// Every heartbeat interval while a client is connected (an admission
+	// wakes the pulse); without one the pulse may rest. The policy's
+	// deadlines have their own timer in the announcer.
+	s.pulse.EveryWhile(cfg.Heartbeat, s.beat, func() time.Duration {
+		if s.Subscribers() > 0 {
+			return 0
+		}
+		return pulse.Rest
+	})
+	return s, nil
+}
+
+// update sends each announcement to every client of the socket, in line
+// with the announcer (each client's send only queues), and keeps the state
+// they left for the hellos and heartbeats.
+func (s *Server) update(u announce.Update) {
+	s.announcing.Add(1)
+	s.mu.Lock()
+	s.announcing.Add(-1)
+	defer s.mu.Unlock()
+	now := time.Now()
+	for _, a := range u.Announcements {
+		s.sentAt[a.Seq()%sentRing] = struct {
+			seq uint64
+			at  time.Time
+		}{a.Seq(), now}
+		s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
+	}
+	s.snap, s.since = u.Snapshot, now.Add(-u.Snapshot.For)
+}
+
+// Reload checks a new configuration. The socket's settings (socket, mode,
+// group, heartbeat, limits) take effect at the next start; Reload reports
+// whether any of them changed so the caller can log it. The policy's
+// (hold-down, triggers) are the announcer's, which the daemon reloads: the
+// hello tells the hold-down its update carries.
+func (s *Server) Reload(cfg Config) (needsRestart bool, err error) {
+	if err := cfg.Validate(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !reflect.DeepEqual(s.cfg, cfg), nil
+}
+
+// Collector returns the server's metrics.
+func (s *Server) Collector() prometheus.Collector { return s.met }
+
+// Ready is closed once Run has its socket (or failed to get it).
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Addr is the socket path, valid after Listen or Ready.
+func (s *Server) Addr() string { return s.addr }
+
+// Subscribers returns how many clients are connected.
+func (s *Server) Subscribers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
+// beat sends a heartbeat when a client is connected and Run is serving:
+// an idle server has nothing to say and nobody to say it to.
+func (s *Server) beat() {
+	s.mu.Lock()
+	n, closed := len(s.clients), s.closed
+	s.mu.Unlock()
+	if n > 0 && !closed {
+		s.heartbeat()
+	}
+}
+
+// Listen opens the socket now: the one passed by systemd under the name
+// ActivationName, else Options.Listener, else cfg.Socket. A daemon calls it
+// before starting its tasks, so that a socket problem fails the start; Run
+// calls it when it has not been called.
+func (s *Server) Listen() error {
+	if s.l != nil {
+		return nil
+	}
+	l, err := s.open()
+	if err != nil {
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	s.l = l
+	s.addr = l.Addr().String()
+	s.log.Info("stepdown socket listening", "path", s.addr)
+	return nil
+}
+
+func (s *Server) open() (net.Listener, error) {
+	if s.opts.Listener != nil {
+		return s.opts.Listener, nil
+	}
+	l, ok, err := Activated(s.opts.Getenv, s.opts.PID)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		s.log.Info("using the stepdown socket passed by systemd", "addr", l.Addr())
+		return l, nil
+	}
+	return Listen(s.cfg)
+}
+
+// Run serves: it accepts clients (heartbeats go out every
+// stepdown.heartbeat while one is connected) until ctx is done, then
+// closes every connection and the socket (removing the file it created).
+func (s *Server) Run(ctx context.Context) error {
+	err := s.Listen()
+	close(s.ready)
+	if err != nil {
+		return err
+	}
+	l := s.l
+	p, err := newInputPoller()
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	a, err := newAcceptor(l)
+	if err != nil {
+		l.Close()
+		p.close()
+		return fmt.Errorf("stepdown socket: %w", err)
+	}
+	s.poller = p
+	s.wg.Go(p.run)
+
+	acceptErr := make(chan error, 1)
+	go func() { acceptErr <- s.acceptLoop(a) }()
+
+	defer s.sub.Close()
+	if s.ownPulse != nil {
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { s.ownPulse.Run(pctx); close(done) }()
+		defer func() { stop(); <-done }()
+	}
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-acceptErr:
+			if err == nil {
+				err = errors.New("listener closed")
+			}
+			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
+			acceptErr = nil
+			break loop
+		}
+	}
+	l.Close()
+	a.close()
+	if acceptErr != nil {
+		<-acceptErr
+	}
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.clients {
+		s.removeLocked(c)
+		c.shutdown(CauseShutdown)
+	}
+	s.mu.Unlock()
+	if err := p.close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("stepdown socket: closing the clients' epoll instance: %w", err)
+	}
+	s.wg.Wait()
+	return runErr
+}
+
+func (s *Server) acceptLoop(a *acceptor) error {
+	var backoff time.Duration
+	pace := newPacer(refusalsPerSecond, refusalBurst)
+	for {
+		fd, err := a.accept()
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: wait and retry
+			// rather than give up on every subscriber.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.limit.Log(slog.LevelWarn, "accepting a stepdown client", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.met.connections.Inc()
+		if !s.admit(fd) {
+			if d := pace.take(time.Now()); d > 0 {
+				time.Sleep(d)
+			}
+		}
+	}
+}
+
+// allowed applies the uid/gid allow-list.
+func (s *Server) allowed(cr Cred, credErr error) bool {
+	if len(s.cfg.AllowUIDs) == 0 && len(s.cfg.AllowGIDs) == 0 {
+		return true
+	}
+	if credErr != nil {
+		return false
+	}
+	return cr.UID == 0 || slices.Contains(s.cfg.AllowUIDs, cr.UID) || slices.Contains(s.cfg.AllowGIDs, cr.GID)
+}
+
+func (s *Server) mayDrill(cr Cred, credErr error) bool {
+	return credErr == nil && (cr.UID == 0 || cr.UID == s.opts.SelfUID || slices.Contains(s.cfg.DrillUIDs, cr.UID))
+}
+
+// reject tells a client why it is not served, then closes it.
+func (s *Server) reject(conn *net.UnixConn, code, cause, why string) {
+	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: why}.AppendLine(nil)
+	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	conn.Write(b)
+	conn.Close()
+	s.met.clientErrors.WithLabelValues(code).Inc()
+	s.met.disconnects.WithLabelValues(cause).Inc()
+}
+
+// rejectFD is reject for a connection not yet made a *net.UnixConn: the
+// line goes into the new connection's empty socket buffer without
+// waiting (what does not fit is not sent).
+func (s *Server) rejectFD(fd int, code, cause, why string) {
+	unix.Write(fd, stepdown.Message{Type: stepdown.TypeError, Code: code, Error: why}.AppendLine(nil))
+	unix.Close(fd)
+	s.met.clientErrors.WithLabelValues(code).Inc()
+	s.met.disconnects.WithLabelValues(cause).Inc()
+}
+
+// admit admits or refuses an accepted connection's descriptor, and says
+// which. The refusals that a flood meets come first and work on the
+// descriptor.
+func (s *Server) admit(fd int) (admitted bool) {
+	cr, credErr := s.opts.PeerCred(fd)
+	if credErr != nil {
+		s.limit.Log(slog.LevelWarn, "stepdown client without credentials", "err", credErr)
+	}
+	if !s.allowed(cr, credErr) {
+		s.limit.Log(slog.LevelWarn, "stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+		s.rejectFD(fd, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
+		return
+	}
+	if !s.mayDrill(cr, credErr) {
+		// Before any other work: a uid that connects too often costs
+		// the accept, the credentials and a close (the refusal's line
+		// once a second), never a hello, goroutines or the locks the
+		// events need.
+		uid := limitedUID(cr, credErr)
+		s.mu.Lock()
+		held := s.held[uid]
+		s.mu.Unlock()
+		now := time.Now()
+		switch {
+		case held >= s.cfg.MaxClientsPerUID:
+			// Refused by its share, and told so (not taken for a
+			// flood), without the announcer's lock.
+			why := shareWhy(cr.UID, held)
+			s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+			s.rejectFD(fd, stepdown.CodeBusy, CauseTooManyClients, why)
+			return
+		case !s.rate.has(uid, now):
+			if s.rate.tell(uid, now) {
+				s.limit.Log(slog.LevelWarn, "stepdown client refused: its uid connects too often", "pid", cr.PID, "uid", cr.UID)
+				s.rejectFD(fd, stepdown.CodeBusy, CauseConnectRate, connectRateWhy(cr.UID, s.cfg.MaxClientsPerUID))
+			} else {
+				unix.Close(fd)
+				s.met.disconnects.WithLabelValues(CauseConnectRate).Inc()
+			}
+			return
+		}
+	}
+	conn, err := fdConn(fd) // fd is closed: conn has its own
+	if err != nil {
+		s.limit.Log(slog.LevelWarn, "a stepdown client's connection", "err", err)
+		return
+	}
+	// The kernel's share of a laggard's backlog, charged to this process,
+	// stays a few KiB (clientSendBuffer). Failing leaves the default: more
+	// memory per laggard, nothing else.
+	if err := conn.SetWriteBuffer(clientSendBuffer); err != nil {
+		s.limit.Log(slog.LevelWarn, "setting a stepdown client's send buffer", "err", err)
+	}
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		s.limit.Log(slog.LevelWarn, "a stepdown client's connection", "err", err)
+		conn.Close()
+		return
+	}
+	var c *client
+	var refuse func()
+	// Under mu, which every broadcast of an announcement holds: the hello
+	// says the seq of the last event sent, and every later one reaches c.
+	func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			refuse = func() { s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down") }
+			return
+		}
+		if ok, why := s.admitLocked(cr, credErr); !ok {
+			refuse = func() {
+				s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+				s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
+			}
+			return
+		}
+		c = &client{s: s, conn: conn, raw: raw, cred: cr, credErr: credErr, done: make(chan struct{}),
+			tokens: floodBurst, last: time.Now()}
+		c.in.init(raw, &s.readBuffers)
+		s.addLocked(c)
+		c.directWrite = c.writeDirect
+		c.helloSeq = s.snap.Seq
+		// Written at once unless the socket is full: then a writer
+		// goroutine is started for it.
+		c.send(s.helloLocked().AppendLine(nil))
+		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
+	}()
+	if refuse != nil {
+		refuse()
+		return
+	}
+	if !s.mayDrill(cr, credErr) {
+		s.rate.spend(limitedUID(cr, credErr))
+	}
+	// Its input is read once its hello is out: nothing it causes overtakes
+	// the hello.
+	if err := s.poller.add(c); err != nil {
+		s.limit.Log(slog.LevelWarn, "stepdown client dropped: its input cannot be watched", "pid", cr.PID, "uid", cr.UID, "err", err)
+		s.drop(c, CauseTooManyClients)
+		return
+	}
+	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+	// The heartbeat's period may be resting: its next beat is one
+	// heartbeat after the hello, not one pulse.Rest.
+	s.pulse.Wake()
+	return true
+}
+
+// helloLocked greets a client with the state now. Besides what a lock holder
+// needs, it says since when the state holds and how many clients are
+// connected (this one included), for `clockwatch status`; and, when the
+// state is not ok and the last announcement is of the reason holding now,
+// that announcement's source and detail.
+func (s *Server) helloLocked() stepdown.Message {
+	snap := s.snap
+	st := snap.Status
+	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: snap.Seq,
+		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: snap.HoldDown.Seconds(),
+		Since: s.since.UTC().Truncate(time.Millisecond), Subscribers: len(s.clients)}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+		if last := snap.Last.Message; last.Seq != 0 && last.Reason == st.Reason {
+			m.Source, m.Detail = last.Source, last.Detail
+		}
+	}
+	return m
+}
+
+// parallelFanout is the subscriber count above which a broadcast writes
+// from several goroutines at once.
+const parallelFanout = 256
+
+func (s *Server) broadcastLocked(typ string, b []byte) {
+	n := s.sendLocked(s.orderLocked(), b)
+	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
+}
+
+// sendLocked writes b to every client of all, in their order (from several
+// goroutines, each taking every workers-th client from the front, when
+// there are many), drops those too far behind to take it, and returns how
+// many took it.
+func (s *Server) sendLocked(all []*client, b []byte) int {
+	workers := 1
+	if len(all) > parallelFanout {
+		workers = min(runtime.GOMAXPROCS(0), len(all)/parallelFanout+1)
+	}
+	lagged := make([][]*client, workers)
+	var wg sync.WaitGroup
+	send := func(w int) {
+		for i := w; i < len(all); i += workers {
+			if c := all[i]; !c.send(b) {
+				lagged[w] = append(lagged[w], c)
+			}
+		}
+	}
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { send(w) })
+	}
+	// The first stripe, which the front of the order heads, on this
+	// goroutine: a new goroutine waits for a processor.
+	send(0)
+	wg.Wait()
+	n := len(all)
+	for _, l := range lagged {
+		for _, c := range l {
+			n--
+			s.removeLocked(c)
+			c.shutdown(CauseLaggard)
+			s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+		}
+	}
+	return n
+}
+
+// heartbeat ticks the announcer (whose clock may be a test's, without a
+// timer of its own), then tells every client the state it was last told:
+// a heartbeat's seq is the last event sent before it.
+func (s *Server) heartbeat() {
+	s.ann.Tick()
+	s.mu.Lock()
+	st := s.snap.Status
+	seq := s.snap.Seq
+	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+	}
+	b := m.AppendLine(nil)
+	all := s.orderLocked()
+	// In slices, letting go of the lock between them: an announcement
+	// waits for one slice, not for the whole heartbeat. One that goes out
+	// meanwhile ends the heartbeat (those not yet told hear the event,
+	// which is newer; a heartbeat after it would carry an older seq).
+	n := 0
+	for i := 0; ; {
+		n += s.sendLocked(all[i:min(i+heartbeatSlice, len(all))], b)
+		if i += heartbeatSlice; i >= len(all) {
+			break
+		}
+		s.mu.Unlock()
+		if s.announcing.Load() > 0 {
+			// Its announcement goes to every client: the rest of
+			// this heartbeat would only come after it.
+			s.mu.Lock()
+			break
+		}
+		s.mu.Lock()
+		if s.snap.Seq != seq || s.closed {
+			break
+		}
+	}
+	s.mu.Unlock()
+	s.met.messagesSent.WithLabelValues(stepdown.TypeHeartbeat).Add(float64(n))
+}
+
+// heartbeatSlice is how many clients a heartbeat tells per hold of the
+// lock announcements take.
+const heartbeatSlice = 256
+
+// DrillRequest is what a drill asks for.
+type DrillRequest struct {
+	// Reason is the reason the drill's stepdown carries ("drill" if empty).
+	Reason stepdown.Reason
+	// StepSeconds is the simulated step, if any.
+	StepSeconds *float64
+	// Hold is how long the drill stays in stepdown (5 s if zero).
+	Hold time.Duration
+}
+
+// ErrBusy is wrapped by Drill when the state is not ok.
+var ErrBusy = announce.ErrBusy
+
+// Drill starts a drill. It fails with ErrBusy unless the state is ok.
+func (s *Server) Drill(r DrillRequest) error {
+	if r.Hold == 0 {
+		r.Hold = defaultDrillHold
+	}
+	if r.Hold < 0 || r.Hold > s.cfg.MaxDrillHold {
+		return fmt.Errorf("drill hold %s is not between 0 and stepdown.max_drill_hold (%s)", r.Hold, s.cfg.MaxDrillHold)
+	}
+	return s.ann.Drill(r.Reason, r.StepSeconds, r.Hold)
+}
+
+func (s *Server) drillFrom(c *client, m stepdown.Message) {
+	if !s.mayDrill(c.cred, c.credErr) {
+		s.met.drills.WithLabelValues("forbidden").Inc()
+		s.limit.Log(slog.LevelWarn, "drill refused: only root, clockwatch's uid and stepdown.drill_uids may drill", "pid", c.cred.PID, "uid", c.cred.UID)
+		c.sendError(stepdown.CodeForbidden, fmt.Sprintf("uid %d may not drill: only root, clockwatch's uid and stepdown.drill_uids", c.cred.UID))
+		return
+	}
+	if reasons := stepdown.DrillReasons(); m.Reason != "" && !slices.Contains(reasons, m.Reason) {
+		s.met.drills.WithLabelValues("bad_request").Inc()
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("drill reason %q is not one of %s", m.Reason, joinReasons(reasons)))
+		return
+	}
+	hold, err := drillHold(m.HoldSeconds, s.cfg.MaxDrillHold)
+	if err != nil {
+		s.met.drills.WithLabelValues("bad_request").Inc()
+		c.sendError(stepdown.CodeBadRequest, err.Error())
+		return
+	}
+	r := DrillRequest{Reason: m.Reason, StepSeconds: m.StepSeconds, Hold: hold}
+	if err := s.Drill(r); err != nil {
+		code, result := stepdown.CodeBadRequest, "bad_request"
+		if errors.Is(err, ErrBusy) {
+			code, result = stepdown.CodeBusy, "busy"
+		}
+		s.met.drills.WithLabelValues(result).Inc()
+		c.sendError(code, err.Error())
+		return
+	}
+	s.met.drills.WithLabelValues("started").Inc()
+	s.log.Info("drill started", "pid", c.cred.PID, "uid", c.cred.UID, "reason", r.Reason, "hold", r.Hold)
+}
+
+func joinReasons(rs []stepdown.Reason) string {
+	ss := make([]string, len(rs))
+	for i, r := range rs {
+		ss[i] = string(r)
+	}
+	return strings.Join(ss, ", ")
+}
+
+func (s *Server) ack(c *client, seq uint64) {
+	s.mu.Lock()
+	rec, known := s.sentAt[seq%sentRing], seq > 0 && seq <= s.snap.Seq
+	s.mu.Unlock()
+	if !known {
+		c.sendError(stepdown.CodeBadRequest, fmt.Sprintf("ack of seq %d, which was never sent", seq))
+		return
+	}
+	if seq <= c.lastAck {
+		return // a repeated ack counts once
+	}
+	c.lastAck = seq
+	s.met.acks.Inc()
+	if rec.seq == seq && seq > c.helloSeq {
+		s.met.ackLatency.Observe(time.Since(rec.at).Seconds())
+	}
+}
