@@ -784,7 +784,13 @@ func hold(args []string) error {
 	var drills, resumes, lost atomic.Int64
 	readLoop := func(c *stepdown.Conn) {
 		for {
-			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			// Heartbeats come every second; 30 s of nothing is a daemon
+			// that stopped. 10 s was the load's sizing, not the daemon's:
+			// at host load 4–5 the guest's load processes took 95 s of
+			// CPU to the daemon's 39 s while connecting, and 3 (at a
+			// heavier load 900) of 4,096 readers found their deadline
+			// passed when they next ran.
+			c.SetReadDeadline(time.Now().Add(30 * time.Second))
 			m, err := c.Read()
 			if err != nil {
 				lost.Add(1)
