@@ -1,9 +1,18 @@
 package socket
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"net"
+	"os"
+	"slices"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // Admission keeps the socket usable for everyone when some clients hold many
@@ -213,4 +222,194 @@ func (p *pacer) take(now time.Time) time.Duration {
 	}
 	p.next = p.next.Add(p.every)
 	return max(0, p.next.Sub(now)-p.burst)
+}
+
+func (s *Server) acceptLoop(a *acceptor) error {
+	var backoff time.Duration
+	pace := newPacer(refusalsPerSecond, refusalBurst)
+	for {
+		fd, err := a.accept()
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: wait and retry
+			// rather than give up on every subscriber.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.limit.Log(slog.LevelWarn, "accepting a stepdown client", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		s.met.connections.Inc()
+		if !s.admit(fd) {
+			if d := pace.take(time.Now()); d > 0 {
+				time.Sleep(d)
+			}
+		}
+	}
+}
+
+// allowed applies the uid/gid allow-list.
+func (s *Server) allowed(cr Cred, credErr error) bool {
+	if len(s.cfg.AllowUIDs) == 0 && len(s.cfg.AllowGIDs) == 0 {
+		return true
+	}
+	if credErr != nil {
+		return false
+	}
+	return cr.UID == 0 || slices.Contains(s.cfg.AllowUIDs, cr.UID) || slices.Contains(s.cfg.AllowGIDs, cr.GID)
+}
+
+func (s *Server) mayDrill(cr Cred, credErr error) bool {
+	return credErr == nil && (cr.UID == 0 || cr.UID == s.opts.SelfUID || slices.Contains(s.cfg.DrillUIDs, cr.UID))
+}
+
+// reject tells a client why it is not served, then closes it.
+func (s *Server) reject(conn *net.UnixConn, code, cause, why string) {
+	b := stepdown.Message{Type: stepdown.TypeError, Code: code, Error: why}.AppendLine(nil)
+	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	conn.Write(b)
+	conn.Close()
+	s.met.clientErrors.WithLabelValues(code).Inc()
+	s.met.disconnects.WithLabelValues(cause).Inc()
+}
+
+// rejectFD is reject for a connection not yet made a *net.UnixConn: the
+// line goes into the new connection's empty socket buffer without
+// waiting (what does not fit is not sent).
+func (s *Server) rejectFD(fd int, code, cause, why string) {
+	unix.Write(fd, stepdown.Message{Type: stepdown.TypeError, Code: code, Error: why}.AppendLine(nil))
+	unix.Close(fd)
+	s.met.clientErrors.WithLabelValues(code).Inc()
+	s.met.disconnects.WithLabelValues(cause).Inc()
+}
+
+// admit admits or refuses an accepted connection's descriptor, and says
+// which. The refusals that a flood meets come first and work on the
+// descriptor.
+func (s *Server) admit(fd int) (admitted bool) {
+	cr, credErr := s.opts.PeerCred(fd)
+	if credErr != nil {
+		s.limit.Log(slog.LevelWarn, "stepdown client without credentials", "err", credErr)
+	}
+	if !s.allowed(cr, credErr) {
+		s.limit.Log(slog.LevelWarn, "stepdown client not in stepdown.allow_uids/allow_gids", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+		s.rejectFD(fd, stepdown.CodeForbidden, CauseNotAllowed, "uid and gid not allowed by stepdown.allow_uids/allow_gids")
+		return
+	}
+	if !s.mayDrill(cr, credErr) {
+		// Before any other work: a uid that connects too often costs
+		// the accept, the credentials and a close (the refusal's line
+		// once a second), never a hello, goroutines or the locks the
+		// events need.
+		uid := limitedUID(cr, credErr)
+		s.mu.Lock()
+		held := s.held[uid]
+		s.mu.Unlock()
+		now := time.Now()
+		switch {
+		case held >= s.cfg.MaxClientsPerUID:
+			// Refused by its share, and told so (not taken for a
+			// flood), without the announcer's lock.
+			why := shareWhy(cr.UID, held)
+			s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+			s.rejectFD(fd, stepdown.CodeBusy, CauseTooManyClients, why)
+			return
+		case !s.rate.has(uid, now):
+			if s.rate.tell(uid, now) {
+				s.limit.Log(slog.LevelWarn, "stepdown client refused: its uid connects too often", "pid", cr.PID, "uid", cr.UID)
+				s.rejectFD(fd, stepdown.CodeBusy, CauseConnectRate, connectRateWhy(cr.UID, s.cfg.MaxClientsPerUID))
+			} else {
+				unix.Close(fd)
+				s.met.disconnects.WithLabelValues(CauseConnectRate).Inc()
+			}
+			return
+		}
+	}
+	conn, err := fdConn(fd) // fd is closed: conn has its own
+	if err != nil {
+		s.limit.Log(slog.LevelWarn, "a stepdown client's connection", "err", err)
+		return
+	}
+	// The kernel's share of a laggard's backlog, charged to this process,
+	// stays a few KiB (clientSendBuffer). Failing leaves the default: more
+	// memory per laggard, nothing else.
+	if err := conn.SetWriteBuffer(clientSendBuffer); err != nil {
+		s.limit.Log(slog.LevelWarn, "setting a stepdown client's send buffer", "err", err)
+	}
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		s.limit.Log(slog.LevelWarn, "a stepdown client's connection", "err", err)
+		conn.Close()
+		return
+	}
+	var c *client
+	var refuse func()
+	// Under mu, which every broadcast of an announcement holds: the hello
+	// says the seq of the last event sent, and every later one reaches c.
+	func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			refuse = func() { s.reject(conn, stepdown.CodeShuttingDown, CauseShutdown, "clockwatch is shutting down") }
+			return
+		}
+		if ok, why := s.admitLocked(cr, credErr); !ok {
+			refuse = func() {
+				s.limit.Log(slog.LevelWarn, "stepdown client refused", "pid", cr.PID, "uid", cr.UID, "why", why)
+				s.reject(conn, stepdown.CodeBusy, CauseTooManyClients, why)
+			}
+			return
+		}
+		c = &client{s: s, conn: conn, raw: raw, cred: cr, credErr: credErr, done: make(chan struct{}),
+			tokens: floodBurst, last: time.Now()}
+		c.in.init(raw, &s.readBuffers)
+		s.addLocked(c)
+		c.directWrite = c.writeDirect
+		c.helloSeq = s.snap.Seq
+		// Written at once unless the socket is full: then a writer
+		// goroutine is started for it.
+		c.send(s.helloLocked().AppendLine(nil))
+		s.met.messagesSent.WithLabelValues(stepdown.TypeHello).Inc()
+	}()
+	if refuse != nil {
+		refuse()
+		return
+	}
+	if !s.mayDrill(cr, credErr) {
+		s.rate.spend(limitedUID(cr, credErr))
+	}
+	// Its input is read once its hello is out: nothing it causes overtakes
+	// the hello.
+	if err := s.poller.add(c); err != nil {
+		s.limit.Log(slog.LevelWarn, "stepdown client dropped: its input cannot be watched", "pid", cr.PID, "uid", cr.UID, "err", err)
+		s.drop(c, CauseTooManyClients)
+		return
+	}
+	s.log.Debug("stepdown client connected", "pid", cr.PID, "uid", cr.UID, "gid", cr.GID)
+	// The heartbeat's period may be resting: its next beat is one
+	// heartbeat after the hello, not one pulse.Rest.
+	s.pulse.Wake()
+	return true
+}
+
+// helloLocked greets a client with the state now. Besides what a lock holder
+// needs, it says since when the state holds and how many clients are
+// connected (this one included), for `clockwatch status`; and, when the
+// state is not ok and the last announcement is of the reason holding now,
+// that announcement's source and detail.
+func (s *Server) helloLocked() stepdown.Message {
+	snap := s.snap
+	st := snap.Status
+	m := stepdown.Message{Type: stepdown.TypeHello, Version: stepdown.Version, State: st.State, Epoch: st.Epoch, Seq: snap.Seq,
+		Drill: st.Drill, HeartbeatSeconds: s.cfg.Heartbeat.Seconds(), HoldDownSeconds: snap.HoldDown.Seconds(),
+		Since: s.since.UTC().Truncate(time.Millisecond), Subscribers: len(s.clients)}
+	if st.State != stepdown.StateOK {
+		m.Reason = st.Reason
+		if last := snap.Last.Message; last.Seq != 0 && last.Reason == st.Reason {
+			m.Source, m.Detail = last.Source, last.Detail
+		}
+	}
+	return m
 }
