@@ -780,6 +780,8 @@ func hold(args []string) error {
 		refused  = map[string]int{}
 		dialErrs = map[string]int{}
 		lat      []time.Duration // drill stepdown delivery, CLOCK_MONOTONIC
+		// lostKinds counts the lost connections by their read error.
+		lostKinds = map[string]int{}
 	)
 	var drills, resumes, lost atomic.Int64
 	readLoop := func(c *stepdown.Conn) {
@@ -794,6 +796,12 @@ func hold(args []string) error {
 			m, err := c.Read()
 			if err != nil {
 				lost.Add(1)
+				// EOF or a reset: the daemon closed it; timeout: nothing
+				// came for 30 s (the daemon silent, or this process
+				// starved by the guest's load).
+				mu.Lock()
+				lostKinds[errKind(err)]++
+				mu.Unlock()
 				return
 			}
 			switch {
@@ -889,6 +897,9 @@ func hold(args []string) error {
 	out.put("drill_max_ms", quantile(lat, 1))
 	mu.Unlock()
 	out.put("lost", lost.Load())
+	mu.Lock()
+	out.put("lost_kinds", histogram(lostKinds))
+	mu.Unlock()
 	return nil
 }
 
