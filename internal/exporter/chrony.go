@@ -65,9 +65,7 @@ const (
 
 // ChronySnapshotter gives the chrony poller's last result; *chrony.Poller
 // fits.
-type ChronySnapshotter interface {
-	Snapshot() chrony.Snapshot
-}
+type ChronySnapshotter = Snapshotter[chrony.Snapshot]
 
 var _ ChronySnapshotter = (*chrony.Poller)(nil)
 

@@ -31,9 +31,7 @@ const (
 
 // ChronyServerSnapshotter gives the server-side poller's last result;
 // *chrony.ServerPoller fits.
-type ChronyServerSnapshotter interface {
-	Snapshot() chrony.ServerSnapshot
-}
+type ChronyServerSnapshotter = Snapshotter[chrony.ServerSnapshot]
 
 var _ ChronyServerSnapshotter = (*chrony.ServerPoller)(nil)
 

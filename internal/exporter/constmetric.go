@@ -8,12 +8,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// desc describes a metric with no constant labels: what every collector's
-// constructor calls for each of its metrics.
-func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, labels, nil)
-}
-
 // constMetric is a gauge or counter whose label pairs are built once and
 // shared by every scrape, in place of prometheus.MustNewConstMetric, which
 // builds them again for each metric of each scrape (about ten allocations

@@ -41,9 +41,7 @@ const (
 )
 
 // NtpdSnapshotter gives the ntpd poller's last result; *ntpd.Poller fits.
-type NtpdSnapshotter interface {
-	Snapshot() ntpd.Snapshot
-}
+type NtpdSnapshotter = Snapshotter[ntpd.Snapshot]
 
 var _ NtpdSnapshotter = (*ntpd.Poller)(nil)
 

@@ -25,9 +25,7 @@ const (
 )
 
 // PeersSnapshot gives the peers' figures; *peers.Service fits.
-type PeersSnapshot interface {
-	Snapshot() peers.Snapshot
-}
+type PeersSnapshot = Snapshotter[peers.Snapshot]
 
 var _ PeersSnapshot = (*peers.Service)(nil)
 

@@ -40,9 +40,7 @@ const (
 )
 
 // Ptp4lSnapshotter gives the ptp4l poller's last result; *ptp.Poller fits.
-type Ptp4lSnapshotter interface {
-	Snapshot() ptp.Snapshot
-}
+type Ptp4lSnapshotter = Snapshotter[ptp.Snapshot]
 
 var _ Ptp4lSnapshotter = (*ptp.Poller)(nil)
 

@@ -38,9 +38,7 @@ const (
 
 // TimesyncdSnapshotter gives the timesyncd poller's last result;
 // *timesyncd.Poller fits.
-type TimesyncdSnapshotter interface {
-	Snapshot() timesyncd.Snapshot
-}
+type TimesyncdSnapshotter = Snapshotter[timesyncd.Snapshot]
 
 var _ TimesyncdSnapshotter = (*timesyncd.Poller)(nil)
 

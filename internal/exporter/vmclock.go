@@ -32,9 +32,7 @@ const (
 
 // VMClockSnapshotter gives the VMClock poller's last result; *vmclock.Poller
 // fits.
-type VMClockSnapshotter interface {
-	Snapshot() vmclock.Snapshot
-}
+type VMClockSnapshotter = Snapshotter[vmclock.Snapshot]
 
 var _ VMClockSnapshotter = (*vmclock.Poller)(nil)
 
