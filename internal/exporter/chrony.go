@@ -65,9 +65,7 @@ const (
 
 // ChronySnapshotter gives the chrony poller's last result; *chrony.Poller
 // fits.
-type ChronySnapshotter interface {
-	Snapshot() chrony.Snapshot
-}
+type ChronySnapshotter = Snapshotter[chrony.Snapshot]
 
 var _ ChronySnapshotter = (*chrony.Poller)(nil)
 
@@ -136,12 +134,9 @@ var _ Probe = (*ChronyProbe)(nil)
 
 // NewChronyProbe exports what src keeps.
 func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
 	// The source labels are chrony_exporter's, so that its users' queries
 	// and dashboards carry over (docs/metrics.md).
-	s := func(name, help string) *prometheus.Desc { return d(name, help, "source_address", "source_name") }
+	s := func(name, help string) *prometheus.Desc { return desc(name, help, "source_address", "source_name") }
 	details := true
 	if sd, ok := src.(SourceDetailer); ok {
 		details = sd.SourceDetails()
@@ -151,30 +146,30 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 		now:     time.Now,
 		details: details,
 
-		pollAge:      d(MetricChronyPollAge, "Time since the last successful poll of chronyd; the chrony figures are this old."),
-		pollDuration: d(MetricChronyPollDuration, "How long the last poll of chronyd took (tracking, sources and sourcestats)."),
-		polls:        d(MetricChronyPolls, "Polls of chronyd since clockwatch started."),
-		failures:     d(MetricChronyPollFailures, "Polls of chronyd that failed."),
-		connection:   d(MetricChronyConnection, "How clockwatch reaches chronyd: transport unix (all commands) or udp (tracking and sources only), and the address.", "transport", "address"),
+		pollAge:      desc(MetricChronyPollAge, "Time since the last successful poll of chronyd; the chrony figures are this old."),
+		pollDuration: desc(MetricChronyPollDuration, "How long the last poll of chronyd took (tracking, sources and sourcestats)."),
+		polls:        desc(MetricChronyPolls, "Polls of chronyd since clockwatch started."),
+		failures:     desc(MetricChronyPollFailures, "Polls of chronyd that failed."),
+		connection:   desc(MetricChronyConnection, "How clockwatch reaches chronyd: transport unix (all commands) or udp (tracking and sources only), and the address.", "transport", "address"),
 
-		trackingInfo:   d(MetricChronyTrackingInfo, "chronyd's reference, as chronyc tracking shows it: reference ID in hex, name (address or refclock ID) and address.", "ref_id", "ref_name", "ref_address"),
-		stratum:        d(MetricChronyStratum, "chronyd's stratum."),
-		leap:           d(MetricChronyLeapStatus, "chronyd's leap status: 0 normal, 1 insert second, 2 delete second, 3 not synchronised."),
-		synced:         d(MetricChronySynchronized, "Whether chronyd is synchronised (leap status not 3)."),
-		sysOffset:      d(MetricChronySystemOffset, "Local clock minus true time as chronyd estimates it now (chronyc's System time; positive: the clock is ahead). chronyd slews it away."),
-		lastOffset:     d(MetricChronyLastOffset, "Offset of the local clock estimated at the last clock update (positive: ahead)."),
-		rmsOffset:      d(MetricChronyRMSOffset, "Long-term average (RMS) of the offset."),
-		freq:           d(MetricChronyFrequency, "Rate at which the clock would be wrong without chronyd's correction (positive: fast)."),
-		residFreq:      d(MetricChronyResidualFrequency, "Difference between the reference's measured frequency and the one in use."),
-		skew:           d(MetricChronySkew, "Estimated error bound of the frequency."),
-		rootDelay:      d(MetricChronyRootDelay, "Total network path delay to the stratum-1 clock."),
-		rootDisp:       d(MetricChronyRootDispersion, "Total dispersion accumulated to the stratum-1 clock."),
-		updateInterval: d(MetricChronyUpdateInterval, "Interval between the last two clock updates."),
-		refTime:        d(MetricChronyReferenceTimestamp, "When chronyd last updated the clock from its reference."),
-		errorBound:     d(MetricChronyErrorBound, "Largest error of the local clock that chronyd's figures allow: |system offset| + root dispersion + root delay / 2."),
-		selectable:     d(MetricChronySelectableSources, "Sources chronyd may select now (state sync or candidate)."),
+		trackingInfo:   desc(MetricChronyTrackingInfo, "chronyd's reference, as chronyc tracking shows it: reference ID in hex, name (address or refclock ID) and address.", "ref_id", "ref_name", "ref_address"),
+		stratum:        desc(MetricChronyStratum, "chronyd's stratum."),
+		leap:           desc(MetricChronyLeapStatus, "chronyd's leap status: 0 normal, 1 insert second, 2 delete second, 3 not synchronised."),
+		synced:         desc(MetricChronySynchronized, "Whether chronyd is synchronised (leap status not 3)."),
+		sysOffset:      desc(MetricChronySystemOffset, "Local clock minus true time as chronyd estimates it now (chronyc's System time; positive: the clock is ahead). chronyd slews it away."),
+		lastOffset:     desc(MetricChronyLastOffset, "Offset of the local clock estimated at the last clock update (positive: ahead)."),
+		rmsOffset:      desc(MetricChronyRMSOffset, "Long-term average (RMS) of the offset."),
+		freq:           desc(MetricChronyFrequency, "Rate at which the clock would be wrong without chronyd's correction (positive: fast)."),
+		residFreq:      desc(MetricChronyResidualFrequency, "Difference between the reference's measured frequency and the one in use."),
+		skew:           desc(MetricChronySkew, "Estimated error bound of the frequency."),
+		rootDelay:      desc(MetricChronyRootDelay, "Total network path delay to the stratum-1 clock."),
+		rootDisp:       desc(MetricChronyRootDispersion, "Total dispersion accumulated to the stratum-1 clock."),
+		updateInterval: desc(MetricChronyUpdateInterval, "Interval between the last two clock updates."),
+		refTime:        desc(MetricChronyReferenceTimestamp, "When chronyd last updated the clock from its reference."),
+		errorBound:     desc(MetricChronyErrorBound, "Largest error of the local clock that chronyd's figures allow: |system offset| + root dispersion + root delay / 2."),
+		selectable:     desc(MetricChronySelectableSources, "Sources chronyd may select now (state sync or candidate)."),
 
-		srcInfo:       d(MetricChronySourceInfo, "One series per source with its mode (client, peer, refclock) and state (sync, candidate, falseticker, jittery, outlier, unreach).", "source_address", "source_name", "source_mode", "source_state"),
+		srcInfo:       desc(MetricChronySourceInfo, "One series per source with its mode (client, peer, refclock) and state (sync, candidate, falseticker, jittery, outlier, unreach).", "source_address", "source_name", "source_mode", "source_state"),
 		srcStratum:    s(MetricChronySourceStratum, "Stratum of the source."),
 		srcPoll:       s(MetricChronySourcePollInterval, "Interval at which chronyd polls the source."),
 		srcReach:      s(MetricChronySourceReachRegister, "Reach register: one bit for each of the last 8 polls, set when it was answered (0-255)."),
@@ -191,11 +186,11 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 		srcResidFreq:  s(MetricChronySourceResidualFrequency, "Residual frequency of the source."),
 		srcSkew:       s(MetricChronySourceSkew, "Error bound of the source's residual frequency."),
 
-		auditOK:     d(MetricChronyConfigAuditSuccess, "Whether chrony.conf (and what it includes) could be read and understood."),
-		runtimeStep: d(MetricChronyConfigRuntimeStep, "Whether chrony.conf lets chronyd step the clock at any time (makestep with a negative limit)."),
-		stepThresh:  d(MetricChronyConfigStepThresh, "makestep threshold: offsets above it are stepped, while steps are allowed."),
-		stepLimit:   d(MetricChronyConfigStepLimit, "makestep limit: clock updates after start that may step; -1 means unlimited."),
-		maxSlew:     d(MetricChronyConfigMaxSlewRate, "Largest rate at which chronyd slews the clock (maxslewrate)."),
+		auditOK:     desc(MetricChronyConfigAuditSuccess, "Whether chrony.conf (and what it includes) could be read and understood."),
+		runtimeStep: desc(MetricChronyConfigRuntimeStep, "Whether chrony.conf lets chronyd step the clock at any time (makestep with a negative limit)."),
+		stepThresh:  desc(MetricChronyConfigStepThresh, "makestep threshold: offsets above it are stepped, while steps are allowed."),
+		stepLimit:   desc(MetricChronyConfigStepLimit, "makestep limit: clock updates after start that may step; -1 means unlimited."),
+		maxSlew:     desc(MetricChronyConfigMaxSlewRate, "Largest rate at which chronyd slews the clock (maxslewrate)."),
 	}
 }
 

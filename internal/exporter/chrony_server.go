@@ -31,9 +31,7 @@ const (
 
 // ChronyServerSnapshotter gives the server-side poller's last result;
 // *chrony.ServerPoller fits.
-type ChronyServerSnapshotter interface {
-	Snapshot() chrony.ServerSnapshot
-}
+type ChronyServerSnapshotter = Snapshotter[chrony.ServerSnapshot]
 
 var _ ChronyServerSnapshotter = (*chrony.ServerPoller)(nil)
 
@@ -56,28 +54,25 @@ const chronyServerMetrics = 20
 
 // NewChronyServerCollector exports what src keeps.
 func NewChronyServerCollector(src ChronyServerSnapshotter) *ChronyServerCollector {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
 	c := &ChronyServerCollector{
 		src:     src,
 		now:     time.Now,
-		up:      d(MetricChronyServerStatsUp, "Whether chronyd's server statistics could be read (its unix socket only)."),
-		ntp:     d(MetricChronyServerNTPRequests, "NTP requests chronyd received as a server."),
-		ntpDrop: d(MetricChronyServerNTPDropped, "NTP requests chronyd dropped (rate limiting)."),
-		ntpAuth: d(MetricChronyServerNTPAuth, "Authenticated NTP requests (symmetric key or NTS)."),
-		ntpIl:   d(MetricChronyServerNTPInterleaved, "NTP requests in interleaved mode."),
-		nke:     d(MetricChronyServerNKEConnections, "NTS-KE connections chronyd accepted."),
-		nkeDrop: d(MetricChronyServerNKEDropped, "NTS-KE connections chronyd dropped (rate limiting)."),
-		cmd:     d(MetricChronyServerCmdRequests, "Command (chronyc) requests chronyd received."),
-		cmdDrop: d(MetricChronyServerCmdDropped, "Command requests chronyd dropped."),
-		logDrop: d(MetricChronyServerLogDropped, "Clients chronyd could not log for lack of memory (raise clientloglimit)."),
-		ts:      d(MetricChronyServerTimestamps, "Server timestamps chronyd holds for interleaved mode."),
-		tsSpan:  d(MetricChronyServerTimestampSpan, "Time span of those timestamps."),
-		rx:      d(MetricChronyServerRxTimestamps, "Receive timestamps of served requests by where they were taken (chrony 4.4 and later).", "source"),
-		tx:      d(MetricChronyServerTxTimestamps, "Transmit timestamps of served responses by where they were taken (chrony 4.4 and later).", "source"),
-		clients: d(MetricChronyServerClients, "Clients in chronyd's client log that sent NTP requests or NTS-KE connections."),
-		age:     d(MetricChronyServerStatsAge, "Time since the server statistics were last read."),
+		up:      desc(MetricChronyServerStatsUp, "Whether chronyd's server statistics could be read (its unix socket only)."),
+		ntp:     desc(MetricChronyServerNTPRequests, "NTP requests chronyd received as a server."),
+		ntpDrop: desc(MetricChronyServerNTPDropped, "NTP requests chronyd dropped (rate limiting)."),
+		ntpAuth: desc(MetricChronyServerNTPAuth, "Authenticated NTP requests (symmetric key or NTS)."),
+		ntpIl:   desc(MetricChronyServerNTPInterleaved, "NTP requests in interleaved mode."),
+		nke:     desc(MetricChronyServerNKEConnections, "NTS-KE connections chronyd accepted."),
+		nkeDrop: desc(MetricChronyServerNKEDropped, "NTS-KE connections chronyd dropped (rate limiting)."),
+		cmd:     desc(MetricChronyServerCmdRequests, "Command (chronyc) requests chronyd received."),
+		cmdDrop: desc(MetricChronyServerCmdDropped, "Command requests chronyd dropped."),
+		logDrop: desc(MetricChronyServerLogDropped, "Clients chronyd could not log for lack of memory (raise clientloglimit)."),
+		ts:      desc(MetricChronyServerTimestamps, "Server timestamps chronyd holds for interleaved mode."),
+		tsSpan:  desc(MetricChronyServerTimestampSpan, "Time span of those timestamps."),
+		rx:      desc(MetricChronyServerRxTimestamps, "Receive timestamps of served requests by where they were taken (chrony 4.4 and later).", "source"),
+		tx:      desc(MetricChronyServerTxTimestamps, "Transmit timestamps of served responses by where they were taken (chrony 4.4 and later).", "source"),
+		clients: desc(MetricChronyServerClients, "Clients in chronyd's client log that sent NTP requests or NTS-KE connections."),
+		age:     desc(MetricChronyServerStatsAge, "Time since the server statistics were last read."),
 	}
 	for i, s := range []string{"daemon", "kernel", "hardware"} {
 		c.tsLabels[i] = labelPairs([]string{"source"}, s)

@@ -47,25 +47,22 @@ var _ Probe = (*KernelProbe)(nil)
 
 // NewKernelProbe reads through timex.
 func NewKernelProbe(timex probe.TimexReader) *KernelProbe {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
 	p := &KernelProbe{
 		timex:     timex,
-		offset:    d(MetricKernelOffset, "Phase offset the kernel PLL is still correcting (adjtimex offset)."),
-		freq:      d(MetricKernelFrequency, "Frequency offset the kernel applies to the clock, as a ratio near 0 (adjtimex freq; node_exporter's node_timex_frequency_adjustment_ratio is 1 + this)."),
-		maxerr:    d(MetricKernelMaxError, "Kernel maximum error bound; saturates at 16 s when nothing disciplines the clock."),
-		esterr:    d(MetricKernelEstError, "Kernel estimated error, as set by the time daemon."),
-		synced:    d(MetricKernelSynchronized, "Whether the kernel considers the clock synchronised: STA_UNSYNC clear and state not TIME_ERROR (1) or not (0)."),
-		status:    d(MetricKernelStatus, "The adjtimex status word (STA_* bits), for the flags that have no metric of their own."),
-		tai:       d(MetricKernelTAIOffset, "TAI−UTC offset the kernel was told."),
-		leap:      d(MetricKernelLeapPending, "Leap second pending at the end of the UTC day: 1 insert, -1 delete, 0 none."),
-		state:     d(MetricKernelClockState, "The kernel's clock state (adjtimex return value): 1 for the current state.", "state"),
-		constant:  d(MetricKernelTimeConstant, "PLL time constant."),
-		tick:      d(MetricKernelTick, "Length of a clock tick."),
-		tolerance: d(MetricKernelTolerance, "Largest frequency error the kernel tolerates, as a ratio."),
-		precision: d(MetricKernelPrecision, "Clock precision."),
-		artifactsDesc: d(MetricKernelOffsetArtifacts,
+		offset:    desc(MetricKernelOffset, "Phase offset the kernel PLL is still correcting (adjtimex offset)."),
+		freq:      desc(MetricKernelFrequency, "Frequency offset the kernel applies to the clock, as a ratio near 0 (adjtimex freq; node_exporter's node_timex_frequency_adjustment_ratio is 1 + this)."),
+		maxerr:    desc(MetricKernelMaxError, "Kernel maximum error bound; saturates at 16 s when nothing disciplines the clock."),
+		esterr:    desc(MetricKernelEstError, "Kernel estimated error, as set by the time daemon."),
+		synced:    desc(MetricKernelSynchronized, "Whether the kernel considers the clock synchronised: STA_UNSYNC clear and state not TIME_ERROR (1) or not (0)."),
+		status:    desc(MetricKernelStatus, "The adjtimex status word (STA_* bits), for the flags that have no metric of their own."),
+		tai:       desc(MetricKernelTAIOffset, "TAI−UTC offset the kernel was told."),
+		leap:      desc(MetricKernelLeapPending, "Leap second pending at the end of the UTC day: 1 insert, -1 delete, 0 none."),
+		state:     desc(MetricKernelClockState, "The kernel's clock state (adjtimex return value): 1 for the current state.", "state"),
+		constant:  desc(MetricKernelTimeConstant, "PLL time constant."),
+		tick:      desc(MetricKernelTick, "Length of a clock tick."),
+		tolerance: desc(MetricKernelTolerance, "Largest frequency error the kernel tolerates, as a ratio."),
+		precision: desc(MetricKernelPrecision, "Clock precision."),
+		artifactsDesc: desc(MetricKernelOffsetArtifacts,
 			"Offsets read back larger than the kernel ever holds (such as the transient 2^32 ns seen on KVM), dropped rather than reported."),
 	}
 	for st := kernel.TimeOK; st <= kernel.TimeError; st++ {

@@ -41,9 +41,7 @@ const (
 )
 
 // NtpdSnapshotter gives the ntpd poller's last result; *ntpd.Poller fits.
-type NtpdSnapshotter interface {
-	Snapshot() ntpd.Snapshot
-}
+type NtpdSnapshotter = Snapshotter[ntpd.Snapshot]
 
 var _ NtpdSnapshotter = (*ntpd.Poller)(nil)
 
@@ -63,28 +61,25 @@ var _ Probe = (*NtpdProbe)(nil)
 
 // NewNtpdProbe exports what src keeps.
 func NewNtpdProbe(src NtpdSnapshotter) *NtpdProbe {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
-	p := func(name, help string) *prometheus.Desc { return d(name, help, "association", "address") }
+	p := func(name, help string) *prometheus.Desc { return desc(name, help, "association", "address") }
 	return &NtpdProbe{
 		src:            src,
 		now:            time.Now,
-		polls:          d(MetricNtpdPolls, "Polls of ntpd since clockwatch started."),
-		failures:       d(MetricNtpdPollFailures, "Polls of ntpd that failed."),
-		age:            d(MetricNtpdPollAge, "Time since the last successful poll of ntpd."),
-		info:           d(MetricNtpdInfo, "ntpd's version and reference ID.", "version", "ref_id"),
-		stratum:        d(MetricNtpdStratum, "ntpd's stratum (16: not synchronised)."),
-		leap:           d(MetricNtpdLeapStatus, "ntpd's leap indicator: 0 normal, 1 insert second, 2 delete second, 3 not synchronised."),
-		synced:         d(MetricNtpdSynchronized, "Whether ntpd is synchronised (leap indicator not 3, stratum below 16)."),
-		offset:         d(MetricNtpdOffset, "Local clock minus true time as ntpd estimates it (positive: the clock is ahead; ntpd's offset negated)."),
-		sysJitter:      d(MetricNtpdSysJitter, "ntpd's system jitter."),
-		clkJitter:      d(MetricNtpdClockJitter, "ntpd's clock jitter."),
-		freq:           d(MetricNtpdFrequency, "ntpd's frequency correction."),
-		rootDelay:      d(MetricNtpdRootDelay, "Total network path delay to the stratum-1 clock."),
-		rootDisp:       d(MetricNtpdRootDispersion, "Total dispersion to the stratum-1 clock."),
-		errorBound:     d(MetricNtpdErrorBound, "Largest error of the local clock that ntpd's figures allow: |offset| + root dispersion + root delay / 2."),
-		peerInfo:       d(MetricNtpdPeerInfo, "One series per association with its reference ID and selection (sys.peer, candidate, backup, outlier, falsetick, excess, reject, pps.peer).", "association", "address", "ref_id", "selection"),
+		polls:          desc(MetricNtpdPolls, "Polls of ntpd since clockwatch started."),
+		failures:       desc(MetricNtpdPollFailures, "Polls of ntpd that failed."),
+		age:            desc(MetricNtpdPollAge, "Time since the last successful poll of ntpd."),
+		info:           desc(MetricNtpdInfo, "ntpd's version and reference ID.", "version", "ref_id"),
+		stratum:        desc(MetricNtpdStratum, "ntpd's stratum (16: not synchronised)."),
+		leap:           desc(MetricNtpdLeapStatus, "ntpd's leap indicator: 0 normal, 1 insert second, 2 delete second, 3 not synchronised."),
+		synced:         desc(MetricNtpdSynchronized, "Whether ntpd is synchronised (leap indicator not 3, stratum below 16)."),
+		offset:         desc(MetricNtpdOffset, "Local clock minus true time as ntpd estimates it (positive: the clock is ahead; ntpd's offset negated)."),
+		sysJitter:      desc(MetricNtpdSysJitter, "ntpd's system jitter."),
+		clkJitter:      desc(MetricNtpdClockJitter, "ntpd's clock jitter."),
+		freq:           desc(MetricNtpdFrequency, "ntpd's frequency correction."),
+		rootDelay:      desc(MetricNtpdRootDelay, "Total network path delay to the stratum-1 clock."),
+		rootDisp:       desc(MetricNtpdRootDispersion, "Total dispersion to the stratum-1 clock."),
+		errorBound:     desc(MetricNtpdErrorBound, "Largest error of the local clock that ntpd's figures allow: |offset| + root dispersion + root delay / 2."),
+		peerInfo:       desc(MetricNtpdPeerInfo, "One series per association with its reference ID and selection (sys.peer, candidate, backup, outlier, falsetick, excess, reject, pps.peer).", "association", "address", "ref_id", "selection"),
 		peerStratum:    p(MetricNtpdPeerStratum, "Stratum of the peer."),
 		peerReach:      p(MetricNtpdPeerReach, "Reach register of the peer (0-255)."),
 		peerReachRatio: p(MetricNtpdPeerReachability, "Share of the last 8 polls the peer answered."),

@@ -25,9 +25,7 @@ const (
 )
 
 // PeersSnapshot gives the peers' figures; *peers.Service fits.
-type PeersSnapshot interface {
-	Snapshot() peers.Snapshot
-}
+type PeersSnapshot = Snapshotter[peers.Snapshot]
 
 var _ PeersSnapshot = (*peers.Service)(nil)
 
@@ -46,9 +44,6 @@ var _ prometheus.Collector = (*PeersCollector)(nil)
 // NewPeersCollector exports what src measures.
 func NewPeersCollector(src PeersSnapshot) *PeersCollector {
 	peer := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, []string{"peer"}, nil) }
-	one := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
 	return &PeersCollector{
 		src:         src,
 		up:          peer(MetricPeerUp, "Whether the last round measured the peer: an exchange answered within peers.max_rtt."),
@@ -56,14 +51,14 @@ func NewPeersCollector(src PeersSnapshot) *PeersCollector {
 		rtt:         peer(MetricPeerRTT, "Round trip of that exchange."),
 		epoch:       peer(MetricPeerRemoteEpoch, "The clock epoch the peer announced in its reply: it changes when the peer's clock steps (and when it reboots)."),
 		stepdown:    peer(MetricPeerRemoteStepdown, "1 when the peer said its own state is stepdown, 0 when ok (absent when unknown)."),
-		fleet:       one(MetricPeerFleetOffset, "The median of the fleet's clocks (each peer measured in the last round, and this node's at 0) minus this node's clock."),
-		disagreeing: one(MetricPeerDisagreeing, "Peers of the last round more than peers.max_offset off beyond the sample's uncertainty (rtt/2 and the peer's own error bound)."),
-		measured:    one(MetricPeerMeasured, "Peers measured in the last round; with fewer than 2 the judge decides nothing."),
-		outside:     one(MetricPeerOutside, "1 when the majority judge found this clock outside the fleet in the last round (a strict majority of at least 2 peers disagreeing), else 0."),
-		discovered:  one(MetricPeerDiscovered, "Peers found by peers.static, peers.dns and peers.kubernetes (this node left out)."),
-		discoveryUp: one(MetricPeerDiscoveryUp, "Whether the last refresh of each configured place to find peers worked (static, dns, kubernetes).", "place"),
-		exchanges:   one(MetricPeerExchanges, "Timestamp exchanges with the peers, by result: ok, timeout, spoofed (the reply's origin timestamp is not the request's), unauthenticated, not_agent, rtt_too_large, error.", "result"),
-		requests:    one(MetricPeerRequests, "Requests from peers, by what became of them: answered, not_allowed (peers.allow), rate_limited (peers.rate_limit), malformed, unauthenticated (peers.key_file).", "result"),
+		fleet:       desc(MetricPeerFleetOffset, "The median of the fleet's clocks (each peer measured in the last round, and this node's at 0) minus this node's clock."),
+		disagreeing: desc(MetricPeerDisagreeing, "Peers of the last round more than peers.max_offset off beyond the sample's uncertainty (rtt/2 and the peer's own error bound)."),
+		measured:    desc(MetricPeerMeasured, "Peers measured in the last round; with fewer than 2 the judge decides nothing."),
+		outside:     desc(MetricPeerOutside, "1 when the majority judge found this clock outside the fleet in the last round (a strict majority of at least 2 peers disagreeing), else 0."),
+		discovered:  desc(MetricPeerDiscovered, "Peers found by peers.static, peers.dns and peers.kubernetes (this node left out)."),
+		discoveryUp: desc(MetricPeerDiscoveryUp, "Whether the last refresh of each configured place to find peers worked (static, dns, kubernetes).", "place"),
+		exchanges:   desc(MetricPeerExchanges, "Timestamp exchanges with the peers, by result: ok, timeout, spoofed (the reply's origin timestamp is not the request's), unauthenticated, not_agent, rtt_too_large, error.", "result"),
+		requests:    desc(MetricPeerRequests, "Requests from peers, by what became of them: answered, not_allowed (peers.allow), rate_limited (peers.rate_limit), malformed, unauthenticated (peers.key_file).", "result"),
 	}
 }
 

@@ -48,17 +48,16 @@ var _ prometheus.Collector = (*ProcessCollector)(nil)
 
 // NewProcessCollector returns the collector for this process.
 func NewProcessCollector() *ProcessCollector {
-	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 	c := &ProcessCollector{
-		cpu:      d("process_cpu_seconds_total", "Total user and system CPU time spent in seconds."),
-		openFDs:  d("process_open_fds", "Number of open file descriptors."),
-		maxFDs:   d("process_max_fds", "Maximum number of open file descriptors."),
-		vsize:    d("process_virtual_memory_bytes", "Virtual memory size in bytes."),
-		maxVsize: d("process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes."),
-		rss:      d("process_resident_memory_bytes", "Resident memory size in bytes."),
-		start:    d("process_start_time_seconds", "Start time of the process since unix epoch in seconds."),
-		inBytes:  d("process_network_receive_bytes_total", "Number of bytes received by the process over the network."),
-		outBytes: d("process_network_transmit_bytes_total", "Number of bytes sent by the process over the network."),
+		cpu:      desc("process_cpu_seconds_total", "Total user and system CPU time spent in seconds."),
+		openFDs:  desc("process_open_fds", "Number of open file descriptors."),
+		maxFDs:   desc("process_max_fds", "Maximum number of open file descriptors."),
+		vsize:    desc("process_virtual_memory_bytes", "Virtual memory size in bytes."),
+		maxVsize: desc("process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes."),
+		rss:      desc("process_resident_memory_bytes", "Resident memory size in bytes."),
+		start:    desc("process_start_time_seconds", "Start time of the process since unix epoch in seconds."),
+		inBytes:  desc("process_network_receive_bytes_total", "Number of bytes received by the process over the network."),
+		outBytes: desc("process_network_transmit_bytes_total", "Number of bytes sent by the process over the network."),
 
 		pageSize:  float64(os.Getpagesize()),
 		dirent:    make([]byte, 8192),

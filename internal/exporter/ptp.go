@@ -40,9 +40,7 @@ const (
 )
 
 // Ptp4lSnapshotter gives the ptp4l poller's last result; *ptp.Poller fits.
-type Ptp4lSnapshotter interface {
-	Snapshot() ptp.Snapshot
-}
+type Ptp4lSnapshotter = Snapshotter[ptp.Snapshot]
 
 var _ Ptp4lSnapshotter = (*ptp.Poller)(nil)
 
@@ -109,35 +107,32 @@ const ptp4lMetricsFixed = 24
 
 // NewPtp4lCollector exports what src keeps.
 func NewPtp4lCollector(src Ptp4lSnapshotter) *Ptp4lCollector {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
 	return &Ptp4lCollector{
 		src:           src,
 		now:           time.Now,
-		up:            d(MetricPtp4lUp, "Whether the last poll of ptp4l's management socket succeeded (1) or not (0); absent while ptp4l was never found at its default socket."),
-		polls:         d(MetricPtp4lPolls, "Polls of ptp4l since clockwatch started."),
-		failures:      d(MetricPtp4lPollFailures, "Polls of ptp4l that failed."),
-		age:           d(MetricPtp4lPollAge, "Time since the last successful poll of ptp4l."),
-		duration:      d(MetricPtp4lPollDuration, "How long the last poll of ptp4l took."),
-		info:          d(MetricPtp4lInfo, "This PTP clock's identity and domain.", ptp4lInfoLabels...),
-		portInfo:      d(MetricPtp4lPortInfo, "One series per PTP port with its state (SLAVE, UNCALIBRATED, MASTER, LISTENING, ...) and timestamping.", ptp4lPortLabels...),
-		stateAge:      d(MetricPtp4lStateAge, "Time since the clock's port state (its best port's: SLAVE before UNCALIBRATED before MASTER) last changed, as seen by clockwatch's polls."),
-		synced:        d(MetricPtp4lSynchronized, "Whether ptp4l is synchronised: a port in SLAVE, or a grandmaster traceable to a primary reference."),
-		isGM:          d(MetricPtp4lIsGrandmaster, "Whether this clock is the grandmaster of its domain."),
-		class:         d(MetricPtp4lClockClass, "This clock's own clock class (248 default, 255 slave-only, 6 locked to a primary reference)."),
-		offset:        d(MetricPtp4lOffset, "This clock minus the master's (positive: this clock is ahead), ptp4l's offsetFromMaster. With hardware timestamping it is the PHC's offset."),
-		delay:         d(MetricPtp4lMeanPathDelay, "Mean one-way path delay to the master (half the round trip)."),
-		errorBound:    d(MetricPtp4lErrorBound, "Largest error of this clock that ptp4l's figures allow: |offset| + mean path delay + the grandmaster's announced accuracy."),
-		steps:         d(MetricPtp4lStepsRemoved, "Number of boundary clocks between this clock and the grandmaster, plus one."),
-		gmInfo:        d(MetricPtp4lGMInfo, "The grandmaster and the master port this clock follows.", ptp4lGMLabels...),
-		gmClass:       d(MetricPtp4lGMClockClass, "The grandmaster's announced clock class."),
-		gmAccuracy:    d(MetricPtp4lGMAccuracy, "The grandmaster's announced clock accuracy; absent when it announces unknown (0xFE)."),
-		gmChanges:     d(MetricPtp4lGMChanges, "Changes from one grandmaster to another since clockwatch started (losing the master and finding the same one again is not a change)."),
-		timeTraceable: d(MetricPtp4lTimeTraceable, "Whether the grandmaster says its time is traceable to a primary reference."),
-		freqTraceable: d(MetricPtp4lFreqTraceable, "Whether the grandmaster says its frequency is traceable to a primary reference."),
-		utcOffset:     d(MetricPtp4lUTCOffset, "TAI minus UTC as the grandmaster announces it (currentUtcOffset)."),
-		leap:          d(MetricPtp4lLeapStatus, "Leap second the grandmaster announces for the end of the UTC day: 0 none, 1 insert (leap61), 2 delete (leap59)."),
+		up:            desc(MetricPtp4lUp, "Whether the last poll of ptp4l's management socket succeeded (1) or not (0); absent while ptp4l was never found at its default socket."),
+		polls:         desc(MetricPtp4lPolls, "Polls of ptp4l since clockwatch started."),
+		failures:      desc(MetricPtp4lPollFailures, "Polls of ptp4l that failed."),
+		age:           desc(MetricPtp4lPollAge, "Time since the last successful poll of ptp4l."),
+		duration:      desc(MetricPtp4lPollDuration, "How long the last poll of ptp4l took."),
+		info:          desc(MetricPtp4lInfo, "This PTP clock's identity and domain.", ptp4lInfoLabels...),
+		portInfo:      desc(MetricPtp4lPortInfo, "One series per PTP port with its state (SLAVE, UNCALIBRATED, MASTER, LISTENING, ...) and timestamping.", ptp4lPortLabels...),
+		stateAge:      desc(MetricPtp4lStateAge, "Time since the clock's port state (its best port's: SLAVE before UNCALIBRATED before MASTER) last changed, as seen by clockwatch's polls."),
+		synced:        desc(MetricPtp4lSynchronized, "Whether ptp4l is synchronised: a port in SLAVE, or a grandmaster traceable to a primary reference."),
+		isGM:          desc(MetricPtp4lIsGrandmaster, "Whether this clock is the grandmaster of its domain."),
+		class:         desc(MetricPtp4lClockClass, "This clock's own clock class (248 default, 255 slave-only, 6 locked to a primary reference)."),
+		offset:        desc(MetricPtp4lOffset, "This clock minus the master's (positive: this clock is ahead), ptp4l's offsetFromMaster. With hardware timestamping it is the PHC's offset."),
+		delay:         desc(MetricPtp4lMeanPathDelay, "Mean one-way path delay to the master (half the round trip)."),
+		errorBound:    desc(MetricPtp4lErrorBound, "Largest error of this clock that ptp4l's figures allow: |offset| + mean path delay + the grandmaster's announced accuracy."),
+		steps:         desc(MetricPtp4lStepsRemoved, "Number of boundary clocks between this clock and the grandmaster, plus one."),
+		gmInfo:        desc(MetricPtp4lGMInfo, "The grandmaster and the master port this clock follows.", ptp4lGMLabels...),
+		gmClass:       desc(MetricPtp4lGMClockClass, "The grandmaster's announced clock class."),
+		gmAccuracy:    desc(MetricPtp4lGMAccuracy, "The grandmaster's announced clock accuracy; absent when it announces unknown (0xFE)."),
+		gmChanges:     desc(MetricPtp4lGMChanges, "Changes from one grandmaster to another since clockwatch started (losing the master and finding the same one again is not a change)."),
+		timeTraceable: desc(MetricPtp4lTimeTraceable, "Whether the grandmaster says its time is traceable to a primary reference."),
+		freqTraceable: desc(MetricPtp4lFreqTraceable, "Whether the grandmaster says its frequency is traceable to a primary reference."),
+		utcOffset:     desc(MetricPtp4lUTCOffset, "TAI minus UTC as the grandmaster announces it (currentUtcOffset)."),
+		leap:          desc(MetricPtp4lLeapStatus, "Leap second the grandmaster announces for the end of the UTC day: 0 none, 1 insert (leap61), 2 delete (leap59)."),
 	}
 }
 

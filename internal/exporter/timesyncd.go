@@ -38,9 +38,7 @@ const (
 
 // TimesyncdSnapshotter gives the timesyncd poller's last result;
 // *timesyncd.Poller fits.
-type TimesyncdSnapshotter interface {
-	Snapshot() timesyncd.Snapshot
-}
+type TimesyncdSnapshotter = Snapshotter[timesyncd.Snapshot]
 
 var _ TimesyncdSnapshotter = (*timesyncd.Poller)(nil)
 
@@ -68,34 +66,31 @@ const timesyncdMetrics = 22
 
 // NewTimesyncdCollector exports what src keeps.
 func NewTimesyncdCollector(src TimesyncdSnapshotter) *TimesyncdCollector {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
 	return &TimesyncdCollector{
 		src:          src,
 		now:          time.Now,
-		up:           d(MetricTimesyncdUp, "Whether the last read of systemd-timesyncd over D-Bus succeeded (1) or not (0)."),
-		found:        d(MetricTimesyncdFound, "Whether systemd-timesyncd has been on the system bus since clockwatch started (or is pinned with mode on)."),
-		polls:        d(MetricTimesyncdPolls, "Reads of systemd-timesyncd since clockwatch started."),
-		failures:     d(MetricTimesyncdPollFailures, "Reads that failed while timesyncd was found or pinned."),
-		pollAge:      d(MetricTimesyncdPollAge, "Time since the last successful read."),
-		info:         d(MetricTimesyncdInfo, "Always 1: the server timesyncd uses and its reference ID.", "server_name", "server_address", "ref_id"),
-		pollInterval: d(MetricTimesyncdPollInterval, "timesyncd's current interval between NTP requests."),
-		freq:         d(MetricTimesyncdFrequency, "Frequency correction timesyncd last set in the kernel."),
-		synced:       d(MetricTimesyncdSynchronized, "Whether timesyncd's last reply is fresh (at most 2 poll intervals + 15 s old) and from a synchronised server."),
-		leap:         d(MetricTimesyncdLeapStatus, "Leap indicator of the last reply: 0 normal, 1 insert second, 2 delete second, 3 not synchronised."),
-		stratum:      d(MetricTimesyncdStratum, "Stratum of timesyncd's server."),
-		offset:       d(MetricTimesyncdOffset, "Local clock minus true time now as timesyncd's figures say (positive: ahead): the last sample's offset, or 0 after timesyncd stepped the clock by it."),
-		sampleOffset: d(MetricTimesyncdSampleOffset, "Local clock minus the server's in the last NTP exchange, ((T2-T1)+(T3-T4))/2 negated."),
-		sampleDelay:  d(MetricTimesyncdSampleDelay, "Round trip of the last NTP exchange."),
-		sampleAge:    d(MetricTimesyncdSampleAge, "Time since timesyncd received its last reply."),
-		spike:        d(MetricTimesyncdSampleSpike, "Whether timesyncd ignored the last reply as a spike."),
-		rootDelay:    d(MetricTimesyncdRootDelay, "Root delay of the server, from its last reply."),
-		rootDisp:     d(MetricTimesyncdRootDispersion, "Root dispersion of the server, from its last reply."),
-		precision:    d(MetricTimesyncdPrecision, "Precision of the server's clock."),
-		jitter:       d(MetricTimesyncdJitter, "timesyncd's jitter: the RMS of its last samples' offsets."),
-		packets:      d(MetricTimesyncdPackets, "Replies timesyncd accepted since it started."),
-		errorBound:   d(MetricTimesyncdErrorBound, "Largest error of the local clock timesyncd's figures allow: abs(offset) + delay/2 + root delay/2 + root dispersion + precision + 15 ppm x sample age."),
+		up:           desc(MetricTimesyncdUp, "Whether the last read of systemd-timesyncd over D-Bus succeeded (1) or not (0)."),
+		found:        desc(MetricTimesyncdFound, "Whether systemd-timesyncd has been on the system bus since clockwatch started (or is pinned with mode on)."),
+		polls:        desc(MetricTimesyncdPolls, "Reads of systemd-timesyncd since clockwatch started."),
+		failures:     desc(MetricTimesyncdPollFailures, "Reads that failed while timesyncd was found or pinned."),
+		pollAge:      desc(MetricTimesyncdPollAge, "Time since the last successful read."),
+		info:         desc(MetricTimesyncdInfo, "Always 1: the server timesyncd uses and its reference ID.", "server_name", "server_address", "ref_id"),
+		pollInterval: desc(MetricTimesyncdPollInterval, "timesyncd's current interval between NTP requests."),
+		freq:         desc(MetricTimesyncdFrequency, "Frequency correction timesyncd last set in the kernel."),
+		synced:       desc(MetricTimesyncdSynchronized, "Whether timesyncd's last reply is fresh (at most 2 poll intervals + 15 s old) and from a synchronised server."),
+		leap:         desc(MetricTimesyncdLeapStatus, "Leap indicator of the last reply: 0 normal, 1 insert second, 2 delete second, 3 not synchronised."),
+		stratum:      desc(MetricTimesyncdStratum, "Stratum of timesyncd's server."),
+		offset:       desc(MetricTimesyncdOffset, "Local clock minus true time now as timesyncd's figures say (positive: ahead): the last sample's offset, or 0 after timesyncd stepped the clock by it."),
+		sampleOffset: desc(MetricTimesyncdSampleOffset, "Local clock minus the server's in the last NTP exchange, ((T2-T1)+(T3-T4))/2 negated."),
+		sampleDelay:  desc(MetricTimesyncdSampleDelay, "Round trip of the last NTP exchange."),
+		sampleAge:    desc(MetricTimesyncdSampleAge, "Time since timesyncd received its last reply."),
+		spike:        desc(MetricTimesyncdSampleSpike, "Whether timesyncd ignored the last reply as a spike."),
+		rootDelay:    desc(MetricTimesyncdRootDelay, "Root delay of the server, from its last reply."),
+		rootDisp:     desc(MetricTimesyncdRootDispersion, "Root dispersion of the server, from its last reply."),
+		precision:    desc(MetricTimesyncdPrecision, "Precision of the server's clock."),
+		jitter:       desc(MetricTimesyncdJitter, "timesyncd's jitter: the RMS of its last samples' offsets."),
+		packets:      desc(MetricTimesyncdPackets, "Replies timesyncd accepted since it started."),
+		errorBound:   desc(MetricTimesyncdErrorBound, "Largest error of the local clock timesyncd's figures allow: abs(offset) + delay/2 + root delay/2 + root dispersion + precision + 15 ppm x sample age."),
 	}
 }
 

@@ -32,9 +32,7 @@ const (
 
 // VMClockSnapshotter gives the VMClock poller's last result; *vmclock.Poller
 // fits.
-type VMClockSnapshotter interface {
-	Snapshot() vmclock.Snapshot
-}
+type VMClockSnapshotter = Snapshotter[vmclock.Snapshot]
 
 var _ VMClockSnapshotter = (*vmclock.Poller)(nil)
 
@@ -53,30 +51,27 @@ var _ prometheus.Collector = (*VMClockCollector)(nil)
 
 // NewVMClockCollector exports what src keeps.
 func NewVMClockCollector(src VMClockSnapshotter) *VMClockCollector {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, nil)
-	}
 	return &VMClockCollector{
 		src:            src,
 		now:            time.Now,
-		up:             d(MetricVMClockUp, "Whether the last read of the VMClock page (/dev/vmclock0) succeeded (1) or not (0)."),
-		polls:          d(MetricVMClockPolls, "Reads of the VMClock page since clockwatch started."),
-		failures:       d(MetricVMClockPollFailures, "Reads of the VMClock page that failed."),
-		age:            d(MetricVMClockPollAge, "Time since the last successful read of the VMClock page."),
-		marker:         d(MetricVMClockDisruptionMarker, "The hypervisor's disruption marker: it changes on every live migration and snapshot restore (a u64: exact up to 2^53)."),
-		disruptions:    d(MetricVMClockDisruptions, "Changes of the disruption marker clockwatch saw since it started (a change while it was not running is a stepdown, not counted here)."),
-		lastDisruption: d(MetricVMClockLastDisruption, "When clockwatch last saw the disruption marker change (Unix time)."),
-		status:         d(MetricVMClockClockStatus, "The hypervisor's clock status: 1 for the current one, 0 for the others.", "status"),
-		leap:           d(MetricVMClockLeap, "The page's leap indicator: 0 none, 1 positive leap second at the end of the month, 2 negative, 3 during 23:59:60, 4 after a positive one, 5 after a negative one."),
-		soon:           d(MetricVMClockDisruptionSoon, "Whether the hypervisor announces a maintenance event (a disruption) in about a day."),
-		imminent:       d(MetricVMClockDisruptionImminent, "Whether the hypervisor announces a maintenance event (a disruption) in about an hour."),
-		timeSec:        d(MetricVMClockTime, "Only when the hypervisor offers a time (status synchronized or free_running, UTC or TAI): the time at the page's last update, not now."),
-		maxErr:         d(MetricVMClockMaxError, "Only when its flag is set: the maximum error of the hypervisor's time."),
-		estErr:         d(MetricVMClockEstError, "Only when its flag is set: the estimated error of the hypervisor's time."),
-		periodMax:      d(MetricVMClockPeriodMaxError, "Only when its flag is set: the maximum error of the counter's period, relative to the period."),
-		periodEst:      d(MetricVMClockPeriodEstError, "Only when its flag is set: the estimated error of the counter's period, relative to the period."),
-		tai:            d(MetricVMClockTAIOffset, "Only when its flag is set: TAI minus UTC."),
-		generation:     d(MetricVMClockVMGeneration, "Only when the hypervisor has one: the VM generation counter, which changes on every snapshot restore."),
+		up:             desc(MetricVMClockUp, "Whether the last read of the VMClock page (/dev/vmclock0) succeeded (1) or not (0)."),
+		polls:          desc(MetricVMClockPolls, "Reads of the VMClock page since clockwatch started."),
+		failures:       desc(MetricVMClockPollFailures, "Reads of the VMClock page that failed."),
+		age:            desc(MetricVMClockPollAge, "Time since the last successful read of the VMClock page."),
+		marker:         desc(MetricVMClockDisruptionMarker, "The hypervisor's disruption marker: it changes on every live migration and snapshot restore (a u64: exact up to 2^53)."),
+		disruptions:    desc(MetricVMClockDisruptions, "Changes of the disruption marker clockwatch saw since it started (a change while it was not running is a stepdown, not counted here)."),
+		lastDisruption: desc(MetricVMClockLastDisruption, "When clockwatch last saw the disruption marker change (Unix time)."),
+		status:         desc(MetricVMClockClockStatus, "The hypervisor's clock status: 1 for the current one, 0 for the others.", "status"),
+		leap:           desc(MetricVMClockLeap, "The page's leap indicator: 0 none, 1 positive leap second at the end of the month, 2 negative, 3 during 23:59:60, 4 after a positive one, 5 after a negative one."),
+		soon:           desc(MetricVMClockDisruptionSoon, "Whether the hypervisor announces a maintenance event (a disruption) in about a day."),
+		imminent:       desc(MetricVMClockDisruptionImminent, "Whether the hypervisor announces a maintenance event (a disruption) in about an hour."),
+		timeSec:        desc(MetricVMClockTime, "Only when the hypervisor offers a time (status synchronized or free_running, UTC or TAI): the time at the page's last update, not now."),
+		maxErr:         desc(MetricVMClockMaxError, "Only when its flag is set: the maximum error of the hypervisor's time."),
+		estErr:         desc(MetricVMClockEstError, "Only when its flag is set: the estimated error of the hypervisor's time."),
+		periodMax:      desc(MetricVMClockPeriodMaxError, "Only when its flag is set: the maximum error of the counter's period, relative to the period."),
+		periodEst:      desc(MetricVMClockPeriodEstError, "Only when its flag is set: the estimated error of the counter's period, relative to the period."),
+		tai:            desc(MetricVMClockTAIOffset, "Only when its flag is set: TAI minus UTC."),
+		generation:     desc(MetricVMClockVMGeneration, "Only when the hypervisor has one: the VM generation counter, which changes on every snapshot restore."),
 	}
 }
 

@@ -162,7 +162,8 @@ func parseLine(b []byte) (Record, error) {
 	return Record{BootID: *head.BootID, Event: e}, nil
 }
 
-// readFile reads a whole file of at most limit bytes.
+// readFile reads a whole file of at most limit bytes (more is an error: no
+// run writes so much) through fs.
 func readFile(fs FS, path string, limit int64) ([]byte, error) {
 	f, err := fs.OpenFile(path, os.O_RDONLY|safefile.Flags, 0)
 	f, err = safefile.Checked("state file", path, f, err)
@@ -170,14 +171,7 @@ func readFile(fs FS, path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes, which no run writes", limit)
-	}
-	return b, nil
+	return safefile.ReadAll(safefile.Spec{What: "state file", Limit: limit}, path, f)
 }
 
 // Print writes records for `clockwatch events`: one JSON object per line

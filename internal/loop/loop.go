@@ -29,6 +29,24 @@ func NextOrWake(ctx context.Context, wake <-chan struct{}, poll func(context.Con
 	}
 }
 
+// Sleep waits d or until ctx is done, and reports whether ctx is still
+// live: true after the full wait, false when ctx ended it. A wait of zero or
+// less does not wait (and, unlike a zero timer racing ctx, answers by ctx
+// alone).
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // AbsentRecheck is how often a poller in "auto" mode looks again for a
 // source it has not found: most nodes run only one time daemon.
 const AbsentRecheck = 30 * time.Second

@@ -71,3 +71,32 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestSleep: a full wait says the context is live, a cancelled context ends
+// the wait at once, and a wait of zero or less answers by the context alone.
+func TestSleep(t *testing.T) {
+	t.Parallel()
+	live := context.Background()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		d    time.Duration
+		want bool
+	}{
+		{"full wait", live, time.Millisecond, true},
+		{"zero, live", live, 0, true},
+		{"negative, live", live, -time.Second, true},
+		{"zero, done", done, 0, false},
+		{"long wait, done", done, time.Hour, false},
+	} {
+		start := time.Now()
+		if got := Sleep(tc.ctx, tc.d); got != tc.want {
+			t.Errorf("%s: Sleep(%v) = %v, want %v", tc.name, tc.d, got, tc.want)
+		}
+		if el := time.Since(start); tc.want && el < tc.d || el > time.Minute {
+			t.Errorf("%s: Sleep(%v) took %v", tc.name, tc.d, el)
+		}
+	}
+}

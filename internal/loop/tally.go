@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // Tally is what every source poller counts of its polls; its Snapshot
@@ -45,6 +47,20 @@ func (t *Tally) CountAbsent(start, end time.Time, err error) (wasUp bool) {
 		t.LastSuccess = end
 	}
 	return wasUp
+}
+
+// Reading starts the normalised reading of the source a poller tallies:
+// its name and role, whether it is found and whether a poll has brought
+// data, and the last poll's outcome (Up, Err, LastSuccess). A source that
+// has been polled and is down without an error gets silent as its Err (nil
+// silent: none). The source fills in its figures.
+func (t Tally) Reading(source string, role timesource.Role, found, hasData bool, silent error) timesource.Reading {
+	r := timesource.Reading{Source: source, Role: role, Found: found, Up: t.Up, Err: t.Err, HasData: hasData,
+		LastSuccess: t.LastSuccess}
+	if t.Polls > 0 && !t.Up && r.Err == nil {
+		r.Err = silent
+	}
+	return r
 }
 
 // Latest is a poller's last published snapshot: its poll writes it, anyone

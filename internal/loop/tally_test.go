@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
 // TestCount: a failure is news after an up poll and after none; a poll of a
@@ -96,5 +98,36 @@ func TestTimed(t *testing.T) {
 	})
 	if v != 7 || err != nil || !start.Equal(t0.Add(time.Second)) || !end.Equal(t0.Add(2*time.Second)) {
 		t.Errorf("Timed = %v, %v, %v, %v; want 7, +1 s, +2 s, nil", v, start.Sub(t0), end.Sub(t0), err)
+	}
+}
+
+// TestTallyReading: the reading carries the tally's outcome, the found and
+// data flags given, and the silent error only for a polled source that is
+// down without an error of its own.
+func TestTallyReading(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(2000, 0)
+	bad, silent := errors.New("refused"), errors.New("did not answer")
+	for _, tc := range []struct {
+		name          string
+		tally         Tally
+		found, data   bool
+		silent        error
+		wantUp        bool
+		wantErr       error
+		wantSuccessAt time.Time
+	}{
+		{"never polled", Tally{}, false, false, silent, false, nil, time.Time{}},
+		{"up", Tally{Up: true, LastSuccess: at, Polls: 3}, true, true, silent, true, nil, at},
+		{"down with its error", Tally{Err: bad, LastSuccess: at, Polls: 4, Failures: 1}, true, true, silent, false, bad, at},
+		{"down without an error", Tally{Polls: 2}, true, false, silent, false, silent, time.Time{}},
+		{"down without an error, no silent error", Tally{Polls: 2}, true, false, nil, false, nil, time.Time{}},
+	} {
+		r := tc.tally.Reading("src", timesource.SecondOpinion, tc.found, tc.data, tc.silent)
+		if r.Source != "src" || r.Role != timesource.SecondOpinion || r.Found != tc.found || r.HasData != tc.data ||
+			r.Up != tc.wantUp || r.Err != tc.wantErr || !r.LastSuccess.Equal(tc.wantSuccessAt) {
+			t.Errorf("%s: Reading = %+v, want source src, second opinion, found %v, data %v, up %v, err %v, last success %v",
+				tc.name, r, tc.found, tc.data, tc.wantUp, tc.wantErr, tc.wantSuccessAt)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package ntptest
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -68,17 +67,9 @@ func (s *Mode6) Close() error {
 
 func (s *Mode6) serve() {
 	defer s.wg.Done()
-	buf := make([]byte, 2048)
-	for {
-		n, peer, err := s.conn.ReadFromUDP(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
+	serveUDP(s.conn, 2048, func(buf []byte, n int, peer *net.UDPAddr) {
 		if n < 12 || buf[0]&7 != 6 || buf[1]&0x80 != 0 {
-			continue
+			return
 		}
 		req := Mode6Request{Op: buf[1] & 0x1f, Sequence: binary.BigEndian.Uint16(buf[2:4]), Association: binary.BigEndian.Uint16(buf[6:8])}
 		if d := time.Duration(s.delay.Load()); d > 0 {
@@ -94,7 +85,7 @@ func (s *Mode6) serve() {
 			}
 		}
 		s.served.Add(1)
-	}
+	})
 }
 
 // Mode6Fragment builds one mode 6 response datagram: op, the status word,

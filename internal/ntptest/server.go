@@ -76,22 +76,14 @@ func (s *Server) now() time.Time { return time.Now().Add(time.Duration(s.offset.
 
 func (s *Server) serve() {
 	defer s.wg.Done()
-	buf := make([]byte, 1024)
-	for {
-		n, peer, err := s.conn.ReadFromUDP(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
+	serveUDP(s.conn, 1024, func(buf []byte, n int, peer *net.UDPAddr) {
 		rx := s.now()
 		if n < 48 || s.silent.Load() {
-			continue
+			return
 		}
 		mode := buf[0] & 7
 		if mode != 3 { // client requests only
-			continue
+			return
 		}
 		version := (buf[0] >> 3) & 7
 		var reply [48]byte
@@ -109,6 +101,22 @@ func (s *Server) serve() {
 		if _, err := s.conn.WriteToUDP(reply[:], peer); err == nil {
 			s.served.Add(1)
 		}
+	})
+}
+
+// serveUDP hands every datagram conn receives (n bytes of buf, from peer)
+// to handle, one at a time, until conn is closed; a failed read is skipped.
+func serveUDP(conn *net.UDPConn, size int, handle func(buf []byte, n int, peer *net.UDPAddr)) {
+	buf := make([]byte, size)
+	for {
+		n, peer, err := conn.ReadFromUDP(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		handle(buf, n, peer)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/loop"
 )
 
 // Peer is one agent this node measures.
@@ -77,7 +79,7 @@ func measure(ctx context.Context, ex Exchanger, p Peer, o QuerierOptions) Result
 	var samples []Sample
 	var lastErr error
 	for i := range o.Exchanges {
-		if i > 0 && !sleep(ctx, o.Spacing) {
+		if i > 0 && !loop.Sleep(ctx, o.Spacing) {
 			break
 		}
 		s, err := ex.Exchange(p.Addr, o.Timeout, o.Key)
@@ -102,18 +104,4 @@ func measure(ctx context.Context, ex Exchanger, p Peer, o QuerierOptions) Result
 		}
 	}
 	return r
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

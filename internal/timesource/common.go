@@ -41,6 +41,13 @@ type Common struct {
 	Timeout time.Duration `yaml:"timeout,omitempty"`
 }
 
+// Auto is the Common a source's DefaultConfig starts from: mode auto, the
+// source's role, its poll interval and its timeout (0 for a source whose
+// poll does not wait).
+func Auto(role Role, pollInterval, timeout time.Duration) Common {
+	return Common{Mode: ModeAuto, Role: role.String(), PollInterval: pollInterval, Timeout: timeout}
+}
+
 // On reports whether the source runs: its mode is auto or on (the zero
 // Common is off), and the older enabled does not say false.
 func (c Common) On() bool {

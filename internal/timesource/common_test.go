@@ -89,3 +89,17 @@ func TestCommonTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestAuto: the defaults' Common is mode auto with the role, poll interval
+// and timeout given, and on.
+func TestAuto(t *testing.T) {
+	t.Parallel()
+	c := Auto(SecondOpinion, 2*time.Second, time.Second)
+	want := Common{Mode: ModeAuto, Role: "second_opinion", PollInterval: 2 * time.Second, Timeout: time.Second}
+	if c.Mode != want.Mode || c.Enabled != nil || c.Role != want.Role || c.PollInterval != want.PollInterval || c.Timeout != want.Timeout {
+		t.Errorf("Auto(SecondOpinion, 2s, 1s) = %+v, want %+v", c, want)
+	}
+	if !c.On() || c.Pinned() || c.SourceRole() != SecondOpinion {
+		t.Errorf("Auto(...): On %v, Pinned %v, SourceRole %v; want on, not pinned, second opinion", c.On(), c.Pinned(), c.SourceRole())
+	}
+}

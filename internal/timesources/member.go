@@ -167,38 +167,32 @@ func (ms Members) Notes() []timesource.Note {
 
 // Tasks returns every member's tasks.
 func (ms Members) Tasks() []func(context.Context) error {
-	var ts []func(context.Context) error
-	for _, m := range ms {
-		ts = append(ts, m.Tasks...)
-	}
-	return ts
+	return gather(ms, func(m *Member) []func(context.Context) error { return m.Tasks })
 }
 
 // Probes returns every member's probes, for exporter.NewScraper.
 func (ms Members) Probes() []exporter.Probe {
-	var ps []exporter.Probe
-	for _, m := range ms {
-		ps = append(ps, m.Probes...)
-	}
-	return ps
+	return gather(ms, func(m *Member) []exporter.Probe { return m.Probes })
 }
 
 // Collectors returns every member's collectors.
 func (ms Members) Collectors() []prometheus.Collector {
-	var cs []prometheus.Collector
-	for _, m := range ms {
-		cs = append(cs, m.Collectors...)
-	}
-	return cs
+	return gather(ms, func(m *Member) []prometheus.Collector { return m.Collectors })
 }
 
 // Gatherers returns every member's gatherers.
 func (ms Members) Gatherers() []prometheus.Gatherer {
-	var gs []prometheus.Gatherer
+	return gather(ms, func(m *Member) []prometheus.Gatherer { return m.Gatherers })
+}
+
+// gather joins what part gives of every member, in the members' order (nil
+// when none gives anything).
+func gather[T any](ms Members, part func(*Member) []T) []T {
+	var all []T
 	for _, m := range ms {
-		gs = append(gs, m.Gatherers...)
+		all = append(all, part(m)...)
 	}
-	return gs
+	return all
 }
 
 // Wake asks every member that can for a poll now.

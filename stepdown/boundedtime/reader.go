@@ -337,12 +337,9 @@ func (r *Reader) NowNanos() (earliest, latest int64, status Status, err error) {
 // deadline. A lease that expires at deadline is still held while it
 // returns true. Any error or untrusted status returns false with the reason.
 func (r *Reader) SurelyBefore(deadline time.Time) (bool, error) {
-	_, latest, status, err := r.Now()
+	_, latest, err := r.trustedNow()
 	if err != nil {
 		return false, err
-	}
-	if !status.Trusted() {
-		return false, &UntrustedError{Status: status}
 	}
 	return latest.Before(deadline.Round(0)), nil
 }
@@ -350,14 +347,24 @@ func (r *Reader) SurelyBefore(deadline time.Time) (bool, error) {
 // SurelyAfter reports whether t is surely in the past: the status is trusted
 // and the earliest time true time can be is after t.
 func (r *Reader) SurelyAfter(t time.Time) (bool, error) {
-	earliest, _, status, err := r.Now()
+	earliest, _, err := r.trustedNow()
 	if err != nil {
 		return false, err
 	}
-	if !status.Trusted() {
-		return false, &UntrustedError{Status: status}
-	}
 	return earliest.After(t.Round(0)), nil
+}
+
+// trustedNow is Now for the Surely questions: the interval true time is in,
+// or Now's error, or an *UntrustedError when the status is not trusted.
+func (r *Reader) trustedNow() (earliest, latest time.Time, err error) {
+	earliest, latest, status, err := r.Now()
+	if err != nil {
+		return time.Time{}, time.Time{}, err
+	}
+	if !status.Trusted() {
+		return time.Time{}, time.Time{}, &UntrustedError{Status: status}
+	}
+	return earliest, latest, nil
 }
 
 // UntrustedError says the segment's status does not allow a promise.

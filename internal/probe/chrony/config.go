@@ -71,8 +71,7 @@ type Config struct {
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
 	return Config{
-		Common: timesource.Common{Mode: timesource.ModeAuto, Role: timesource.Authoritative.String(),
-			PollInterval: time.Second, Timeout: 500 * time.Millisecond},
+		Common:          timesource.Auto(timesource.Authoritative, time.Second, 500*time.Millisecond),
 		Address:         AddressAuto,
 		MaxPollInterval: 8 * time.Second,
 		ConfPath:        "/etc/chrony/chrony.conf",

@@ -136,23 +136,16 @@ func (p *Poller) Wake() {
 // state to report, not a reason to stop the daemon.
 func (p *Poller) Run(ctx context.Context) error {
 	defer p.client.Close()
-	t := time.NewTimer(0)
-	defer t.Stop()
 	var lastAudit time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-p.wake:
-		}
+	loop.NextOrWake(ctx, p.wake, func(ctx context.Context) time.Duration {
 		if p.cfg.ConfPath != "" && (lastAudit.IsZero() || time.Since(lastAudit) >= auditInterval) {
 			p.runAudit()
 			lastAudit = time.Now()
 		}
 		p.Poll(ctx)
-		t.Reset(p.next(time.Now()))
-	}
+		return p.next(time.Now())
+	})
+	return nil
 }
 
 // updateMargin is how long after chronyd's next update is due the poller

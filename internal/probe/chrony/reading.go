@@ -19,11 +19,7 @@ const SourceName = "chrony"
 // unsynchronises only on an unknown step or a fallback drift), so the leap
 // status alone would never say that the server went away.
 func (s Snapshot) Reading() timesource.Reading {
-	r := timesource.Reading{Source: SourceName, Role: timesource.Authoritative, Found: s.HaveData || s.Answered, Up: s.Up,
-		Err: s.Err, HasData: s.HaveData, LastSuccess: s.LastSuccess}
-	if s.Polls > 0 && !s.Up && r.Err == nil {
-		r.Err = errNoAnswer
-	}
+	r := s.Tally.Reading(SourceName, timesource.Authoritative, s.HaveData || s.Answered, s.HaveData, errNoAnswer)
 	if !s.HaveData {
 		return r
 	}

@@ -32,8 +32,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Common: timesource.Common{Mode: timesource.ModeAuto, Role: timesource.Authoritative.String(),
-		PollInterval: 5 * time.Second, Timeout: 500 * time.Millisecond}, Address: AddressAuto}
+	return Config{Common: timesource.Auto(timesource.Authoritative, 5*time.Second, 500*time.Millisecond), Address: AddressAuto}
 }
 
 // Validate reports every problem, naming each field by its YAML path under

@@ -16,11 +16,7 @@ const SourceName = "ntpd"
 // stepdown policy judge: ntpd's leap indicator and stratum say whether the
 // clock is synchronised.
 func (s Snapshot) Reading() timesource.Reading {
-	r := timesource.Reading{Source: SourceName, Role: timesource.Authoritative, Found: s.Found || s.HaveData, Up: s.Up,
-		Err: s.Err, HasData: s.HaveData, LastSuccess: s.LastSuccess}
-	if s.Polls > 0 && !s.Up && r.Err == nil {
-		r.Err = errors.New("ntpd did not answer")
-	}
+	r := s.Tally.Reading(SourceName, timesource.Authoritative, s.Found || s.HaveData, s.HaveData, errNoAnswer)
 	if !s.HaveData {
 		return r
 	}
@@ -31,6 +27,9 @@ func (s Snapshot) Reading() timesource.Reading {
 	r.Detail = "stratum " + strconv.Itoa(sys.Stratum)
 	return r
 }
+
+// errNoAnswer is the reading's error when a poll failed without saying why.
+var errNoAnswer = errors.New("ntpd did not answer")
 
 // Reading returns the last poll's reading; it never waits on ntpd.
 // Its role is ntpd.role. A reading older than the poll interval plus the

@@ -43,8 +43,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Common: timesource.Common{Mode: timesource.ModeAuto, Role: timesource.Authoritative.String(),
-		PollInterval: time.Second, Timeout: 500 * time.Millisecond}, Address: AddressAuto}
+	return Config{Common: timesource.Auto(timesource.Authoritative, time.Second, 500*time.Millisecond), Address: AddressAuto}
 }
 
 // SocketPath is the socket polled: the pinned path, or DefaultSocket.

@@ -50,8 +50,8 @@ func (p *Poller) Reading() timesource.Reading {
 // follows it through phc2sys, whose offset ptp4l does not know (Detail
 // says so).
 func (s Snapshot) Reading() timesource.Reading {
-	r := timesource.Reading{Source: SourceName, Role: timesource.Authoritative, Found: s.Found, Up: s.Up, Err: s.Err,
-		LastSuccess: s.LastSuccess, Leap: timesource.LeapUnsynchronized, Grandmaster: s.Grandmaster}
+	r := s.Tally.Reading(SourceName, timesource.Authoritative, s.Found, false, nil)
+	r.Leap, r.Grandmaster = timesource.LeapUnsynchronized, s.Grandmaster
 	if !s.HaveData {
 		return r
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/beevik/ntp"
+
+	"github.com/clockwatch/clockwatch/internal/loop"
 )
 
 // Querier sends one SNTP query; the real one is github.com/beevik/ntp.
@@ -91,22 +93,11 @@ func newProber(cfg Config, q Querier, logger *slog.Logger) *Prober {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Prober{cfg: cfg, q: q, logger: logger, sleep: sleepCtx, results: map[string]Result{}}
+	p := &Prober{cfg: cfg, q: q, logger: logger, sleep: loop.Sleep, results: map[string]Result{}}
 	for _, s := range cfg.Servers {
 		p.results[s] = Result{Server: s, KissCodes: map[string]uint64{}}
 	}
 	return p
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // Results returns the last result of every server, in configuration order.

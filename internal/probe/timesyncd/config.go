@@ -40,8 +40,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Common: timesource.Common{Mode: ModeAuto, Role: timesource.Authoritative.String(),
-		PollInterval: 5 * time.Second, Timeout: 2 * time.Second}, Address: AddressSystem}
+	return Config{Common: timesource.Auto(timesource.Authoritative, 5*time.Second, 2*time.Second), Address: AddressSystem}
 }
 
 // Validate reports every problem, naming each field by its YAML path under

@@ -71,15 +71,8 @@ func (s Snapshot) ErrorBound(now time.Time) time.Duration {
 
 // Reading is the normalised reading of the snapshot at now.
 func (s Snapshot) Reading(now time.Time) timesource.Reading {
-	r := timesource.Reading{
-		Source:      SourceName,
-		Role:        timesource.Authoritative,
-		Found:       s.Found,
-		Up:          s.Up,
-		Err:         s.Err,
-		LastSuccess: s.LastSuccess,
-		Detail:      s.Detail(now),
-	}
+	r := s.Tally.Reading(SourceName, timesource.Authoritative, s.Found, s.HaveData, nil)
+	r.Detail = s.Detail(now)
 	if !s.Found && s.Err != nil {
 		// Never found and not expected (mode auto): looked for, not there;
 		// nothing to judge, nothing to raise. A bus that does not answer
@@ -91,7 +84,6 @@ func (s Snapshot) Reading(now time.Time) timesource.Reading {
 		return r
 	}
 	m := s.Props.Message
-	r.HasData = true
 	r.Synchronized = s.Synchronized(now)
 	r.Offset = m.CurrentOffset()
 	r.ErrorBound = s.ErrorBound(now)

@@ -43,8 +43,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration used when the file says nothing.
 func DefaultConfig() Config {
-	return Config{Common: timesource.Common{Mode: ModeAuto, Role: timesource.SecondOpinion.String(),
-		PollInterval: 100 * time.Millisecond}, Path: DefaultPath}
+	return Config{Common: timesource.Auto(timesource.SecondOpinion, 100*time.Millisecond, 0), Path: DefaultPath}
 }
 
 // Validate reports every problem, naming each field by its YAML path under

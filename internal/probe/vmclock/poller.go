@@ -213,8 +213,7 @@ func (p *Poller) logFailure(msg string, err error) {
 // it is tied to); what it contributes to the stepdown policy is the
 // disruption marker and the clock status "unreliable".
 func (s Snapshot) Reading() timesource.Reading {
-	r := timesource.Reading{Source: SourceName, Role: timesource.SecondOpinion, Found: s.Found, Up: s.Up, Err: s.Err,
-		LastSuccess: s.LastSuccess}
+	r := s.Tally.Reading(SourceName, timesource.SecondOpinion, s.Found, false, nil)
 	if !s.Found {
 		return r
 	}
