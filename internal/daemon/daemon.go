@@ -20,7 +20,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
-	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/health"
@@ -30,6 +29,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/internal/transport/segment"
 	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
@@ -170,7 +170,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	// The clockbound segment, made below, looks at the figures after each
 	// feed (set before any task runs).
-	var cb *clockbound.Publisher
+	var cb *segment.Publisher
 	var kp *kubernetes.Publisher
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
