@@ -30,7 +30,7 @@
 //     announcement triggers a rewrite, and the segment's status is judged
 //     from Latest (a stepdown for a step, a suspend or a drill is
 //     "disrupted");
-//   - the Kubernetes Node condition and events (internal/kubernetes),
+//   - the Kubernetes Node condition and events (internal/transport/kubernetes),
 //     Buffered.
 //
 // # Adding a transport

@@ -24,11 +24,12 @@ import (
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/host"
-	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/internal/transport/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/transport/segment"
 	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
@@ -59,7 +60,7 @@ type Options struct {
 	Collectors Collectors
 	// Kubernetes is the Node condition and Events transport
 	// (--kubernetes.*); off without a node name.
-	Kubernetes kubernetes.Options
+	Kubernetes kubeclient.Options
 	// Env is the process's environment as systemd sets it
 	// (STATE_DIRECTORY, RUNTIME_DIRECTORY, LISTEN_PID, LISTEN_FDS,
 	// LISTEN_FDNAMES; DBUS_SYSTEM_BUS_ADDRESS) and its pid: the daemon never
@@ -283,7 +284,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 // (--kubernetes.node-name), or the peers (whose replies carry the state,
 // and whose judge is a trigger). The transports' switches are all here; a
 // new transport adds its own.
-func announcerWanted(cfg *config.Config, k8s kubernetes.Options) bool {
+func announcerWanted(cfg *config.Config, k8s kubeclient.Options) bool {
 	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled || k8s.Enabled() || cfg.Peers.Enabled()
 }
 
