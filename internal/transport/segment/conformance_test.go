@@ -189,7 +189,7 @@ func clockBoundNowNow(t *testing.T, path string, vmclockPath ...string) (width t
 }
 
 // TestClockBoundConformance writes the segment with the real publisher,
-// following a real stepdown server, and reads it after every step with
+// following a real announcer (with its stepdown socket), and reads it after every step with
 // ClockBound's own checks.
 func TestClockBoundConformance(t *testing.T) {
 	t.Parallel()
@@ -245,7 +245,7 @@ func TestClockBoundConformance(t *testing.T) {
 }
 
 // chronyOffset is a reading of an answering, synchronised chronyd that
-// estimates the clock off by seconds: the stepdown server's offset input.
+// estimates the clock off by seconds: the policy's offset input.
 func chronyOffset(seconds float64) timesource.Reading {
 	off := time.Duration(seconds * float64(time.Second))
 	return timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true,

@@ -36,7 +36,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{name: "synchronised, bound grown since the poll", ann: ok, readings: []timesource.Reading{chrony(nil)},
 			wantStatus: boundedtime.StatusSynchronized, wantBound: grown, wantSource: "chrony"},
-		{name: "no stepdown server: the readings alone", readings: []timesource.Reading{chrony(nil)},
+		{name: "no announcer: the readings alone", readings: []timesource.Reading{chrony(nil)},
 			wantStatus: boundedtime.StatusSynchronized, wantBound: grown, wantSource: "chrony"},
 		{name: "chrony lost: free running, still growing", ann: ok,
 			readings:   []timesource.Reading{chrony(func(r *timesource.Reading) { r.Up, r.Err = false, errors.New("refused") })},

@@ -48,7 +48,8 @@ func (s *store) Write(_ context.Context, v string) error {
 }
 
 // TestLeaseExample runs the lease example of docs/bounded-time.md against a
-// real stepdown server and a real segment kept by the clockbound publisher.
+// real announcer with its stepdown socket and a real segment kept by the
+// segment transport's publisher.
 func TestLeaseExample(t *testing.T) {
 	t.Parallel()
 	sd, socket := segmenttest.Stepdown(t, 30*time.Second)
