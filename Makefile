@@ -44,7 +44,7 @@ test: export CLOCKWATCH_PACKAGE_TEST := 1
 # The fault suite's packages and tests (docs/step-detection.md, "Fault suite").
 # Issue 32's files that cannot crash or hang the daemon: the VMClock page, the clockbound segment and its Go
 # reader, the Kubernetes client, host-dirs, the configuration and the daemon's FIFO cases (cmd/clockwatch).
-FAULT_PKGS  := ./internal/journal ./internal/config ./internal/step ./internal/trace ./internal/transport/socket ./internal/daemon ./internal/probe/ntpd ./internal/probe/chrony ./internal/timesource ./internal/loop ./internal/safefile ./internal/verdicttest ./internal/policy ./internal/probe/vmclock ./internal/clockbound ./stepdown/boundedtime ./internal/kubernetes ./cmd/clockwatch
+FAULT_PKGS  := ./internal/journal ./internal/config ./internal/step ./internal/trace ./internal/transport/socket ./internal/daemon ./internal/probe/ntpd ./internal/probe/chrony ./internal/timesource ./internal/loop ./internal/safefile ./internal/verdicttest ./internal/policy ./internal/probe/vmclock ./internal/clockbound ./internal/transport/segment ./stepdown/boundedtime ./internal/kubernetes ./internal/transport/kubernetes ./cmd/clockwatch
 FAULT_TESTS := ReaderErrors|Crash|Corrupt|BootIncrement|BoundsLine|Bounded|Floor|Huge|BadConfigs|SinceLastRun|Admission|DrillHold|Abuse|Listen|HTTP|Landing|FailedStart|Unpersisted|Durable|Reload|Nonsense|Figures|WrappedBound|SlowNtpd|ManyAssociations|ExactKeys|Backoff|PollRate|HostileState|OpenRefuses|LogFlood|FragmentFlood|Verdict|Kubeconfig|HostDirs
 
 ## test-faults: the fault suite at full size: a crash at every durable write with real fsync, 20,000 socket

@@ -12,6 +12,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesource"
+	"github.com/clockwatch/clockwatch/internal/transport/segment"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 )
 
@@ -74,7 +75,7 @@ func TestReadersBetweenWrites(t *testing.T) {
 		wrote := time.Now().Add(-tc.ago)
 		reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 			Synchronized: true, ErrorBound: time.Millisecond, LastSuccess: wrote.Add(-2 * time.Second)}
-		p := clockbound.NewPublisher(cfg, seg, clockbound.Options{Clock: backdated{tc.ago}, Now: func() time.Time { return wrote },
+		p := segment.NewPublisher(cfg, seg, segment.Options{Clock: backdated{tc.ago}, Now: func() time.Time { return wrote },
 			Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
 		if err := p.Write(); err != nil {
 			t.Fatal(err)
@@ -91,8 +92,8 @@ func TestReadersBetweenWrites(t *testing.T) {
 		}
 		pyBound, _ := strconv.ParseInt(m[4], 10, 64)
 		// What a rewrite would say between the two reads of the clock.
-		lo := clockbound.Grow(reading.ErrorBound, before.Sub(reading.LastSuccess), drift)
-		hi := clockbound.Grow(reading.ErrorBound, after.Sub(reading.LastSuccess), drift)
+		lo := segment.Grow(reading.ErrorBound, before.Sub(reading.LastSuccess), drift)
+		hi := segment.Grow(reading.ErrorBound, after.Sub(reading.LastSuccess), drift)
 		// CLOCK_MONOTONIC_COARSE's tick, on each side.
 		slack := 20 * time.Millisecond * drift / 1e9
 		if ws := want(wrote, before, after); !slices.Contains(ws, m[1]) || time.Duration(pyBound) < lo-slack || time.Duration(pyBound) > hi+slack {
@@ -107,8 +108,8 @@ func TestReadersBetweenWrites(t *testing.T) {
 		e, l, st, err := r.Now()
 		after = time.Now()
 		r.Close()
-		lo = clockbound.Grow(reading.ErrorBound, before.Sub(reading.LastSuccess), drift)
-		hi = clockbound.Grow(reading.ErrorBound, after.Sub(reading.LastSuccess), drift)
+		lo = segment.Grow(reading.ErrorBound, before.Sub(reading.LastSuccess), drift)
+		hi = segment.Grow(reading.ErrorBound, after.Sub(reading.LastSuccess), drift)
 		if ws, goBound := want(wrote, before, after), l.Sub(e)/2; err != nil || !slices.Contains(ws, st.String()) || goBound < lo-slack || goBound > hi+slack {
 			t.Errorf("%s after the write the Go reader says %v, bound %v (%v); want %s and the figures' bound now, %v to %v",
 				tc.ago, st, goBound, err, ws, lo, hi)

@@ -15,8 +15,9 @@ import (
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/daemon"
 	"github.com/clockwatch/clockwatch/internal/host"
-	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
+	"github.com/clockwatch/clockwatch/internal/transport/kubernetes"
 )
 
 // defaultListenAddress is clockwatch's port. The Prometheus exporter range
@@ -34,7 +35,7 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	c.chronyAddressFlag(cmd)
 	maxProcs := cmd.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
 		Envar("GOMAXPROCS").Default("1").Int()
-	var k8s kubernetes.Options
+	var k8s kubeclient.Options
 	cmd.Flag("kubernetes.node-name", "Keep the "+kubernetes.ConditionType+" condition on this Node and post Events on it for each stepdown and resume (docs/kubernetes.md); in a pod, from the downward API (spec.nodeName). Empty: off.").
 		PlaceHolder("NODE").StringVar(&k8s.NodeName)
 	cmd.Flag("kubernetes.kubeconfig", "kubeconfig file for --kubernetes.node-name outside a pod; by default the pod's service account.").

@@ -306,7 +306,7 @@ func readMetricsDoc(t *testing.T) map[string]docRow {
 func TestMetricsDocumented(t *testing.T) {
 	t.Parallel()
 	p := startDaemon(t, noChronyConfig(t))
-	// Wait for the first chrony poll and the stepdown server's first
+	// Wait for the first chrony poll and the announcer's first
 	// announcement (it leaves "unknown" once the clocks are sampled).
 	p.waitMetric(t, "clockwatch_chrony_polls_total", func(v string) bool { return v != "0" })
 	body := p.waitMetric(t, `clockwatch_stepdown_state{state="unknown"}`, func(v string) bool { return v == "0" })

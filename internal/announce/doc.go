@@ -26,11 +26,11 @@
 //     greets new clients and beats from it: a hello's seq is the last event
 //     sent, every later one reaches the client, and neither a hello nor a
 //     heartbeat calls into the announcer;
-//   - the bounded-time segment (internal/clockbound), Buffered: each
+//   - the bounded-time segment (internal/transport/segment), Buffered: each
 //     announcement triggers a rewrite, and the segment's status is judged
 //     from Latest (a stepdown for a step, a suspend or a drill is
 //     "disrupted");
-//   - the Kubernetes Node condition and events (internal/kubernetes),
+//   - the Kubernetes Node condition and events (internal/transport/kubernetes),
 //     Buffered.
 //
 // # Adding a transport

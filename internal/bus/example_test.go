@@ -6,7 +6,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/bus"
 )
 
-// A subscriber (the stepdown server, say) takes a buffered subscription and
+// A subscriber (the daemon's stepdown feed, say) takes a buffered subscription and
 // reads until it is done; the publisher never waits for it.
 func Example() {
 	b := bus.New[string]()

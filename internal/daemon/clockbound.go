@@ -10,6 +10,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/timesource"
+	"github.com/clockwatch/clockwatch/internal/transport/segment"
 )
 
 // segmentPath chooses the clockbound segment: the configured path, except
@@ -30,7 +31,7 @@ func segmentPath(cfg clockbound.Config, getenv func(string) string) string {
 // that keeps it current from readings (those of the sources that bound
 // CLOCK_REALTIME: timesources.Members.BoundingReadings) and the announcer,
 // whose transport it is, whether the stepdown socket is on or not.
-func NewClockBound(path string, cfg clockbound.Config, readings func() []timesource.Reading, ann *announce.Announcer, pl *pulse.Pulse, logger *slog.Logger) (*clockbound.Publisher, error) {
+func NewClockBound(path string, cfg clockbound.Config, readings func() []timesource.Reading, ann *announce.Announcer, pl *pulse.Pulse, logger *slog.Logger) (*segment.Publisher, error) {
 	mode, err := cfg.FileMode()
 	if err != nil {
 		return nil, fmt.Errorf("clockbound.mode: %w", err)
@@ -43,9 +44,9 @@ func NewClockBound(path string, cfg clockbound.Config, readings func() []timesou
 	if err != nil {
 		return nil, fmt.Errorf("clockbound segment: %w; set clockbound.path to a writable path (or RUNTIME_DIRECTORY), or clockbound.enabled: false", err)
 	}
-	opts := clockbound.Options{Readings: readings, Logger: logger, Pulse: pl}
+	opts := segment.Options{Readings: readings, Logger: logger, Pulse: pl}
 	if ann != nil { // a nil *Announcer in the interface would not be nil
 		opts.Announcer = ann
 	}
-	return clockbound.NewPublisher(cfg, seg, opts), nil
+	return segment.NewPublisher(cfg, seg, opts), nil
 }

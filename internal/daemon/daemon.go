@@ -20,16 +20,17 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
-	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/host"
-	"github.com/clockwatch/clockwatch/internal/kubernetes"
+	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
+	"github.com/clockwatch/clockwatch/internal/transport/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/transport/segment"
 	"github.com/clockwatch/clockwatch/internal/transport/socket"
 )
 
@@ -59,7 +60,7 @@ type Options struct {
 	Collectors Collectors
 	// Kubernetes is the Node condition and Events transport
 	// (--kubernetes.*); off without a node name.
-	Kubernetes kubernetes.Options
+	Kubernetes kubeclient.Options
 	// Env is the process's environment as systemd sets it
 	// (STATE_DIRECTORY, RUNTIME_DIRECTORY, LISTEN_PID, LISTEN_FDS,
 	// LISTEN_FDNAMES; DBUS_SYSTEM_BUS_ADDRESS) and its pid: the daemon never
@@ -170,7 +171,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	// The clockbound segment, made below, looks at the figures after each
 	// feed (set before any task runs).
-	var cb *clockbound.Publisher
+	var cb *segment.Publisher
 	var kp *kubernetes.Publisher
 	// The announcer is the daemon's: it runs whenever a transport is on,
 	// each transport on or off by itself.
@@ -283,7 +284,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 // (--kubernetes.node-name), or the peers (whose replies carry the state,
 // and whose judge is a trigger). The transports' switches are all here; a
 // new transport adds its own.
-func announcerWanted(cfg *config.Config, k8s kubernetes.Options) bool {
+func announcerWanted(cfg *config.Config, k8s kubeclient.Options) bool {
 	return cfg.Stepdown.Enabled || cfg.ClockBound.Enabled || k8s.Enabled() || cfg.Peers.Enabled()
 }
 

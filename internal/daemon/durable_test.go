@@ -20,7 +20,7 @@ import (
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
-// An event reaches the stepdown server's feed only once the journal holds
+// An event reaches the announcer's feed only once the journal holds
 // it: what clients are told survives a crash.
 func TestDurableEventsFollowTheJournal(t *testing.T) {
 	t.Parallel()
@@ -55,7 +55,7 @@ func TestDurableEventsFollowTheJournal(t *testing.T) {
 }
 
 // With the state directory unwritable (full, read-only, or a file in the
-// way), the epoch announced cannot be made durable: the stepdown server
+// way), the epoch announced cannot be made durable: the announcer's policy
 // counts the journal as a lost probe, so clients are not told to trust
 // fencing tokens built on it.
 func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {

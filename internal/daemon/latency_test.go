@@ -118,8 +118,8 @@ type markMetrics struct {
 }
 
 // runMarks wires the sampler (fed marks by loop's iterations), the bus,
-// the journal and the stepdown server with one subscriber on its real
-// socket, and runs loop; each call of its iter argument steps the clock,
+// the journal, the announcer and its stepdown socket with one subscriber on
+// the real socket, and runs loop; each call of its iter argument steps the clock,
 // marks it, and waits for the event on the bus and the stepdown line.
 func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Duration) markMetrics {
 	dir := tb.TempDir()

@@ -19,8 +19,8 @@ import (
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
-// TestStepWhileDownStepsDownFirst restarts clockwatch's step pipeline and
-// stepdown server after the wall clock was stepped while it was down, with a
+// TestStepWhileDownStepsDownFirst restarts clockwatch's step pipeline, its
+// announcer and its stepdown socket after the wall clock was stepped while it was down, with a
 // client connected before anything was sampled: the client must be told
 // unknown, then the stepdown for the step seen at restart, and never ok
 // before it (the clocks' evidence reaches the policy only after the first

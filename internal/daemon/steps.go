@@ -17,7 +17,7 @@ const journalBuffer = 1024
 // Steps is step detection wired up: the clock-set watcher and the sampler
 // feed one Detector; its events go to the metrics collector and the log
 // directly, and through the bus to the journal and to any other subscriber
-// (the stepdown server).
+// (the stepdown feed, which hands them to the announcer).
 type Steps struct {
 	// Bus carries every event (steps, clock sets, resumes) as the detector
 	// sees it. Subscribers filter on Event.Type; a full subscriber misses

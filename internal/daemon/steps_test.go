@@ -30,7 +30,7 @@ func TestStepsPipeline(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	s := NewSteps(cfg, jcfg, clocks, logger)
-	sub := s.Bus.Subscribe(8) // as the stepdown server would
+	sub := s.Bus.Subscribe(8) // as the stepdown feed does
 	defer sub.Close()
 	ctx, cancel := context.WithCancel(t.Context())
 	g, gctx := errgroup.WithContext(ctx)

@@ -237,7 +237,7 @@ func runScenario(t *testing.T, dir string, fault *FaultFS) outcome {
 			}
 			evs := append([]step.Event(nil), det.Observe(smp)...)
 			for _, e := range evs {
-				// The daemon forwards an event to the stepdown server as
+				// The daemon forwards an event to the announcer as
 				// soon as its line is durable (AppendThen), before
 				// state.json; a process that crashed before announces
 				// nothing.

@@ -405,7 +405,7 @@ func TestValidate(t *testing.T) {
 
 // BenchmarkAppend is the cost of one event made durable: the journal line
 // fsync'd, then state.json replaced (fsync, rename, directory fsync). The
-// stepdown server hears an event only after this (docs/step-detection.md).
+// announcer hears an event only after this (docs/step-detection.md).
 func BenchmarkAppend(b *testing.B) {
 	j := Open(cfg(b.TempDir()), Options{BootID: bootID("a")})
 	defer j.Close()
@@ -417,7 +417,7 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendUntilDurable is what the stepdown server waits for: the
+// BenchmarkAppendUntilDurable is what the announcer waits for: the
 // time from an event to its line fsync'd (AppendThen's callback), reported
 // as durable-ns/op beside the whole Append.
 func BenchmarkAppendUntilDurable(b *testing.B) {

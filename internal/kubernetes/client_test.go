@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // tlsAPIServer is an https API server on loopback; its client trusts it
@@ -36,7 +34,9 @@ func tlsAPIServer(t *testing.T, h http.HandlerFunc, token string) (*httptest.Ser
 // PATCH into a GET that was counted a success, and a 307 from the CA-pinned
 // https server to plain http on the same host sent the bearer token in
 // clear (issue 32, item 4). Every redirect is an error naming its Location,
-// counted as result="redirect", and the other server hears nothing.
+// and the other server hears nothing (the transport counts it as
+// result="redirect": internal/transport/kubernetes
+// TestHTTPClientRedirectCounted).
 func TestHTTPClientNeverFollowsARedirect(t *testing.T) {
 	t.Parallel()
 	var plainHits atomic.Int32
@@ -53,18 +53,10 @@ func TestHTTPClientNeverFollowsARedirect(t *testing.T) {
 			_, c := tlsAPIServer(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, location, code)
 			}, "s3cret")
-			p := NewWithClient(c, "n", nil, nil)
-			err := c.PatchNodeCondition(context.Background(), "n", Condition{Type: ConditionType, Status: "False"})
-			p.count("patch_condition", err)
+			err := c.PatchNodeCondition(context.Background(), "n", Condition{Type: "ClockUntrusted", Status: "False"})
 			var re *RedirectError
 			if !errors.As(err, &re) || re.Code != code || !strings.Contains(err.Error(), location) || !strings.Contains(err.Error(), "not followed") {
 				t.Errorf("PatchNodeCondition: %v, want a redirect error naming %s", err, location)
-			}
-			if got := testutil.ToFloat64(p.requests.WithLabelValues("patch_condition", "redirect")); got != 1 {
-				t.Errorf("requests{result=redirect} = %v, want 1", got)
-			}
-			if got := testutil.ToFloat64(p.requests.WithLabelValues("patch_condition", "ok")); got != 0 {
-				t.Errorf("requests{result=ok} = %v, want 0", got)
 			}
 		})
 	}
@@ -108,7 +100,7 @@ func TestHTTPClientBoundsTheErrorBody(t *testing.T) {
 			w.WriteHeader(http.StatusInternalServerError)
 			_, _ = w.Write([]byte(body))
 		}, "t")
-		err := c.PatchNodeCondition(context.Background(), "n", Condition{Type: ConditionType})
+		err := c.PatchNodeCondition(context.Background(), "n", Condition{Type: "ClockUntrusted"})
 		var ae *APIError
 		if !errors.As(err, &ae) || ae.Code != 500 {
 			t.Fatalf("%s: %v, want an APIError 500", name, err)
@@ -249,5 +241,31 @@ func TestOpenRefusesHostileTokenFiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A kubeconfig that cannot be used says what is wrong and where.
+func TestKubeconfigErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ file, want string }{
+		"no context":      {"apiVersion: v1\nkind: Config\n", "no current-context"},
+		"unknown context": {"current-context: x\ncontexts: []\n", `current-context "x" is not among its contexts`},
+		"no server":       {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n", `no server for cluster "c"`},
+		"bad CA": {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', certificate-authority-data: bm90IGEgY2VydA==}\nusers:\n- name: u\n  user: {token: t}\n",
+			"the CA holds no PEM certificate"},
+		"not yaml": {"{", "--kubernetes.kubeconfig"},
+	} {
+		p := dir + "/" + strings.ReplaceAll(name, " ", "-")
+		if err := os.WriteFile(p, []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := KubeconfigClient(p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
+		}
+	}
+	if _, err := InClusterConfig(func(string) string { return "" }, dir); err == nil || !strings.Contains(err.Error(), "not in a pod") {
+		t.Errorf("InClusterConfig outside a pod: %v", err)
 	}
 }

@@ -1,26 +1,12 @@
-// Package kubernetes is the announcer's Kubernetes transport
-// (--kubernetes.node-name): it keeps a condition on the node's Node object
-// that mirrors the stepdown state, and posts an Event on the Node for each
-// stepdown and resume, so that the cluster sees what the node's clock does
-// (docs/kubernetes.md, "What the cluster sees").
+// Package kubernetes is clockwatch's small REST client of the Kubernetes API
+// server (standard library only) and the --kubernetes.* options: what the
+// Kubernetes transport (internal/transport/kubernetes: the Node condition and
+// Events) and the peers' discovery (internal/peers: the Node list) send.
 //
-// It follows node-problem-detector's conventions: one condition type
-// (ClockUntrusted), status True while the problem holds (stepdown), False
-// when the clock is trusted, Unknown while clockwatch does not know yet; the
-// reason is the stepdown reason in CamelCase, the message its detail; the
-// last transition time moves only when the status does, the heartbeat time
-// at every update. Events are aggregated (a repeat of the same event within
-// ten minutes patches the first one's count) and rate limited per node as
-// the kubelet's are (a burst of 25, then one per five minutes).
-//
-// The API server is never in the way of the socket or the segment: the
-// transport reads the announcer through a Subscription (which never blocks
-// the announcer), writes the condition from the latest state whenever it can
-// (an outage is retried with backoff and the state then is what is written,
-// not a replay), and drops the Events it cannot post in time (counted).
-//
-// It talks to the API server with a small REST client of its own (two
-// requests: a strategic merge patch of nodes/status and events' create and
-// patch, plus one get of the Node at start) rather than client-go: the
-// measured cost of client-go is in docs/kubernetes.md ("Cost").
+// It makes the few requests they need, rather than importing client-go (the
+// measured cost of client-go is in docs/kubernetes.md, "Cost"): a get of the
+// Node, a strategic merge patch of nodes/status, events' create and patch, and
+// the Node list. Credentials come from a kubeconfig or the pod's service
+// account; a redirect is never followed, plain http is for loopback only, and
+// an error quotes at most a bounded excerpt of the body.
 package kubernetes

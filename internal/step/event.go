@@ -13,7 +13,7 @@ import (
 type Type uint8
 
 // The event types. Only TypeStep changes the clock epoch; consumers that act
-// on steps (the stepdown server) filter on it.
+// on steps (the daemon's stepdown feed) filter on it.
 const (
 	// TypeStep is a step of the wall clock, a leap second included.
 	TypeStep Type = iota + 1
@@ -102,7 +102,7 @@ type Event struct {
 	// MarkMono is CLOCK_MONOTONIC (ns) of the clock-set mark that revealed
 	// the event (the watcher's read as the kernel woke it), 0 when sampling
 	// alone saw it. The Sampler sets it; it is not journalled. From it the
-	// Sampler and the stepdown server measure their part of the latency.
+	// Sampler and the daemon's stepdown feed measure their part of the latency.
 	MarkMono int64
 	// Boot is CLOCK_BOOTTIME (ns) of the detecting sample: with WallAfter it
 	// gives the REALTIME−BOOTTIME gap after the event.

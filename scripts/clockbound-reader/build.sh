@@ -4,7 +4,7 @@
 # github.com/aws/clock-bound given as $1, behind a small main, offline, with Debian's librust-*-dev packages standing in for
 # crates.io. The one change to ClockBound's build: errno 0.2 (Debian bookworm)
 # instead of 0.3, whose errno() and Errno(i32) are the same API. Prints the
-# binary's path; internal/clockbound's TestClockBoundRustReader runs it when
+# binary's path; internal/transport/segment's TestClockBoundRustReader runs it when
 # CLOCKWATCH_CLOCKBOUND_READER names it, scripts/bench-boundedtime.sh times it.
 # clock-bound-vmclock's tracing-subscriber is left out: only its tests use it.
 #

@@ -1,6 +1,6 @@
 //go:build linux
 
-package clockbound
+package segment
 
 import (
 	"context"
@@ -9,19 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/clockwatch/clockwatch/internal/announce"
-	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
-
-// VoidAfter is how long after as_of readers may still use a segment, free
-// running, if it is never written again: ClockBound's daemon's 1000 s. Past
-// it they get "unknown".
-const VoidAfter = 1000 * time.Second
 
 // changeTolerance and coarseTick say how far the bound judged now may be
 // from the one a reader computes from the last write (its bound grown by
@@ -41,25 +34,6 @@ const (
 // disagree with the socket.
 const eventBuffer = 16
 
-// Clock reads CLOCK_MONOTONIC_COARSE, the clock of as_of.
-type Clock interface {
-	MonotonicCoarse() (time.Duration, error)
-}
-
-// SysClock is the kernel's clock.
-type SysClock struct{}
-
-var _ Clock = SysClock{}
-
-// MonotonicCoarse reads CLOCK_MONOTONIC_COARSE.
-func (SysClock) MonotonicCoarse() (time.Duration, error) {
-	ns, err := host.ClockNano(unix.CLOCK_MONOTONIC_COARSE)
-	if err != nil {
-		return 0, fmt.Errorf("reading CLOCK_MONOTONIC_COARSE: %w", err)
-	}
-	return time.Duration(ns), nil
-}
-
 // Options are the publisher's inputs besides its configuration.
 type Options struct {
 	// Readings returns the latest reading of every time source; only the
@@ -70,7 +44,7 @@ type Options struct {
 	// follows the readings alone).
 	Announcer announce.Source
 	// Clock reads as_of; nil is SysClock.
-	Clock Clock
+	Clock clockbound.Clock
 	// Now is the time the readings' LastSuccess is measured against; nil
 	// is time.Now (the monotonic reading does the measuring).
 	Now func() time.Time
@@ -83,8 +57,8 @@ type Options struct {
 
 // Publisher keeps the segment up to date. It is a task: Run it.
 type Publisher struct {
-	cfg  Config
-	seg  *Segment
+	cfg  clockbound.Config
+	seg  *clockbound.Segment
 	opts Options
 	log  *slog.Logger
 	met  *metrics
@@ -110,7 +84,7 @@ type Publisher struct {
 // Written is the publisher's last write, for metrics and tests.
 type Written struct {
 	Verdict
-	Record Record
+	Record clockbound.Record
 	// At is when it was written (wall clock); zero before the first.
 	At time.Time
 	// Writes counts writes since the start; Recreated the segments written
@@ -120,12 +94,12 @@ type Written struct {
 
 // NewPublisher returns a publisher writing to seg (which it closes when Run
 // returns, with its subscription to the announcer).
-func NewPublisher(cfg Config, seg *Segment, opts Options) *Publisher {
+func NewPublisher(cfg clockbound.Config, seg *clockbound.Segment, opts Options) *Publisher {
 	if opts.Readings == nil {
 		opts.Readings = func() []timesource.Reading { return nil }
 	}
 	if opts.Clock == nil {
-		opts.Clock = SysClock{}
+		opts.Clock = clockbound.SysClock{}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -252,7 +226,7 @@ func (p *Publisher) write(periodic bool, ahead time.Duration) error {
 	}
 	now := p.opts.Now()
 	v := Judge(ann, p.opts.Readings(), now, p.cfg.MaxDriftPPB)
-	rec := Record{AsOf: asOf, VoidAfter: asOf + VoidAfter, Bound: v.Bound, MaxDriftPPB: p.cfg.MaxDriftPPB, Status: v.Status}
+	rec := clockbound.Record{AsOf: asOf, VoidAfter: asOf + clockbound.VoidAfter, Bound: v.Bound, MaxDriftPPB: p.cfg.MaxDriftPPB, Status: v.Status}
 	if ann != nil && ann.HasDisruptionMarker {
 		// The marker the announced state speaks for, never the device's
 		// latest: taken with the state under one lock, so that a new
@@ -302,7 +276,7 @@ func (p *Publisher) write(periodic bool, ahead time.Duration) error {
 // ClockBound's readers take a synchronized or free running status older
 // than 5 s (boundedtime.RestartGrace) for free running: Config.Interval
 // (4 s at most) rewrites it before then.
-func (p *Publisher) changed(rec Record, ahead time.Duration) bool {
+func (p *Publisher) changed(rec clockbound.Record, ahead time.Duration) bool {
 	p.mu.Lock()
 	last, writes := p.last.Record, p.last.Writes
 	p.mu.Unlock()

@@ -1,4 +1,4 @@
-package clockbound
+package segment
 
 import (
 	"encoding/binary"
@@ -11,8 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/timesource"
+	"github.com/clockwatch/clockwatch/internal/transport/segment/segmenttest"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -188,15 +189,15 @@ func clockBoundNowNow(t *testing.T, path string, vmclockPath ...string) (width t
 }
 
 // TestClockBoundConformance writes the segment with the real publisher,
-// following a real stepdown server, and reads it after every step with
+// following a real announcer (with its stepdown socket), and reads it after every step with
 // ClockBound's own checks.
 func TestClockBoundConformance(t *testing.T) {
 	t.Parallel()
 	t.Logf("checks transcribed from aws/clock-bound %s", clockBoundCommit)
-	sd, _ := clockboundtest.Stepdown(t, 50*time.Millisecond)
+	sd, _ := segmenttest.Stepdown(t, 50*time.Millisecond)
 
 	path := filepath.Join(t.TempDir(), "clockbound", "shm0")
-	seg, err := Create(path, 0o644, -1)
+	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestClockBoundConformance(t *testing.T) {
 	}
 	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 		Synchronized: true, ErrorBound: 2 * time.Millisecond, LastSuccess: time.Now()}
-	cfg := DefaultConfig()
+	cfg := clockbound.DefaultConfig()
 	cfg.Interval = time.Hour // writes only when the test asks
 	p := NewPublisher(cfg, seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
 	defer seg.Close()
@@ -244,7 +245,7 @@ func TestClockBoundConformance(t *testing.T) {
 }
 
 // chronyOffset is a reading of an answering, synchronised chronyd that
-// estimates the clock off by seconds: the stepdown server's offset input.
+// estimates the clock off by seconds: the policy's offset input.
 func chronyOffset(seconds float64) timesource.Reading {
 	off := time.Duration(seconds * float64(time.Second))
 	return timesource.Reading{Source: "chrony", Found: true, Up: true, HasData: true, Synchronized: true,
@@ -260,7 +261,7 @@ func chronyOffset(seconds float64) timesource.Reading {
 // Synchronized again with the new marker.
 func TestClockBoundConformanceVMClock(t *testing.T) {
 	t.Parallel()
-	sd, _ := clockboundtest.Stepdown(t, 50*time.Millisecond)
+	sd, _ := segmenttest.Stepdown(t, 50*time.Millisecond)
 	dir := t.TempDir()
 	path, dev := filepath.Join(dir, "shm0"), filepath.Join(dir, "vmclock0")
 	device := func(marker uint64) {
@@ -277,7 +278,7 @@ func TestClockBoundConformanceVMClock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	seg, err := Create(path, 0o644, -1)
+	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestClockBoundConformanceVMClock(t *testing.T) {
 		return timesource.Reading{Source: "vmclock", Role: timesource.SecondOpinion, Found: true, Up: true,
 			HasDisruptionMarker: true, DisruptionMarker: marker}
 	}
-	cfg := DefaultConfig()
+	cfg := clockbound.DefaultConfig()
 	cfg.Interval = time.Hour
 	p := NewPublisher(cfg, seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{chronyR} }})
 	check := func(what string, wantStatus int32) {
@@ -340,7 +341,7 @@ func TestClockBoundConformanceVMClock(t *testing.T) {
 func TestClockBoundBetweenWrites(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "shm0")
-	seg, err := Create(path, 0o644, -1)
+	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestClockBoundBetweenWrites(t *testing.T) {
 	clock := &fakeClock{mono: 2000 * time.Second, wall: time.Date(2026, 12, 3, 21, 0, 0, 0, time.UTC)}
 	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 		Synchronized: true, ErrorBound: time.Millisecond, LastSuccess: clock.wall.Add(-10 * time.Second)}
-	cfg := DefaultConfig()
+	cfg := clockbound.DefaultConfig()
 	p := NewPublisher(cfg, seg, Options{Clock: clock, Now: func() time.Time { return clock.wall },
 		Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
 	if err := p.Write(); err != nil {
@@ -359,7 +360,7 @@ func TestClockBoundBetweenWrites(t *testing.T) {
 		status int32
 	}{
 		{0, 1}, {cfg.Interval, 1}, {5*time.Second - time.Nanosecond, 1}, {5 * time.Second, 2}, {time.Minute, 2},
-		{VoidAfter - time.Nanosecond, 2}, {VoidAfter, 0}, {2 * VoidAfter, 0},
+		{clockbound.VoidAfter - time.Nanosecond, 2}, {clockbound.VoidAfter, 0}, {2 * clockbound.VoidAfter, 0},
 	} {
 		at := clock.wall.Add(tc.after)
 		e, l, status, err := clockBoundNow(path, "/nonexistent", at.UnixNano(), int64(clock.mono+tc.after))

@@ -1,16 +1,23 @@
 package kubernetes
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -77,32 +84,6 @@ func TestCamelCase(t *testing.T) {
 	}
 }
 
-// A kubeconfig that cannot be used says what is wrong and where.
-func TestKubeconfigErrors(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	for name, tc := range map[string]struct{ file, want string }{
-		"no context":      {"apiVersion: v1\nkind: Config\n", "no current-context"},
-		"unknown context": {"current-context: x\ncontexts: []\n", `current-context "x" is not among its contexts`},
-		"no server":       {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n", `no server for cluster "c"`},
-		"bad CA": {"current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1', certificate-authority-data: bm90IGEgY2VydA==}\nusers:\n- name: u\n  user: {token: t}\n",
-			"the CA holds no PEM certificate"},
-		"not yaml": {"{", "--kubernetes.kubeconfig"},
-	} {
-		p := dir + "/" + strings.ReplaceAll(name, " ", "-")
-		if err := os.WriteFile(p, []byte(tc.file), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := KubeconfigClient(p)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
-		}
-	}
-	if _, err := InClusterConfig(func(string) string { return "" }, dir); err == nil || !strings.Contains(err.Error(), "not in a pod") {
-		t.Errorf("InClusterConfig outside a pod: %v", err)
-	}
-}
-
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
@@ -117,5 +98,55 @@ func checkGolden(t *testing.T, path, got string) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestHTTPClientRedirectCounted: a redirect, which the client never follows
+// (internal/kubernetes TestHTTPClientNeverFollowsARedirect), is counted as
+// result="redirect", never as ok (issue 32, item 4: a 301/302 turned the
+// condition's PATCH into a GET that was counted a success).
+func TestHTTPClientRedirectCounted(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "http://127.0.0.1:1/api/v1/nodes/n/status", code)
+			}))
+			defer srv.Close()
+			kc := filepath.Join(t.TempDir(), "kubeconfig")
+			if err := os.WriteFile(kc, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+current-context: x
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+clusters:
+- name: c
+  cluster: {server: %q}
+users:
+- name: u
+  user: {token: t}
+`, srv.URL)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c, err := kubeclient.KubeconfigClient(kc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := NewWithClient(c, "n", nil, nil)
+			err = c.PatchNodeCondition(context.Background(), "n", kubeclient.Condition{Type: ConditionType, Status: "False"})
+			p.count("patch_condition", err)
+			var re *kubeclient.RedirectError
+			if !errors.As(err, &re) || re.Code != code {
+				t.Fatalf("PatchNodeCondition: %v, want a redirect error %d", err, code)
+			}
+			if got := testutil.ToFloat64(p.requests.WithLabelValues("patch_condition", "redirect")); got != 1 {
+				t.Errorf("requests{result=redirect} = %v, want 1", got)
+			}
+			if got := testutil.ToFloat64(p.requests.WithLabelValues("patch_condition", "ok")); got != 0 {
+				t.Errorf("requests{result=ok} = %v, want 0", got)
+			}
+		})
 	}
 }

@@ -1,6 +1,6 @@
-// Package clockboundtest holds what the tests of the bounded-time segment
+// Package segmenttest holds what the tests of the bounded-time segment
 // share: a real announcer to follow, with its stepdown socket beside.
-package clockboundtest
+package segmenttest
 
 import (
 	"context"

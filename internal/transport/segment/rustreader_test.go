@@ -1,4 +1,4 @@
-package clockbound
+package segment
 
 import (
 	"encoding/binary"
@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/timesource"
+	"github.com/clockwatch/clockwatch/internal/transport/segment/segmenttest"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 )
@@ -31,16 +32,16 @@ func TestClockBoundRustReader(t *testing.T) {
 		t.Skip("CLOCKWATCH_CLOCKBOUND_READER is not set (scripts/clockbound-reader/build.sh builds ClockBound's reader)")
 	}
 	t.Parallel()
-	sd, _ := clockboundtest.Stepdown(t, 50*time.Millisecond)
+	sd, _ := segmenttest.Stepdown(t, 50*time.Millisecond)
 	path := filepath.Join(t.TempDir(), "shm0")
-	seg, err := Create(path, 0o644, -1)
+	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer seg.Close()
 	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 		Synchronized: true, ErrorBound: 2 * time.Millisecond, LastSuccess: time.Now()}
-	cfg := DefaultConfig()
+	cfg := clockbound.DefaultConfig()
 	p := NewPublisher(cfg, seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
 	read := func() (string, time.Duration) {
 		t.Helper()
@@ -85,11 +86,11 @@ func TestClockBoundRustReader(t *testing.T) {
 		}
 	}
 	// A segment nobody rewrote for 6 s (clockwatch killed).
-	mono, err := SysClock{}.MonotonicCoarse()
+	mono, err := clockbound.SysClock{}.MonotonicCoarse()
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg.Write(Record{AsOf: mono - 6*time.Second, VoidAfter: mono + VoidAfter, Bound: 2 * time.Millisecond, MaxDriftPPB: 1_000_000,
+	seg.Write(clockbound.Record{AsOf: mono - 6*time.Second, VoidAfter: mono + clockbound.VoidAfter, Bound: 2 * time.Millisecond, MaxDriftPPB: 1_000_000,
 		Status: boundedtime.StatusSynchronized})
 	if status, width := read(); status != "FreeRunning" || width < 16*time.Millisecond || width > 17*time.Millisecond {
 		t.Errorf("stale segment: ClockBound's reader says %s, width %v; want FreeRunning, 2 x (2 ms + 6 s x 1000 ppm)", status, width)
@@ -107,17 +108,17 @@ func TestClockBoundRustVMClock(t *testing.T) {
 		t.Skip("CLOCKWATCH_CLOCKBOUND_READER is not set (scripts/clockbound-reader/build.sh builds ClockBound's reader)")
 	}
 	t.Parallel()
-	sd, _ := clockboundtest.Stepdown(t, time.Hour)
+	sd, _ := segmenttest.Stepdown(t, time.Hour)
 	dir := t.TempDir()
 	path, dev := filepath.Join(dir, "shm0"), filepath.Join(dir, "vmclock0")
-	seg, err := Create(path, 0o644, -1)
+	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer seg.Close()
 	chronyR := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 		Synchronized: true, ErrorBound: 2 * time.Millisecond, LastSuccess: time.Now()}
-	p := NewPublisher(DefaultConfig(), seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{chronyR} }})
+	p := NewPublisher(clockbound.DefaultConfig(), seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{chronyR} }})
 	device := func(marker uint64) {
 		b := make([]byte, 4096)
 		le := binary.LittleEndian

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
+	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -57,23 +58,10 @@ const (
 	MetricConditionUp   = "clockwatch_kubernetes_condition_current"
 )
 
-// Options configure the transport.
-type Options struct {
-	// NodeName is this node's Node (--kubernetes.node-name, from the
-	// downward API's spec.nodeName). Empty: the transport is off.
-	NodeName string
-	// Kubeconfig is a kubeconfig file (--kubernetes.kubeconfig); empty:
-	// the pod's service account (in-cluster).
-	Kubeconfig string
-}
-
-// Enabled reports whether the transport is on.
-func (o Options) Enabled() bool { return o.NodeName != "" }
-
 // Publisher is the transport: New subscribes it to the announcer, Run
 // publishes.
 type Publisher struct {
-	c    *Client
+	c    *kubeclient.Client
 	node string
 	log  *slog.Logger
 	now  func() time.Time
@@ -95,35 +83,19 @@ type Publisher struct {
 
 // New returns the transport for o, subscribed to ann, or an error naming
 // what is wrong with the credentials.
-func New(o Options, ann announce.Source, getenv func(string) string, logger *slog.Logger) (*Publisher, error) {
-	c, err := NewClient(o, getenv)
+func New(o kubeclient.Options, ann announce.Source, getenv func(string) string, logger *slog.Logger) (*Publisher, error) {
+	c, err := kubeclient.NewClient(o, getenv)
 	if err != nil {
 		return nil, err
 	}
 	return NewWithClient(c, o.NodeName, ann, logger), nil
 }
 
-// NewClient returns a client with o's credentials: o.Kubeconfig's, else the
-// pod's service account's.
-func NewClient(o Options, getenv func(string) string) (*Client, error) {
-	var c *Client
-	var err error
-	if o.Kubeconfig != "" {
-		c, err = KubeconfigClient(o.Kubeconfig)
-	} else {
-		c, err = InClusterConfig(getenv, "")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
-	}
-	return c, nil
-}
-
 // NewWithClient returns the transport with a client of the caller's,
 // subscribed to ann now (nil: not subscribed), so that no announcement
 // after the start is missed; Run shows the state at once whatever the
 // buffer holds.
-func NewWithClient(c *Client, node string, ann announce.Source, logger *slog.Logger) *Publisher {
+func NewWithClient(c *kubeclient.Client, node string, ann announce.Source, logger *slog.Logger) *Publisher {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -166,8 +138,8 @@ func (cs collectors) Collect(ch chan<- prometheus.Metric) {
 
 func (p *Publisher) count(request string, err error) {
 	result := "ok"
-	var ae *APIError
-	var re *RedirectError
+	var ae *kubeclient.APIError
+	var re *kubeclient.RedirectError
 	switch {
 	case errors.As(err, &ae):
 		result = fmt.Sprint(ae.Code)
@@ -256,8 +228,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // poke, at each heartbeat, and until an update succeeds.
 func (p *Publisher) conditions(ctx context.Context, latest func() announce.Snapshot, poke <-chan struct{}) {
 	bo := backoff{min: p.BackoffMin, max: p.BackoffMax}
-	var shown *Condition // what the Node shows, as far as we know
-	known := false       // shown was read from the Node (or written by us)
+	var shown *kubeclient.Condition // what the Node shows, as far as we know
+	known := false                  // shown was read from the Node (or written by us)
 	failing := false
 	heartbeat := time.NewTimer(heartbeatPeriod)
 	defer heartbeat.Stop()
@@ -331,9 +303,9 @@ func (p *Publisher) conditions(ctx context.Context, latest func() announce.Snaps
 
 // ConditionOf is the Node condition for a state, at now (its heartbeat and,
 // unless the caller keeps the previous one, its transition).
-func ConditionOf(s announce.Snapshot, now time.Time) Condition {
+func ConditionOf(s announce.Snapshot, now time.Time) kubeclient.Condition {
 	now = now.UTC().Truncate(time.Second)
-	c := Condition{Type: ConditionType, LastHeartbeatTime: now, LastTransitionTime: now}
+	c := kubeclient.Condition{Type: ConditionType, LastHeartbeatTime: now, LastTransitionTime: now}
 	detail := s.Last.Event.Detail
 	switch {
 	case s.Starting || s.State == stepdown.StateUnknown || s.State == "":
@@ -457,7 +429,7 @@ func (p *Publisher) events(ctx context.Context, in <-chan announce.Announcement)
 					r.last = now
 					break
 				}
-				var ae *APIError
+				var ae *kubeclient.APIError
 				if errors.As(err, &ae) && ae.Code == 404 {
 					r = nil // expired from the API server: post it anew
 				}
@@ -467,11 +439,11 @@ func (p *Publisher) events(ctx context.Context, in <-chan announce.Announcement)
 			uid := p.uid
 			p.mu.Unlock()
 			ts := now.UTC().Truncate(time.Microsecond)
-			ev := Event{APIVersion: "v1", Kind: "Event",
-				Metadata:       EventMeta{Name: fmt.Sprintf("%s.%x", p.node, now.UnixNano()), Namespace: EventNamespace},
-				InvolvedObject: ObjectReference{APIVersion: "v1", Kind: "Node", Name: p.node, UID: uid},
+			ev := kubeclient.Event{APIVersion: "v1", Kind: "Event",
+				Metadata:       kubeclient.EventMeta{Name: fmt.Sprintf("%s.%x", p.node, now.UnixNano()), Namespace: EventNamespace},
+				InvolvedObject: kubeclient.ObjectReference{APIVersion: "v1", Kind: "Node", Name: p.node, UID: uid},
 				Reason:         reason, Message: msg, Type: typ, Count: 1, FirstTimestamp: ts, LastTimestamp: ts,
-				Source:              EventSource{Component: Component, Host: p.node},
+				Source:              kubeclient.EventSource{Component: Component, Host: p.node},
 				ReportingController: Component, ReportingInstance: p.node}
 			err = p.c.CreateEvent(ctx, ev)
 			p.count("create_event", err)

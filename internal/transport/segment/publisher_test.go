@@ -1,4 +1,4 @@
-package clockbound
+package segment
 
 import (
 	"context"
@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/timesource"
+	"github.com/clockwatch/clockwatch/internal/transport/segment/segmenttest"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 )
@@ -18,19 +20,19 @@ import (
 // interval, and the bound grows between time-source updates.
 func TestPublisherFollowsTheAnnouncement(t *testing.T) {
 	t.Parallel()
-	sd, _ := clockboundtest.Stepdown(t, 10*time.Millisecond)
+	sd, _ := segmenttest.Stepdown(t, 10*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	path := filepath.Join(t.TempDir(), "shm0")
-	seg, err := Create(path, 0o644, -1)
+	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := time.Now()
 	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 		Synchronized: true, ErrorBound: time.Millisecond, LastSuccess: last}
-	cfg := DefaultConfig()
+	cfg := clockbound.DefaultConfig()
 	cfg.Interval = time.Hour    // only events write after the first
 	cfg.MaxDriftPPB = 1_000_000 // 1000 ppm: growth visible within milliseconds
 	p := NewPublisher(cfg, seg, Options{Announcer: sd, Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
@@ -117,14 +119,14 @@ func (c *fakeClock) advance(d time.Duration)                 { c.mono += d; c.wa
 func TestPublisherWritesWhenFiguresChange(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "shm0")
-	seg, err := Create(path, 0o644, -1)
+	seg, err := clockbound.Create(path, 0o644, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{mono: 100 * time.Second, wall: time.Date(2026, 12, 3, 21, 0, 0, 0, time.UTC)}
 	reading := timesource.Reading{Source: "chrony", Role: timesource.Authoritative, Found: true, Up: true, HasData: true,
 		Synchronized: true, ErrorBound: time.Millisecond, LastSuccess: clock.wall}
-	cfg := DefaultConfig()
+	cfg := clockbound.DefaultConfig()
 	p := NewPublisher(cfg, seg, Options{Clock: clock, Now: func() time.Time { return clock.wall },
 		Readings: func() []timesource.Reading { return []timesource.Reading{reading} }})
 	defer p.Close()
@@ -180,10 +182,19 @@ func TestPublisherWritesWhenFiguresChange(t *testing.T) {
 	if w := p.Last().Writes; w != 7 {
 		t.Errorf("the pulse's tick a second after a write: %d writes, want 7", w)
 	}
-	if rec := p.Last().Record; rec.VoidAfter-rec.AsOf != VoidAfter {
-		t.Errorf("void_after %v after as_of, want %v", rec.VoidAfter-rec.AsOf, VoidAfter)
+	if rec := p.Last().Record; rec.VoidAfter-rec.AsOf != clockbound.VoidAfter {
+		t.Errorf("void_after %v after as_of, want %v", rec.VoidAfter-rec.AsOf, clockbound.VoidAfter)
 	}
 	if cfg.Interval != 4*time.Second || cfg.Validate() != nil {
 		t.Errorf("default interval %v (%v), want 4s", cfg.Interval, cfg.Validate())
 	}
+}
+
+func prometheusRegistry(t testing.TB, p *Publisher) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(p.Collector()); err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

@@ -1,4 +1,4 @@
-package clockbound
+package segment
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

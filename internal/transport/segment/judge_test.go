@@ -1,10 +1,11 @@
-package clockbound
+package segment
 
 import (
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/clockbound"
 	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -35,7 +36,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{name: "synchronised, bound grown since the poll", ann: ok, readings: []timesource.Reading{chrony(nil)},
 			wantStatus: boundedtime.StatusSynchronized, wantBound: grown, wantSource: "chrony"},
-		{name: "no stepdown server: the readings alone", readings: []timesource.Reading{chrony(nil)},
+		{name: "no announcer: the readings alone", readings: []timesource.Reading{chrony(nil)},
 			wantStatus: boundedtime.StatusSynchronized, wantBound: grown, wantSource: "chrony"},
 		{name: "chrony lost: free running, still growing", ann: ok,
 			readings:   []timesource.Reading{chrony(func(r *timesource.Reading) { r.Up, r.Err = false, errors.New("refused") })},
@@ -76,7 +77,7 @@ func TestJudge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			v := Judge(tc.ann, tc.readings, now, DefaultMaxDriftPPB)
+			v := Judge(tc.ann, tc.readings, now, clockbound.DefaultMaxDriftPPB)
 			if v.Status != tc.wantStatus || v.Bound != tc.wantBound || v.Source != tc.wantSource {
 				t.Errorf("Judge() = %+v, want status %v bound %v source %q", v, tc.wantStatus, tc.wantBound, tc.wantSource)
 			}

@@ -1,4 +1,4 @@
-package clockbound_test
+package segment_test
 
 import (
 	"context"
@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/clockbound"
-	"github.com/clockwatch/clockwatch/internal/clockbound/clockboundtest"
 	"github.com/clockwatch/clockwatch/internal/timesource"
+	"github.com/clockwatch/clockwatch/internal/transport/segment"
+	"github.com/clockwatch/clockwatch/internal/transport/segment/segmenttest"
 	"github.com/clockwatch/clockwatch/stepdown"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 )
@@ -47,10 +48,11 @@ func (s *store) Write(_ context.Context, v string) error {
 }
 
 // TestLeaseExample runs the lease example of docs/bounded-time.md against a
-// real stepdown server and a real segment kept by the clockbound publisher.
+// real announcer with its stepdown socket and a real segment kept by the
+// segment transport's publisher.
 func TestLeaseExample(t *testing.T) {
 	t.Parallel()
-	sd, socket := clockboundtest.Stepdown(t, 30*time.Second)
+	sd, socket := segmenttest.Stepdown(t, 30*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "shm0")
@@ -63,7 +65,7 @@ func TestLeaseExample(t *testing.T) {
 		Synchronized: true, ErrorBound: time.Millisecond, LastSuccess: time.Now()}
 	cfg := clockbound.DefaultConfig()
 	cfg.Interval = 20 * time.Millisecond
-	p := clockbound.NewPublisher(cfg, seg, clockbound.Options{Announcer: sd, Readings: func() []timesource.Reading {
+	p := segment.NewPublisher(cfg, seg, segment.Options{Announcer: sd, Readings: func() []timesource.Reading {
 		mu.Lock()
 		defer mu.Unlock()
 		return []timesource.Reading{reading}
@@ -150,7 +152,7 @@ func TestLeaseExampleInDocs(t *testing.T) {
 	}
 	_, code, _ := strings.Cut(string(src), "// BEGIN holdLease (docs/bounded-time.md)\n\n")
 	code, _, _ = strings.Cut(code, "\n// END holdLease")
-	doc, err := os.ReadFile("../../docs/bounded-time.md")
+	doc, err := os.ReadFile("../../../docs/bounded-time.md")
 	if err != nil {
 		t.Fatal(err)
 	}

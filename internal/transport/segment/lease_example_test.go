@@ -1,4 +1,4 @@
-package clockbound_test
+package segment_test
 
 import (
 	"context"

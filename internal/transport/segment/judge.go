@@ -1,4 +1,4 @@
-package clockbound
+package segment
 
 import (
 	"math"
