@@ -14,6 +14,7 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/announce"
 	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -213,17 +214,6 @@ func (b *backoff) next() time.Duration {
 
 func (b *backoff) reset() { b.cur = 0 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // conditions keeps the Node's condition on the latest state: after each
 // poke, at each heartbeat, and until an update succeeds.
 func (p *Publisher) conditions(ctx context.Context, latest func() announce.Snapshot, poke <-chan struct{}) {
@@ -287,7 +277,7 @@ func (p *Publisher) conditions(ctx context.Context, latest func() announce.Snaps
 				p.log.Warn("cannot update the node condition; retrying with backoff (the socket and the segment are not affected)", "err", err)
 			}
 			failing = true
-			if !sleep(ctx, bo.next()) {
+			if !loop.Sleep(ctx, bo.next()) {
 				return
 			}
 		}
@@ -418,7 +408,7 @@ func (p *Publisher) events(ctx context.Context, in <-chan announce.Announcement)
 		bo := backoff{min: p.BackoffMin, max: p.BackoffMax}
 		var err error
 		for attempt := 0; attempt < eventAttempts; attempt++ {
-			if attempt > 0 && !sleep(ctx, bo.next()) {
+			if attempt > 0 && !loop.Sleep(ctx, bo.next()) {
 				return
 			}
 			if r != nil {
