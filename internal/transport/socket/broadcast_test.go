@@ -1,16 +1,22 @@
 package socket
 
 import (
+	"context"
 	"errors"
+	"net"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/policy"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // TestBroadcastOrder: the privileged first, in the order they came, then
@@ -133,5 +139,89 @@ func TestRefusalAllocatesNothing(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Errorf("a connection accepted and refused allocates %.1f times, want 0", allocs)
+	}
+}
+
+// TestHeartbeatReachesEveryone: updates that carry no announcement (the
+// state's figures, at every feed) do not cut a heartbeat short: with 600
+// clients (three slices) and such updates coming all the time, every
+// heartbeat reaches all 600. Cut short, the clients at the end of the order
+// heard nothing for minutes (test/systemdvm's memory load lost hundreds).
+func TestHeartbeatReachesEveryone(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Socket = filepath.Join(t.TempDir(), "stepdown.sock")
+	cfg.Heartbeat = time.Hour // heartbeats only when the test calls them
+	ann := announce.New(policy.DefaultConfig(), announce.Options{})
+	s, err := New(cfg, ann, Options{SelfUID: 999})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	<-s.Ready()
+	raiseNoFile(t, 2048)
+	const n = 600
+	for range n {
+		c, err := net.Dial("unix", cfg.Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Subscribers() < n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := s.Subscribers(); got != n {
+		t.Fatalf("%d subscribers admitted, want %d", got, n)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.mu.Lock()
+			u := announce.Update{Snapshot: s.snap}
+			s.mu.Unlock()
+			s.update(u)
+		}
+	})
+	sent := func() float64 { return testutil.ToFloat64(s.met.messagesSent.WithLabelValues(stepdown.TypeHeartbeat)) }
+	for i := range 20 {
+		before := sent()
+		s.heartbeat()
+		if got := sent() - before; got != n {
+			t.Errorf("heartbeat %d reached %v of %d clients", i+1, got, n)
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// raiseNoFile raises the soft limit on open files to n when it is lower.
+func raiseNoFile(t *testing.T, n uint64) {
+	t.Helper()
+	var l unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Cur < n && l.Max >= n {
+		l.Cur = n
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &l); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -199,9 +199,17 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 // with the announcer (each client's send only queues), and keeps the state
 // they left for the hellos and heartbeats.
 func (s *Server) update(u announce.Update) {
-	s.announcing.Add(1)
-	s.mu.Lock()
-	s.announcing.Add(-1)
+	if len(u.Announcements) > 0 {
+		// A heartbeat gives way to announcements only: the updates
+		// that carry none (the state's figures, at every feed) would
+		// cut every heartbeat short, and the clients at the end of the
+		// order would hear nothing at all.
+		s.announcing.Add(1)
+		s.mu.Lock()
+		s.announcing.Add(-1)
+	} else {
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	now := time.Now()
 	for _, a := range u.Announcements {
