@@ -201,11 +201,14 @@ func (c *client) writeLoop() {
 		}
 		clear(batch) // the writer's part of the queue's array: let the lines go
 		if len(buf) > 0 {
-			c.conn.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			// No deadline: the write waits in Go's poller for the
+			// client to read, as long as its queue has room. A client
+			// that takes nothing for queue_size messages is dropped by
+			// the broadcast that finds its queue full (a laggard), which
+			// closes the connection and ends this write. (A 5 s deadline
+			// dropped a client that paused for 15 s: the kernel's 8 KiB
+			// send buffer holds a handful of lines, not the queue's 64.)
 			_, err := c.conn.Write(buf)
-			// Cleared, the deadline's timer does not wake the daemon
-			// WriteTimeout after every message.
-			c.conn.SetWriteDeadline(time.Time{})
 			if err != nil {
 				if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 					// The peer is gone, but what it sent before it

@@ -59,7 +59,9 @@ type Config struct {
 	// QueueSize is how many messages may wait for one subscriber; one that
 	// falls further behind is disconnected.
 	QueueSize int `yaml:"queue_size"`
-	// WriteTimeout bounds a single write to a subscriber.
+	// WriteTimeout is accepted and checked but no longer used: a
+	// subscriber's writes wait while its queue has room, and one whose
+	// queue is full (QueueSize) is disconnected.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// AllowUIDs and AllowGIDs, when either is non-empty, restrict who may
 	// connect: a peer whose uid or primary gid is listed, or root.
