@@ -281,4 +281,12 @@ func TestHTTPRequestsPaced(t *testing.T) {
 	if served != httpBurst+1 {
 		t.Errorf("a request that waits for its turn was not served")
 	}
+	// The probes have their own pace: a kubelet's /healthz is answered at
+	// once while scrapes wait.
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, http.MethodGet, "/healthz", nil))
+	if served != httpBurst+2 {
+		t.Errorf("a liveness probe waited behind the scrapes' pace")
+	}
 }

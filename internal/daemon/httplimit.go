@@ -40,13 +40,19 @@ const (
 	httpAcceptRate  = 64
 	httpRequestRate = 32
 	httpBurst       = 8
+	// The liveness and readiness probes have their own pace, so that a
+	// scrape flood cannot make a kubelet's probe (1 s timeout) fail and
+	// restart the daemon, and a probe flood costs at most a few per cent
+	// of a core (each answers "ok").
+	httpProbeRate  = 256
+	httpProbeBurst = 64
 )
 
 // connLimiter caps the connections accepted on its listeners together.
 type connLimiter struct {
 	max int
 
-	accepts, requests *rate.Limiter
+	accepts, requests, probes *rate.Limiter
 
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -58,7 +64,8 @@ type connLimiter struct {
 func newConnLimiter(max int) *connLimiter {
 	l := &connLimiter{max: max, idle: map[net.Conn]time.Time{}, fresh: map[net.Conn]time.Time{},
 		accepts:  rate.NewLimiter(httpAcceptRate, httpBurst),
-		requests: rate.NewLimiter(httpRequestRate, httpBurst)}
+		requests: rate.NewLimiter(httpRequestRate, httpBurst),
+		probes:   rate.NewLimiter(httpProbeRate, httpProbeBurst)}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -163,11 +170,16 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// paced serves a request once the limiter's request rate allows; a request
-// whose client leaves while it waits is not served.
+// paced serves a request once the limiter's request rate allows (the
+// probes', for /healthz and /readyz); a request whose client leaves while
+// it waits is not served.
 func (l *connLimiter) paced(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := l.requests.Wait(r.Context()); err != nil {
+		pace := l.requests
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			pace = l.probes
+		}
+		if err := pace.Wait(r.Context()); err != nil {
 			return
 		}
 		h.ServeHTTP(w, r)
