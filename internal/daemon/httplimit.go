@@ -44,8 +44,8 @@ const (
 	// scrape flood cannot make a kubelet's probe (1 s timeout) fail and
 	// restart the daemon, and a probe flood costs at most a few per cent
 	// of a core (each answers "ok").
-	httpProbeRate  = 256
-	httpProbeBurst = 64
+	httpProbeRate  = 128
+	httpProbeBurst = 32
 )
 
 // connLimiter caps the connections accepted on its listeners together.
