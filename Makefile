@@ -19,21 +19,34 @@ build:
 test: test-deps
 	$(GO) vet ./... ./stepdown/...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	# TestPushUnderLoadInVM measures latency: it runs alone below, not beside the other packages' tests.
-	$(GO) test -race -count=1 -timeout 25m -skip '^TestPushUnderLoadInVM$$' ./... ./stepdown/...
+	# Two lanes side by side, one a core (docs/performance.md, "The suite on a fresh machine"): the qemu
+	# boots one after another in one, everything else in the other. Each lane's output is printed whole
+	# when it ends.
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-vm test-lane-host
+	# TestPushUnderLoadInVM measures latency: it runs last, alone on the machine.
+	$(MAKE) test-load
+
+# The lane of the long qemu boots: test/vm's guests (≈ 10 min), then the package under a real systemd in a
+# Debian VM, timesyncd's real daemon included (≈ 4 min, + ≈ 1 min for the Debian root the first time on a
+# machine: cached in /var/cache/clockwatch-test by mkroot.sh's hash), then the examples (the Redis replay
+# boots a guest too): one boot at a time.
+.PHONY: test-lane-vm test-lane-host
+test-lane-vm:
+	$(GO) test -race -count=1 -timeout 25m -skip '^TestPushUnderLoadInVM$$' ./test/vm
+	$(MAKE) --no-print-directory test-systemd-vm
+	./scripts/test-examples.sh
+
+# The other lane: every other package, the Go client module on its own, the fault suite, the manifests and
+# the audit tools.
+test-lane-host:
+	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... ./stepdown/... | grep -v '/test/vm$$')
 	# The Go client module on its own, as an application gets it (no workspace).
 	cd stepdown && GOWORK=off $(GO) test -count=1 ./...
-	$(MAKE) test-faults
-	# The package under a real systemd in a Debian VM, timesyncd's real daemon included (≈ 6 min, + ≈ 1 min
-	# for the Debian root the first time on a machine: cached in /var/cache/clockwatch-test by mkroot.sh's
-	# hash), after the other VM tests so that no two boots share the two cores.
-	$(MAKE) test-systemd-vm
-	$(MAKE) test-load
+	$(MAKE) --no-print-directory test-faults
 	# The Kubernetes manifests and chart rendered and decoded strictly into k8s.io/api's types, in
 	# their own module (k8s.io/* never enters the daemon's build list; test/kubeapiserver).
 	cd test/kubeapiserver && GOWORK=off $(GO) test -count=1 ./manifests
-	./scripts/test-examples.sh
-	$(MAKE) test-audit
+	$(MAKE) --no-print-directory test-audit
 
 # The package test builds the packages and installs, upgrades and purges the
 # .deb in a throwaway root (an overlay of / in a private mount namespace), never
