@@ -24,8 +24,8 @@ import (
 	"github.com/clockwatch/clockwatch/internal/exporter"
 	"github.com/clockwatch/clockwatch/internal/health"
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/timesources"
@@ -45,8 +45,8 @@ type Options struct {
 	// MetricsPath is where metrics are served, usually /metrics.
 	MetricsPath string
 	// Clocks and Timex read the host; nil means the real system readers.
-	Clocks probe.ClockReader
-	Timex  probe.TimexReader
+	Clocks hostclock.ClockReader
+	Timex  hostclock.TimexReader
 	// Notifier tells systemd about start-up, reloads, shutdown and the
 	// status line; nil does nothing.
 	Notifier *sdnotify.Notifier
@@ -109,10 +109,10 @@ type Daemon struct {
 // New prepares a daemon with an already validated configuration.
 func New(cfg *config.Config, opts Options, logger *slog.Logger) *Daemon {
 	if opts.Clocks == nil {
-		opts.Clocks = probe.SysClocks{}
+		opts.Clocks = hostclock.SysClocks{}
 	}
 	if opts.Timex == nil {
-		opts.Timex = probe.SysTimex{}
+		opts.Timex = hostclock.SysTimex{}
 	}
 	if opts.MetricsPath == "" {
 		opts.MetricsPath = "/metrics"

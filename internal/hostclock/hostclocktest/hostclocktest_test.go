@@ -1,4 +1,4 @@
-package probetest
+package hostclocktest
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package probetest
+package hostclocktest
 
 import (
 	"sync"
@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
 // Source says where Clocks' samples come from.
@@ -21,12 +21,12 @@ const (
 	// stepdown policy and the marks run on) for MONOTONIC and BOOTTIME;
 	// REALTIME is MONOTONIC plus Start.Real.
 	HostMonotonic
-	// Host reads the host's clocks (probe.SysClocks); REALTIME is moved by
+	// Host reads the host's clocks (hostclock.SysClocks); REALTIME is moved by
 	// the steps only.
 	Host
 )
 
-// Clocks is a probe.ClockReader for tests. The zero value is a simulated
+// Clocks is a hostclock.ClockReader for tests. The zero value is a simulated
 // steady clock starting at zero with a 1 ms tick. Every field is read under
 // its lock: set them before the first read, or through the methods.
 type Clocks struct {
@@ -55,9 +55,9 @@ type Clocks struct {
 	last   kernel.Sample
 }
 
-var _ probe.ClockReader = (*Clocks)(nil)
+var _ hostclock.ClockReader = (*Clocks)(nil)
 
-// ReadClocks implements probe.ClockReader.
+// ReadClocks implements hostclock.ClockReader.
 func (c *Clocks) ReadClocks(s *kernel.Sample) error {
 	c.mu.Lock()
 	if c.Err != nil {
@@ -70,7 +70,7 @@ func (c *Clocks) ReadClocks(s *kernel.Sample) error {
 	case c.Samples != nil:
 		*s = c.Samples[min(c.reads, len(c.Samples)-1)]
 	case c.Source == Host:
-		err = probe.SysClocks{}.ReadClocks(s)
+		err = hostclock.SysClocks{}.ReadClocks(s)
 	case c.Source == HostMonotonic:
 		m := host.Monotonic()
 		*s = kernel.Sample{Mono: m, Boot: m, Real: m + c.Start.Real, Window: 1000}
@@ -132,7 +132,7 @@ func (c *Clocks) Last() kernel.Sample {
 	return c.last
 }
 
-// Timex is a probe.TimexReader for tests: it returns Raw, or Err, and counts
+// Timex is a hostclock.TimexReader for tests: it returns Raw, or Err, and counts
 // its reads (safe for concurrent use; set Raw and Err before the first read).
 type Timex struct {
 	Raw   kernel.RawTimex
@@ -140,9 +140,9 @@ type Timex struct {
 	reads atomic.Int64
 }
 
-var _ probe.TimexReader = (*Timex)(nil)
+var _ hostclock.TimexReader = (*Timex)(nil)
 
-// ReadTimex implements probe.TimexReader.
+// ReadTimex implements hostclock.TimexReader.
 func (t *Timex) ReadTimex() (kernel.RawTimex, error) {
 	t.reads.Add(1)
 	return t.Raw, t.Err
