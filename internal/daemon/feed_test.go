@@ -30,7 +30,7 @@ func TestFeedFollowsPolls(t *testing.T) {
 	scfg := step.DefaultConfig()
 	scfg.Interval = 5 * time.Millisecond
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &hostclocktest.Clocks{Source: hostclocktest.HostMonotonic}, logger)
+	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &hostclocktest.Clocks{Origin: hostclocktest.HostMonotonic}, logger)
 	cfg := config.DefaultStepdown()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
 	tx := hostclocktest.Disciplined()

@@ -125,7 +125,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	dir := tb.TempDir()
 	cfg := step.DefaultConfig()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	clocks := &hostclocktest.Clocks{Source: hostclocktest.Host}
+	clocks := &hostclocktest.Clocks{Origin: hostclocktest.Host}
 	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 64 << 20}, clocks, logger)
 	// The marks come from the benchmark, not from the kernel.
 	marks := make(chan hostclock.Mark, 1)

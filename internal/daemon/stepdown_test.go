@@ -31,7 +31,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	scfg := step.DefaultConfig()
 	scfg.Interval = 5 * time.Millisecond
 	jcfg := journal.Config{Dir: dir, MaxBytes: 1 << 20}
-	clocks := &hostclocktest.Clocks{Source: hostclocktest.HostMonotonic, Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second)}}
+	clocks := &hostclocktest.Clocks{Origin: hostclocktest.HostMonotonic, Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second)}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	// A first run persists the wall−boot gap.

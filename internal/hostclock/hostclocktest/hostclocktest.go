@@ -10,19 +10,19 @@ import (
 	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
-// Source says where Clocks' samples come from.
-type Source int
+// Origin says where Clocks' samples come from.
+type Origin int
 
 const (
 	// Simulated is a steady clock: each read advances MONOTONIC, BOOTTIME
 	// and REALTIME by Tick from Start.
-	Simulated Source = iota
+	Simulated Origin = iota
 	// HostMonotonic reads the host's CLOCK_MONOTONIC (the clock the
 	// stepdown policy and the marks run on) for MONOTONIC and BOOTTIME;
 	// REALTIME is MONOTONIC plus Start.Real.
 	HostMonotonic
-	// Host reads the host's clocks (hostclock.SysClocks); REALTIME is moved by
-	// the steps only.
+	// Host reads the host's clocks (hostclock.SysClocks); REALTIME is
+	// moved by the steps only.
 	Host
 )
 
@@ -30,8 +30,8 @@ const (
 // steady clock starting at zero with a 1 ms tick. Every field is read under
 // its lock: set them before the first read, or through the methods.
 type Clocks struct {
-	// Source is where the samples come from (unless Samples is set).
-	Source Source
+	// Origin is where the samples come from (unless Samples is set).
+	Origin Origin
 	// Start is the simulated clock's first state (before the first tick);
 	// for HostMonotonic, Start.Real is REALTIME's offset from MONOTONIC.
 	Start kernel.Sample
@@ -69,9 +69,9 @@ func (c *Clocks) ReadClocks(s *kernel.Sample) error {
 	switch {
 	case c.Samples != nil:
 		*s = c.Samples[min(c.reads, len(c.Samples)-1)]
-	case c.Source == Host:
+	case c.Origin == Host:
 		err = hostclock.SysClocks{}.ReadClocks(s)
-	case c.Source == HostMonotonic:
+	case c.Origin == HostMonotonic:
 		m := host.Monotonic()
 		*s = kernel.Sample{Mono: m, Boot: m, Real: m + c.Start.Real, Window: 1000}
 	default:
