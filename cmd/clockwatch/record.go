@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/trace"
 )
 
@@ -61,7 +61,7 @@ func recordTrace(ctx context.Context, duration, interval time.Duration, w io.Wri
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watcher := probe.NewClockSetWatcher()
+	watcher := hostclock.NewClockSetWatcher()
 	g, ctx := errgroup.WithContext(ctx)
 	var n trace.Counts
 	g.Go(func() error { return watcher.Run(ctx) })
@@ -73,7 +73,7 @@ func recordTrace(ctx context.Context, duration, interval time.Duration, w io.Wri
 			return nil
 		}
 		var err error
-		n, err = trace.Record(ctx, probe.SysClocks{}, watcher.Marks(), interval, w)
+		n, err = trace.Record(ctx, hostclock.SysClocks{}, watcher.Marks(), interval, w)
 		return err
 	})
 	err := g.Wait()

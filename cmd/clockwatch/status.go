@@ -12,9 +12,9 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -31,8 +31,8 @@ func addStatusCommand(app *kingpin.Application, c *cli) subcommand {
 			fmt.Fprintln(c.stderr, err)
 			return int(health.Unknown)
 		}
-		f := health.Gather(probe.SysClocks{}, probe.SysTimex{})
-		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: probe.SysTimex{}, Proc: os.DirFS("/proc"), Getenv: c.getenv})
+		f := health.Gather(hostclock.SysClocks{}, hostclock.SysTimex{})
+		reports := timesources.Status(ctx, cfg, timesources.Env{Timex: hostclock.SysTimex{}, Proc: os.DirFS("/proc"), Getenv: c.getenv})
 		for _, r := range reports {
 			f.AddSource(r.Reading, r.Lines...)
 			f.Notes = append(f.Notes, r.Notes...)

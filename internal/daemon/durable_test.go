@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -28,7 +28,7 @@ func TestDurableEventsFollowTheJournal(t *testing.T) {
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
 	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
-	clocks := &probetest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 1 << 20}, clocks, slog.New(slog.DiscardHandler))
 	sub := s.Durable.Subscribe(8)
 	defer sub.Close()
@@ -68,7 +68,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	cfg := step.DefaultConfig()
 	cfg.Interval = 5 * time.Millisecond
 	cfg.IdleInterval = 50 * time.Millisecond // the fake step has no clock-set mark
-	clocks := &probetest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := NewSteps(cfg, journal.Config{Dir: filepath.Join(blocker, "state"), MaxBytes: 1 << 20}, clocks, logger)
 	if s.Journal.Persistent() {
@@ -78,7 +78,7 @@ func TestUnpersistedEpochIsNotVouchedFor(t *testing.T) {
 	scfg.Socket = filepath.Join(dir, "sd.sock")
 	scfg.Policy.HoldDown = 10 * time.Millisecond
 	scfg.Policy.Triggers.ProbeLost.Grace = 20 * time.Millisecond
-	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(&probetest.Timex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(&hostclocktest.Timex{})}, "", FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/timesources"
@@ -30,10 +30,10 @@ func TestFeedFollowsPolls(t *testing.T) {
 	scfg := step.DefaultConfig()
 	scfg.Interval = 5 * time.Millisecond
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &probetest.Clocks{Source: probetest.HostMonotonic}, logger)
+	steps := NewSteps(scfg, journal.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}, &hostclocktest.Clocks{Origin: hostclocktest.HostMonotonic}, logger)
 	cfg := config.DefaultStepdown()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	tx := probetest.Disciplined()
+	tx := hostclocktest.Disciplined()
 	polled := make(chan struct{}, 1)
 	var periodic atomic.Bool
 	const maxQuiet = 400 * time.Millisecond

@@ -18,8 +18,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -181,7 +181,7 @@ func TestFailedStartLeavesNoSocket(t *testing.T) {
 	cfg.Stepdown.Socket = filepath.Join(dir, "run", "stepdown.sock")
 	cfg.ClockBound.Path = filepath.Join(dir, "run", "clockbound", "shm0") // never the host's /run/clockwatch
 	cfg.Chrony.Mode = timesource.ModeOff
-	d := New(&cfg, Options{Web: webConfig(busy.Addr().String()), Clocks: &probetest.Clocks{Start: kernel.Sample{Real: 1_790_000_000e9, Window: 1000}}},
+	d := New(&cfg, Options{Web: webConfig(busy.Addr().String()), Clocks: &hostclocktest.Clocks{Start: kernel.Sample{Real: 1_790_000_000e9, Window: 1000}}},
 		slog.New(slog.DiscardHandler))
 	err = d.Run(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "address already in use") {

@@ -16,9 +16,9 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/probe"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
@@ -125,17 +125,17 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 	dir := tb.TempDir()
 	cfg := step.DefaultConfig()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	clocks := &probetest.Clocks{Source: probetest.Host}
+	clocks := &hostclocktest.Clocks{Origin: hostclocktest.Host}
 	s := NewSteps(cfg, journal.Config{Dir: dir, MaxBytes: 64 << 20}, clocks, logger)
 	// The marks come from the benchmark, not from the kernel.
-	marks := make(chan probe.Mark, 1)
+	marks := make(chan hostclock.Mark, 1)
 	s.Sampler = step.NewSampler(cfg, clocks, marks, step.NewDetector(cfg, s.Journal.State()), logger,
 		func(e step.Event) { s.Collector.Record(e) }, s.Bus.Publish)
 	bus := s.Bus.Subscribe(16)
 	defer bus.Close()
 	scfg := config.DefaultStepdown()
 	scfg.Socket = filepath.Join(dir, "stepdown.sock")
-	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(probe.SysTimex{})}, "", FeedOptions{Poll: time.Hour}, logger)
+	sd, err := newTestStepdown(scfg, s, timesources.Members{timesources.Kernel(hostclock.SysTimex{})}, "", FeedOptions{Poll: time.Hour}, logger)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func runMarks(tb testing.TB, loop func(iter func()), toBus, toSocket *[]time.Dur
 		clocks.Step(sign * 250 * time.Millisecond)
 		sign = -sign
 		mark := host.Monotonic()
-		marks <- probe.Mark{Mono: mark}
+		marks <- hostclock.Mark{Mono: mark}
 		e := <-bus.C()
 		*toBus = append(*toBus, time.Duration(host.Monotonic()-mark))
 		if e.Type != step.TypeStep {

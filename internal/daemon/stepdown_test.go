@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -31,7 +31,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	scfg := step.DefaultConfig()
 	scfg.Interval = 5 * time.Millisecond
 	jcfg := journal.Config{Dir: dir, MaxBytes: 1 << 20}
-	clocks := &probetest.Clocks{Source: probetest.HostMonotonic, Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second)}}
+	clocks := &hostclocktest.Clocks{Origin: hostclocktest.HostMonotonic, Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second)}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	// A first run persists the wall−boot gap.
@@ -52,7 +52,7 @@ func TestStepWhileDownStepsDownFirst(t *testing.T) {
 	steps := NewSteps(scfg, jcfg, clocks, logger)
 	cfg := config.DefaultStepdown()
 	cfg.Socket = filepath.Join(t.TempDir(), "sd.sock")
-	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(probetest.Disciplined())}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
+	sd, err := newTestStepdown(cfg, steps, timesources.Members{timesources.Kernel(hostclocktest.Disciplined())}, t.TempDir(), FeedOptions{Poll: 10 * time.Millisecond}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/clockwatch/clockwatch/internal/bus"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/journal"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -33,7 +33,7 @@ type Steps struct {
 	// Collector exports the step metrics; register it.
 	Collector *step.Collector
 	// Watcher and Sampler are the two tasks feeding the Detector.
-	Watcher *probe.ClockSetWatcher
+	Watcher *hostclock.ClockSetWatcher
 	Sampler *step.Sampler
 
 	journalSub *bus.Subscription[step.Event]
@@ -46,13 +46,13 @@ type Steps struct {
 // clocks nil means the real clocks. Opening the journal never fails: without
 // a writable state directory it runs in memory (logged once,
 // clockwatch_journal_persistence_ok 0).
-func NewSteps(cfg step.Config, jcfg journal.Config, clocks probe.ClockReader, logger *slog.Logger) *Steps {
+func NewSteps(cfg step.Config, jcfg journal.Config, clocks hostclock.ClockReader, logger *slog.Logger) *Steps {
 	if clocks == nil {
-		clocks = probe.SysClocks{}
+		clocks = hostclock.SysClocks{}
 	}
 	j := journal.Open(jcfg, journal.Options{Logger: logger.With("component", "journal")})
 	b := bus.New[step.Event]()
-	w := probe.NewClockSetWatcher()
+	w := hostclock.NewClockSetWatcher()
 	det := step.NewDetector(cfg, j.State())
 	s := &Steps{Bus: b, Durable: bus.New[step.Event](), Journal: j, Watcher: w, firstDurable: make(chan struct{}), log: logger}
 	// The journal subscribes before the sampler starts, so it misses

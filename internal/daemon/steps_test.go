@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/journal"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -26,7 +26,7 @@ func TestStepsPipeline(t *testing.T) {
 	// it: at the idle interval while the real watcher watches.
 	cfg.IdleInterval = 50 * time.Millisecond
 	jcfg := journal.Config{Dir: dir, MaxBytes: 1 << 20}
-	clocks := &probetest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Real: 1_790_000_000 * int64(time.Second), Window: 1000}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	s := NewSteps(cfg, jcfg, clocks, logger)

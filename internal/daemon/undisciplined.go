@@ -7,8 +7,8 @@ import (
 
 	"github.com/clockwatch/clockwatch/internal/config"
 	"github.com/clockwatch/clockwatch/internal/health"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/timesources"
 )
 
@@ -23,7 +23,7 @@ const firstAnswerWait = 30 * time.Second
 // daemon. It decides from the readings of the sources that discipline the
 // clock (timesources.Traits.Disciplines), as `clockwatch status` does. The
 // line names the triggers and the keys that turn them off.
-func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex probe.TimexReader, sd config.Stepdown, logger *slog.Logger) error {
+func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex hostclock.TimexReader, sd config.Stepdown, logger *slog.Logger) error {
 	warning := health.UndisciplinedWarning(sd.Enabled, sd.Policy.Triggers)
 	if warning == "" {
 		return nil

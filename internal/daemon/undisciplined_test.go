@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/internal/testtool"
 	"github.com/clockwatch/clockwatch/internal/timesource"
@@ -24,15 +24,15 @@ import (
 // configuration that turned those triggers off, get none.
 func TestWarnIfUndisciplined(t *testing.T) {
 	t.Parallel()
-	undisciplined := &probetest.Timex{Raw: kernel.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(kernel.StatusUnsync)}}
+	undisciplined := &hostclocktest.Timex{Raw: kernel.RawTimex{MaxError: 16_000_000, EstError: 16_000_000, Status: int32(kernel.StatusUnsync)}}
 	// A kernel a time daemon disciplined a minute ago: maxerror still small.
-	recent := &probetest.Timex{Raw: kernel.RawTimex{MaxError: 30_000, Status: int32(kernel.StatusUnsync)}}
+	recent := &hostclocktest.Timex{Raw: kernel.RawTimex{MaxError: 30_000, Status: int32(kernel.StatusUnsync)}}
 	noTriggers := config.DefaultStepdown()
 	noTriggers.Policy.Triggers.Unsynchronized.Enabled, noTriggers.Policy.Triggers.ErrorBound.Enabled = false, false
 	for _, tc := range []struct {
 		name   string
 		chrony bool
-		timex  *probetest.Timex
+		timex  *hostclocktest.Timex
 		sd     config.Stepdown
 		want   bool
 	}{

@@ -4,8 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -21,7 +21,7 @@ const (
 
 // ClockProbe samples the kernel clocks at scrape time.
 type ClockProbe struct {
-	clocks probe.ClockReader
+	clocks hostclock.ClockReader
 
 	realtime, gap, suspended, freq, tai, uncertainty *prometheus.Desc
 
@@ -33,7 +33,7 @@ var _ Probe = (*ClockProbe)(nil)
 
 // NewClockProbe takes a first sample so that the first scrape can already
 // report the frequency correction.
-func NewClockProbe(clocks probe.ClockReader) *ClockProbe {
+func NewClockProbe(clocks hostclock.ClockReader) *ClockProbe {
 	p := &ClockProbe{
 		clocks: clocks,
 		realtime: prometheus.NewDesc(MetricRealtime,

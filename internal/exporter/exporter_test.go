@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -24,7 +24,7 @@ const sec = int64(time.Second)
 
 func TestClockProbe(t *testing.T) {
 	t.Parallel()
-	clocks := &probetest.Clocks{Samples: []kernel.Sample{
+	clocks := &hostclocktest.Clocks{Samples: []kernel.Sample{
 		{Mono: 100 * sec, Boot: 100 * sec, Real: 1_800_000_000 * sec, Raw: 100 * sec, TAI: 1_800_000_037 * sec, Window: 1000},
 		// 10 s later: MONOTONIC ran 20 ppm faster than RAW, 2 s suspended.
 		{Mono: 110*sec + 200_000, Boot: 112*sec + 700_000, Real: 1_800_000_012*sec + 700_000, Raw: 110 * sec,
@@ -64,7 +64,7 @@ clockwatch_clock_wall_boot_gap_seconds 1.7999999e+09
 
 func TestKernelProbe(t *testing.T) {
 	t.Parallel()
-	tx := &probetest.Timex{Raw: kernel.RawTimex{Offset: -2500, Freq: 655360, MaxError: 16_000_000, EstError: 1500,
+	tx := &hostclocktest.Timex{Raw: kernel.RawTimex{Offset: -2500, Freq: 655360, MaxError: 16_000_000, EstError: 1500,
 		Status: kernel.StatusPLL | kernel.StatusInsert, Constant: 7, Precision: 1, Tolerance: 32768000, Tick: 10000, TAI: 37,
 		State: int(kernel.TimeIns)}}
 	c := NewScraper(quiet, NewKernelProbe(tx))
@@ -103,7 +103,7 @@ clockwatch_kernel_synchronized 1
 // An impossible offset is counted and not exported.
 func TestKernelProbeArtifact(t *testing.T) {
 	t.Parallel()
-	tx := &probetest.Timex{Raw: kernel.RawTimex{Offset: 1 << 32, Status: kernel.StatusNano}}
+	tx := &hostclocktest.Timex{Raw: kernel.RawTimex{Offset: 1 << 32, Status: kernel.StatusNano}}
 	c := NewScraper(quiet, NewKernelProbe(tx))
 	for range 3 {
 		if n := testutil.CollectAndCount(c, MetricKernelOffset); n != 0 {
@@ -123,8 +123,8 @@ clockwatch_kernel_offset_artifacts_total 4
 
 func TestScraperReportsFailure(t *testing.T) {
 	t.Parallel()
-	c := NewScraper(quiet, NewKernelProbe(&probetest.Timex{Err: errors.New("adjtimex: operation not permitted")}),
-		NewClockProbe(&probetest.Clocks{Err: errors.New("no clocks")}))
+	c := NewScraper(quiet, NewKernelProbe(&hostclocktest.Timex{Err: errors.New("adjtimex: operation not permitted")}),
+		NewClockProbe(&hostclocktest.Clocks{Err: errors.New("no clocks")}))
 	want := `
 # HELP clockwatch_clock_up Whether the clock probe could be read (1) or not (0).
 # TYPE clockwatch_clock_up gauge
@@ -146,7 +146,7 @@ clockwatch_scrape_collector_success{collector="kernel"} 0
 func TestLint(t *testing.T) {
 	t.Parallel()
 	for _, c := range []prometheus.Collector{
-		NewScraper(quiet, NewClockProbe(probe.SysClocks{}), NewKernelProbe(probe.SysTimex{})),
+		NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})),
 		NewReloadMetrics(time.Now()),
 	} {
 		problems, err := testutil.CollectAndLint(c)
@@ -164,7 +164,7 @@ func TestLint(t *testing.T) {
 // checks on every scrape is checked here.
 func TestRegistryIsPedantic(t *testing.T) {
 	t.Parallel()
-	reg, err := NewPedanticRegistry(NewScraper(quiet, NewClockProbe(probe.SysClocks{}), NewKernelProbe(probe.SysTimex{})),
+	reg, err := NewPedanticRegistry(NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})),
 		NewReloadMetrics(time.Now()))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestRegistryIsPedantic(t *testing.T) {
 // BenchmarkScrape is a whole /metrics request over the real probes,
 // including the Go and process collectors and the text encoding.
 func BenchmarkScrape(b *testing.B) {
-	reg, err := NewRegistry(NewScraper(quiet, NewClockProbe(probe.SysClocks{}), NewKernelProbe(probe.SysTimex{})),
+	reg, err := NewRegistry(NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})),
 		NewReloadMetrics(time.Now()))
 	if err != nil {
 		b.Fatal(err)
@@ -197,7 +197,7 @@ func BenchmarkScrape(b *testing.B) {
 // BenchmarkScrapeClockwatchOnly gathers only clockwatch's own collectors.
 func BenchmarkScrapeClockwatchOnly(b *testing.B) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewScraper(quiet, NewClockProbe(probe.SysClocks{}), NewKernelProbe(probe.SysTimex{})))
+	reg.MustRegister(NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := reg.Gather(); err != nil {

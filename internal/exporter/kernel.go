@@ -3,8 +3,8 @@ package exporter
 import (
 	"sync/atomic"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -30,7 +30,7 @@ const (
 // KernelProbe reads the kernel's clock discipline state (adjtimex, read-only)
 // at scrape time.
 type KernelProbe struct {
-	timex     probe.TimexReader
+	timex     hostclock.TimexReader
 	artifacts atomic.Uint64
 
 	offset, freq, maxerr, esterr, synced, status, tai, leap, state,
@@ -46,7 +46,7 @@ const kernelMetrics = 13 + int(kernel.TimeError) + 1
 var _ Probe = (*KernelProbe)(nil)
 
 // NewKernelProbe reads through timex.
-func NewKernelProbe(timex probe.TimexReader) *KernelProbe {
+func NewKernelProbe(timex hostclock.TimexReader) *KernelProbe {
 	p := &KernelProbe{
 		timex:     timex,
 		offset:    desc(MetricKernelOffset, "Phase offset the kernel PLL is still correcting (adjtimex offset)."),

@@ -190,13 +190,13 @@ func (v Verdict) Summary() string {
 	return s
 }
 
-// ClockReader takes one sample of the kernel's clocks (internal/probe's
+// ClockReader takes one sample of the kernel's clocks (internal/hostclock's
 // SysClocks on a host).
 type ClockReader interface {
 	ReadClocks(*kernel.Sample) error
 }
 
-// TimexReader reads the kernel's discipline state (internal/probe's
+// TimexReader reads the kernel's discipline state (internal/hostclock's
 // SysTimex on a host).
 type TimexReader interface {
 	ReadTimex() (kernel.RawTimex, error)

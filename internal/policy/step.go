@@ -1,7 +1,11 @@
 package policy
 
 import (
+	"fmt"
+	"math"
 	"time"
+
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // Step is a wall-clock step seen by the step detector.
@@ -44,4 +48,24 @@ func (s Seen) String() string {
 		return seenNames[s]
 	}
 	return "unknown"
+}
+
+// Step feeds a step. Steps at or below the threshold only update the epoch.
+// A step seen at restart is a trigger like any other: its hold-down counts
+// from when it was seen.
+func (p *Policy) Step(s Step) []Event {
+	if s.Epoch != 0 {
+		p.epoch = s.Epoch
+	}
+	e, fired := p.instant(stepdown.ReasonStep, math.Abs(s.Seconds), s.How.String(), s.Mono)
+	if !fired {
+		return p.Tick(s.Mono)
+	}
+	e.StepSeconds = stepdown.Float(s.Seconds)
+	e.WallBefore, e.WallAfter = s.WallBefore, s.WallAfter
+	e.Detail = fmt.Sprintf("wall clock stepped by %s", durationText(s.Seconds))
+	if s.How == SeenRestart {
+		e.Detail += " while clockwatch was not running"
+	}
+	return []Event{e}
 }

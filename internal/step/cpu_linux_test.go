@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 )
 
 func cpuTime(b *testing.B) time.Duration {
@@ -24,7 +24,7 @@ func cpuTime(b *testing.B) time.Duration {
 // timers), so it is an upper bound on what sampling costs.
 func BenchmarkSamplerAt100ms(b *testing.B) {
 	cfg := DefaultConfig()
-	s := NewSampler(cfg, probe.SysClocks{}, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	s := NewSampler(cfg, hostclock.SysClocks{}, make(chan hostclock.Mark), NewDetector(cfg, State{}), discardLogger())
 	ctx, cancel := context.WithCancel(b.Context())
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
 // Sampler is the task that owns a Detector: it reads the clocks every
@@ -25,8 +25,8 @@ import (
 // times a minute instead of ten times a second.
 type Sampler struct {
 	cfg    Config
-	clocks probe.ClockReader
-	marks  <-chan probe.Mark
+	clocks hostclock.ClockReader
+	marks  <-chan hostclock.Mark
 	det    *Detector
 	sinks  []func(Event)
 	log    *slog.Logger
@@ -46,7 +46,7 @@ type Sampler struct {
 
 // NewSampler returns a Sampler feeding det from clocks and marks (nil marks:
 // sampling only). cfg must have passed Validate.
-func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
+func NewSampler(cfg Config, clocks hostclock.ClockReader, marks <-chan hostclock.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
 		ready: make(chan struct{}), now: host.Monotonic,
@@ -54,7 +54,7 @@ func NewSampler(cfg Config, clocks probe.ClockReader, marks <-chan probe.Mark, d
 }
 
 // Watcher is what the Sampler needs to know of the clock-set watcher
-// (*probe.ClockSetWatcher fits): whether it is watching, and when that
+// (*hostclock.ClockSetWatcher fits): whether it is watching, and when that
 // starts and ends.
 type Watcher interface {
 	Watching() bool

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -22,8 +22,8 @@ func TestSamplerMarkWakesDetectorAtOnce(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Hour // only marks can cause a sample
-	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
-	marks := make(chan probe.Mark)
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	marks := make(chan hostclock.Mark)
 	events := make(chan Event, 4)
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{Epoch: 7}), discardLogger(), func(e Event) { events <- e })
 	ctx, cancel := context.WithCancel(t.Context())
@@ -32,7 +32,7 @@ func TestSamplerMarkWakesDetectorAtOnce(t *testing.T) {
 	<-s.Ready()
 
 	clocks.Step(-12400 * time.Millisecond)
-	marks <- probe.Mark{Mono: clocks.Last().Mono}
+	marks <- hostclock.Mark{Mono: clocks.Last().Mono}
 	var e Event
 	select {
 	case e = <-events:
@@ -57,7 +57,7 @@ func TestSamplerTicksAndSurvivesReadErrors(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}, Err: errors.New("EINVAL")}
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}, Err: errors.New("EINVAL")}
 	s := NewSampler(cfg, clocks, nil, NewDetector(cfg, State{}), discardLogger())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -97,8 +97,8 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 
 func TestSamplerTickDoesNotAllocate(t *testing.T) {
 	cfg := DefaultConfig()
-	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}}
-	s := NewSampler(cfg, clocks, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18}}
+	s := NewSampler(cfg, clocks, make(chan hostclock.Mark), NewDetector(cfg, State{}), discardLogger())
 	s.tick()
 	if allocs := testing.AllocsPerRun(1000, s.tick); allocs != 0 {
 		t.Errorf("a sampler tick allocates %v times, want 0", allocs)
@@ -127,7 +127,7 @@ func BenchmarkObserve(b *testing.B) {
 // the real kernel clocks and observe.
 func BenchmarkSampleAndObserve(b *testing.B) {
 	cfg := DefaultConfig()
-	s := NewSampler(cfg, probe.SysClocks{}, make(chan probe.Mark), NewDetector(cfg, State{}), discardLogger())
+	s := NewSampler(cfg, hostclock.SysClocks{}, make(chan hostclock.Mark), NewDetector(cfg, State{}), discardLogger())
 	s.tick()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -150,7 +150,7 @@ func TestSamplerRereadsWideWindows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := &probetest.Clocks{Tick: time.Microsecond, Start: kernel.Sample{Real: 1.7e18}, Windows: tt.windows}
+			c := &hostclocktest.Clocks{Tick: time.Microsecond, Start: kernel.Sample{Real: 1.7e18}, Windows: tt.windows}
 			s := NewSampler(DefaultConfig(), c, nil, NewDetector(DefaultConfig(), State{}), discardLogger())
 			if err := s.read(); err != nil {
 				t.Fatal(err)
@@ -179,8 +179,8 @@ func TestSamplerAdaptsItsInterval(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
-	marks := make(chan probe.Mark, 1)
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	marks := make(chan hostclock.Mark, 1)
 	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
 	s.Adapt(time.Hour, w)
@@ -212,7 +212,7 @@ func TestSamplerAdaptsItsInterval(t *testing.T) {
 	quiet("watcher watching")
 
 	n := samples()
-	marks <- probe.Mark{Mono: clocks.Last().Mono}
+	marks <- hostclock.Mark{Mono: clocks.Last().Mono}
 	waitFor("burst after a mark", n+10)
 	if d := s.BurstDuration(); d != 2*time.Second {
 		t.Errorf("BurstDuration() = %v at a 1ms interval, want 2s", d)
@@ -233,11 +233,11 @@ func TestSamplerBurst(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Millisecond
-	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
 	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
 	w.watching.Store(true)
 	close(w.ready)
-	marks := make(chan probe.Mark)
+	marks := make(chan hostclock.Mark)
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
 	s.Adapt(time.Hour, w)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -249,7 +249,7 @@ func TestSamplerBurst(t *testing.T) {
 	if n > 2 {
 		t.Fatalf("%d samples in 20ms while idle at 1h, want 1 or 2", n)
 	}
-	marks <- probe.Mark{Mono: 2e9} // a clock set: a burst of fast samples
+	marks <- hostclock.Mark{Mono: 2e9} // a clock set: a burst of fast samples
 	for deadline := time.Now().Add(10 * time.Second); s.Gauges().Load().Samples < n+10; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d samples 10s after Burst, want %d", s.Gauges().Load().Samples, n+10)
@@ -263,8 +263,8 @@ func TestSamplerMeasuresMarkToBus(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Interval = time.Hour
-	clocks := &probetest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
-	marks := make(chan probe.Mark)
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	marks := make(chan hostclock.Mark)
 	events := make(chan Event, 4)
 	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger(), func(e Event) { events <- e })
 	s.now = func() int64 { return clocks.Last().Mono }
@@ -274,7 +274,7 @@ func TestSamplerMeasuresMarkToBus(t *testing.T) {
 	<-s.Ready()
 	clocks.Step(time.Second)
 	mark := clocks.Last().Mono + 500_000 // between the last sample and the next read
-	marks <- probe.Mark{Mono: mark}
+	marks <- hostclock.Mark{Mono: mark}
 	e := <-events
 	if e.MarkMono != mark {
 		t.Errorf("MarkMono = %d, want the mark's %d", e.MarkMono, mark)

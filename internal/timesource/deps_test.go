@@ -18,8 +18,8 @@ const module = "github.com/clockwatch/clockwatch/"
 // (internal/probe/...: chrony, ntpd, ptp, sntp, timesyncd, vmclock and those
 // to come) or on the configuration (which imports every source), directly
 // or through any other package. The kernel is a source too: health takes
-// its facts as data (internal/kernel), never internal/probe, which reads the
-// host. stepdown is the public client module (the wire format); host gives
+// its facts as data (internal/kernel), never internal/hostclock, which reads
+// the host, nor internal/timesources, where the kernel is registered. stepdown is the public client module (the wire format); host gives
 // the announcer CLOCK_MONOTONIC and the boot id its persisted state is
 // keyed by. A package not listed here fails the test: add it only if it
 // reads no source and no configuration.
@@ -58,11 +58,11 @@ func TestJudgesDependOnlyOnTheirAllowList(t *testing.T) {
 // TestDependencyCheckSeesIndirectImports: the check above, given health's
 // allow-list, fails on the daemon, and names a source that comes in
 // indirectly (the daemon imports the configuration, which imports every
-// source); so it could fail.
+// source) and the host's clock readers; so it could fail.
 func TestDependencyCheckSeesIndirectImports(t *testing.T) {
 	t.Parallel()
 	extra, _ := checkDeps(goListDeps(t, module+"internal/daemon"), judgeDeps()["internal/health"])
-	for _, want := range []string{"internal/config", "internal/probe/chrony"} {
+	for _, want := range []string{"internal/config", "internal/probe/chrony", "internal/hostclock"} {
 		if !slices.Contains(extra, want) {
 			t.Errorf("the check of internal/daemon against health's allow-list does not name %s; it names %q", want, extra)
 		}

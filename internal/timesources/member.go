@@ -11,10 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/peers"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -25,7 +25,7 @@ type Env struct {
 	// Logger logs for the daemon; each member gets it with probe=<name>.
 	Logger *slog.Logger
 	// Timex reads the kernel's discipline state (the kernel member).
-	Timex probe.TimexReader
+	Timex hostclock.TimexReader
 	// Proc is /proc, where `clockwatch status` finds which chrony.conf the
 	// running chronyd reads.
 	Proc fs.FS

@@ -6,11 +6,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
-	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/kubernetes"
 	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/peers"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/probe/chrony"
 	"github.com/clockwatch/clockwatch/internal/probe/ntpd"
 	"github.com/clockwatch/clockwatch/internal/probe/ptp"
@@ -41,7 +39,7 @@ type Sections struct {
 // here and its field in Sections, above.
 func Registry() []Registration {
 	return []Registration{
-		{Name: probe.KernelSource, build: func(_ *Sections, env Env) *Member { return Kernel(env.Timex) },
+		{Name: KernelSource, build: func(_ *Sections, env Env) *Member { return Kernel(env.Timex) },
 			status: func(_ context.Context, _ *Sections, env Env) []Report {
 				return []Report{{Reading: kernelReading(env.Timex)}}
 			}},
@@ -68,19 +66,6 @@ func Registry() []Registration {
 		Register(Source[peers.Config]{Name: peers.SourceName, Section: "peers",
 			Field: func(s *Sections) *peers.Config { return &s.Peers }, Default: peers.DefaultConfig, New: newPeers}),
 	}
-}
-
-// Kernel is the kernel as a member: its adjtimex state, read at each
-// reading, a fallback whose error bound is judged (probe.KernelReading).
-func Kernel(timex probe.TimexReader) *Member {
-	return &Member{Name: probe.KernelSource, Role: timesource.Fallback,
-		Readings: func() []timesource.Reading { return []timesource.Reading{kernelReading(timex)} },
-		Probes:   []exporter.Probe{exporter.NewKernelProbe(timex)}}
-}
-
-func kernelReading(timex probe.TimexReader) timesource.Reading {
-	raw, err := timex.ReadTimex()
-	return probe.KernelReading(kernel.Decode(raw), err)
 }
 
 func newChrony(c chrony.Config, env Env) *Member {

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/policy"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
 
@@ -106,7 +106,7 @@ func TestThrowawaySource(t *testing.T) {
 	}
 
 	// The daemon's side: members, readings, news, metrics.
-	env := Env{Logger: slog.New(slog.DiscardHandler), Timex: probetest.Disciplined()}
+	env := Env{Logger: slog.New(slog.DiscardHandler), Timex: hostclocktest.Disciplined()}
 	ms := build(regs, &ss, env)
 	if got := names(ms); len(got) < 2 || got[0] != "kernel" || got[len(got)-1] != "throwaway" {
 		t.Fatalf("members %v: want the kernel first, the throwaway source last", got)

@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/loop"
 	"github.com/clockwatch/clockwatch/internal/ntptest"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 	"github.com/clockwatch/clockwatch/internal/probe/sntp"
 	"github.com/clockwatch/clockwatch/internal/probe/timesyncd"
 	"github.com/clockwatch/clockwatch/internal/probe/vmclock"
@@ -55,7 +55,7 @@ func TestBuild(t *testing.T) {
 	}
 	defer srv.Close()
 	cfg := testConfig(t, srv.Addr().String())
-	ms := Build(cfg, Env{Logger: slog.New(slog.DiscardHandler), Timex: probetest.Disciplined()})
+	ms := Build(cfg, Env{Logger: slog.New(slog.DiscardHandler), Timex: hostclocktest.Disciplined()})
 	if diff := cmp.Diff([]string{"kernel", "chrony", "ntp_probes", "ptp4l", "timesyncd", "vmclock"}, names(ms)); diff != "" {
 		t.Fatalf("members (-want +got):\n%s", diff)
 	}
@@ -141,7 +141,7 @@ func TestBuild(t *testing.T) {
 	}
 
 	cfg.NTPProbes.Role = sntp.RoleAuthoritative
-	if got := Build(cfg, Env{Timex: probetest.Disciplined()}).Names(); len(got) != 6 || got[2] != probeName {
+	if got := Build(cfg, Env{Timex: hostclocktest.Disciplined()}).Names(); len(got) != 6 || got[2] != probeName {
 		t.Errorf("Names() with authoritative probes = %v, want the probed server among them", got)
 	}
 }
@@ -156,14 +156,14 @@ func TestBuildOff(t *testing.T) {
 	cfg.NTPProbes.Servers = nil
 	cfg.Timesyncd.Mode = timesyncd.ModeOff
 	cfg.VMClock.Mode = vmclock.ModeOff
-	ms := Build(&cfg, Env{Timex: probetest.Disciplined()})
+	ms := Build(&cfg, Env{Timex: hostclocktest.Disciplined()})
 	if diff := cmp.Diff([]string{"kernel"}, names(ms)); diff != "" {
 		t.Errorf("members (-want +got):\n%s", diff)
 	}
 	if ms.Polled() != nil || ms.Wakes() || ms.OwnRate()() {
 		t.Error("the kernel alone: want no poll channel, no wake, no own rate")
 	}
-	if r := Status(context.Background(), &cfg, Env{Timex: probetest.Disciplined()}); len(r) != 1 || r[0].Reading.Source != "kernel" {
+	if r := Status(context.Background(), &cfg, Env{Timex: hostclocktest.Disciplined()}); len(r) != 1 || r[0].Reading.Source != "kernel" {
 		t.Errorf("Status() = %+v, want the kernel's report only", r)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -24,7 +24,7 @@ type Counts struct {
 // interval, and for every mark the mark and a fresh sample right after it,
 // as the daemon's Sampler does. marks may be nil. It returns nil when ctx is
 // done, or the first read or write error.
-func Record(ctx context.Context, clocks probe.ClockReader, marks <-chan probe.Mark, interval time.Duration, w io.Writer) (Counts, error) {
+func Record(ctx context.Context, clocks hostclock.ClockReader, marks <-chan hostclock.Mark, interval time.Duration, w io.Writer) (Counts, error) {
 	var n Counts
 	if interval <= 0 {
 		return n, fmt.Errorf("recording a trace: interval must be positive, got %v", interval)

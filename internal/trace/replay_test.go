@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 	"github.com/clockwatch/clockwatch/internal/step"
 )
 
@@ -203,13 +203,13 @@ func TestRecordSteadyTrace(t *testing.T) {
 	if !*record {
 		t.Skip("run with -record to record a steady trace of this machine")
 	}
-	w := probe.NewClockSetWatcher()
+	w := hostclock.NewClockSetWatcher()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	go func() { _ = w.Run(ctx) }()
 	<-w.Ready()
 	var buf bytes.Buffer
-	if _, err := Record(ctx, probe.SysClocks{}, w.Marks(), 100*time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, hostclock.SysClocks{}, w.Marks(), 100*time.Millisecond, &buf); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile("testdata/recorded-steady.trace.jsonl", buf.Bytes(), 0o644); err != nil {

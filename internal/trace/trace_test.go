@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clockwatch/clockwatch/internal/hostclock"
+	"github.com/clockwatch/clockwatch/internal/hostclock/hostclocktest"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
-	"github.com/clockwatch/clockwatch/internal/probe/probetest"
 )
 
 func readAll(t testing.TB, r io.Reader) ([]Line, error) {
@@ -140,10 +140,10 @@ func TestRecord(t *testing.T) {
 	// A steady clock that sees a clock set after each of its first two
 	// reads and cancels at its third. The interval is an hour so that no
 	// tick competes with the marks: the lines' order is fixed.
-	marks := make(chan probe.Mark, 1)
-	clocks := &probetest.Clocks{Start: kernel.Sample{Real: 1e18, Window: 1}, OnRead: func(n int) {
+	marks := make(chan hostclock.Mark, 1)
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Real: 1e18, Window: 1}, OnRead: func(n int) {
 		if n < 3 {
-			marks <- probe.Mark{Mono: int64(n)*int64(time.Millisecond) + 1}
+			marks <- hostclock.Mark{Mono: int64(n)*int64(time.Millisecond) + 1}
 			return
 		}
 		cancel()
@@ -174,7 +174,7 @@ func TestRecordRealClocks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	var buf bytes.Buffer
-	if _, err := Record(ctx, probe.SysClocks{}, nil, 5*time.Millisecond, &buf); err != nil {
+	if _, err := Record(ctx, hostclock.SysClocks{}, nil, 5*time.Millisecond, &buf); err != nil {
 		t.Fatal(err)
 	}
 	lines, err := readAll(t, &buf)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clockwatch/clockwatch/internal/probe"
+	"github.com/clockwatch/clockwatch/internal/timesources"
 	"github.com/clockwatch/clockwatch/stepdown"
 )
 
@@ -13,8 +13,8 @@ import (
 // state is stepdown (unsynchronized), not ok", naming nothing).
 func TestNotOK(t *testing.T) {
 	t.Parallel()
-	if kernelSource != probe.KernelSource {
-		t.Fatalf("kernelSource %q, the kernel's readings are filed under %q", kernelSource, probe.KernelSource)
+	if kernelSource != timesources.KernelSource {
+		t.Fatalf("kernelSource %q, the kernel's readings are filed under %q", kernelSource, timesources.KernelSource)
 	}
 	for _, tc := range []struct {
 		hello stepdown.Message

@@ -1,4 +1,4 @@
-package probetest
+package hostclocktest
 
 import (
 	"sync"
@@ -6,32 +6,32 @@ import (
 	"time"
 
 	"github.com/clockwatch/clockwatch/internal/host"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
-	"github.com/clockwatch/clockwatch/internal/probe"
 )
 
-// Source says where Clocks' samples come from.
-type Source int
+// Origin says where Clocks' samples come from.
+type Origin int
 
 const (
 	// Simulated is a steady clock: each read advances MONOTONIC, BOOTTIME
 	// and REALTIME by Tick from Start.
-	Simulated Source = iota
+	Simulated Origin = iota
 	// HostMonotonic reads the host's CLOCK_MONOTONIC (the clock the
 	// stepdown policy and the marks run on) for MONOTONIC and BOOTTIME;
 	// REALTIME is MONOTONIC plus Start.Real.
 	HostMonotonic
-	// Host reads the host's clocks (probe.SysClocks); REALTIME is moved by
-	// the steps only.
+	// Host reads the host's clocks (hostclock.SysClocks); REALTIME is
+	// moved by the steps only.
 	Host
 )
 
-// Clocks is a probe.ClockReader for tests. The zero value is a simulated
+// Clocks is a hostclock.ClockReader for tests. The zero value is a simulated
 // steady clock starting at zero with a 1 ms tick. Every field is read under
 // its lock: set them before the first read, or through the methods.
 type Clocks struct {
-	// Source is where the samples come from (unless Samples is set).
-	Source Source
+	// Origin is where the samples come from (unless Samples is set).
+	Origin Origin
 	// Start is the simulated clock's first state (before the first tick);
 	// for HostMonotonic, Start.Real is REALTIME's offset from MONOTONIC.
 	Start kernel.Sample
@@ -55,9 +55,9 @@ type Clocks struct {
 	last   kernel.Sample
 }
 
-var _ probe.ClockReader = (*Clocks)(nil)
+var _ hostclock.ClockReader = (*Clocks)(nil)
 
-// ReadClocks implements probe.ClockReader.
+// ReadClocks implements hostclock.ClockReader.
 func (c *Clocks) ReadClocks(s *kernel.Sample) error {
 	c.mu.Lock()
 	if c.Err != nil {
@@ -69,9 +69,9 @@ func (c *Clocks) ReadClocks(s *kernel.Sample) error {
 	switch {
 	case c.Samples != nil:
 		*s = c.Samples[min(c.reads, len(c.Samples)-1)]
-	case c.Source == Host:
-		err = probe.SysClocks{}.ReadClocks(s)
-	case c.Source == HostMonotonic:
+	case c.Origin == Host:
+		err = hostclock.SysClocks{}.ReadClocks(s)
+	case c.Origin == HostMonotonic:
 		m := host.Monotonic()
 		*s = kernel.Sample{Mono: m, Boot: m, Real: m + c.Start.Real, Window: 1000}
 	default:
@@ -132,7 +132,7 @@ func (c *Clocks) Last() kernel.Sample {
 	return c.last
 }
 
-// Timex is a probe.TimexReader for tests: it returns Raw, or Err, and counts
+// Timex is a hostclock.TimexReader for tests: it returns Raw, or Err, and counts
 // its reads (safe for concurrent use; set Raw and Err before the first read).
 type Timex struct {
 	Raw   kernel.RawTimex
@@ -140,9 +140,9 @@ type Timex struct {
 	reads atomic.Int64
 }
 
-var _ probe.TimexReader = (*Timex)(nil)
+var _ hostclock.TimexReader = (*Timex)(nil)
 
-// ReadTimex implements probe.TimexReader.
+// ReadTimex implements hostclock.TimexReader.
 func (t *Timex) ReadTimex() (kernel.RawTimex, error) {
 	t.reads.Add(1)
 	return t.Raw, t.Err

@@ -1,4 +1,4 @@
-package probetest
+package hostclocktest
 
 import (
 	"errors"
@@ -46,11 +46,11 @@ func TestClocks(t *testing.T) {
 		t.Errorf("samples %+v: want 1, 2, then 2 again", got)
 	}
 
-	hostMono := &Clocks{Source: HostMonotonic, Start: kernel.Sample{Real: 5}}
+	hostMono := &Clocks{Origin: HostMonotonic, Start: kernel.Sample{Real: 5}}
 	if s := reads(t, hostMono, 2); s[1].Mono < s[0].Mono || s[0].Real != s[0].Mono+5 || s[0].Boot != s[0].Mono {
 		t.Errorf("host monotonic %+v: want CLOCK_MONOTONIC, REALTIME 5 ns ahead", s)
 	}
-	h := &Clocks{Source: Host}
+	h := &Clocks{Origin: Host}
 	h.Step(time.Hour)
 	//clockwatch:wallclock-ok the test checks a faked REALTIME against the wall clock time.Now reads
 	if s := reads(t, h, 1)[0]; time.Duration(s.Real-time.Now().UnixNano()) < 59*time.Minute {

@@ -1,8 +1,10 @@
-package probe
+package timesources
 
 import (
 	"fmt"
 
+	"github.com/clockwatch/clockwatch/internal/exporter"
+	"github.com/clockwatch/clockwatch/internal/hostclock"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 	"github.com/clockwatch/clockwatch/internal/timesource"
 )
@@ -33,4 +35,17 @@ func KernelReading(t kernel.Timex, err error) timesource.Reading {
 		r.Detail += ", STA_UNSYNC set"
 	}
 	return r
+}
+
+// Kernel is the kernel as a member: its adjtimex state, read at each
+// reading, a fallback whose error bound is judged (KernelReading).
+func Kernel(timex hostclock.TimexReader) *Member {
+	return &Member{Name: KernelSource, Role: timesource.Fallback,
+		Readings: func() []timesource.Reading { return []timesource.Reading{kernelReading(timex)} },
+		Probes:   []exporter.Probe{exporter.NewKernelProbe(timex)}}
+}
+
+func kernelReading(timex hostclock.TimexReader) timesource.Reading {
+	raw, err := timex.ReadTimex()
+	return KernelReading(kernel.Decode(raw), err)
 }

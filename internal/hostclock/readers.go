@@ -1,4 +1,4 @@
-package probe
+package hostclock
 
 import "github.com/clockwatch/clockwatch/internal/kernel"
 
