@@ -15,7 +15,7 @@
 // by itself (the switches are all in one place, internal/daemon's
 // announcerWanted); the announcer runs the same with none, one or all of
 // them. Every transport attaches the same way: its constructor takes the
-// announcer (a Source) and subscribes, and its Run (or Close, when Run will
+// announcer (a Subscribable) and subscribes, and its Run (or Close, when Run will
 // not run) closes the Subscription. The Delivery it asks for is the only
 // difference:
 //

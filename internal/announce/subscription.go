@@ -139,11 +139,11 @@ func indexOf(subs []*Subscription, s *Subscription) int {
 	return -1
 }
 
-// Source is what a transport needs of the announcer: the one way to attach.
+// Subscribable is what a transport needs of the announcer: the one way to attach.
 // *Announcer is one; a transport's constructor takes it and subscribes
 // there, so that no announcement made after the start is missed.
-type Source interface {
+type Subscribable interface {
 	Subscribe(transport string, d Delivery) *Subscription
 }
 
-var _ Source = (*Announcer)(nil)
+var _ Subscribable = (*Announcer)(nil)

@@ -78,9 +78,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	sources := timesources.Build(cfg, timesources.Env{Logger: d.logger, Timex: d.opts.Timex, Getenv: d.opts.Env.Getenv,
 		Local: d.localClock, Kubernetes: d.opts.Kubernetes})
 	d.sources = sources
-	probes := append([]exporter.Probe{exporter.NewClockProbe(d.opts.Clocks)}, sources.Probes()...)
+	updaters := append([]exporter.Updater{exporter.NewClockUpdater(d.opts.Clocks)}, sources.Updaters()...)
 	collectors := append([]prometheus.Collector{
-		exporter.NewScraper(d.logger, probes...),
+		exporter.NewScraper(d.logger, updaters...),
 		d.reloads,
 		steps.Collector,
 	}, sources.Collectors()...)

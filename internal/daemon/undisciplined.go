@@ -47,7 +47,7 @@ func warnIfUndisciplined(ctx context.Context, sources timesources.Members, timex
 	}
 	raw, err := timex.ReadTimex()
 	if err != nil {
-		return nil // the kernel probe reports that itself
+		return nil // the kernel source reports that itself
 	}
 	if tx := kernel.Decode(raw); health.NobodyDisciplines(false, &tx) {
 		logger.Warn(warning, "max_error", tx.MaxError, "kernel_state", tx.State)

@@ -13,8 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Metric names of the chrony probe. clockwatch_chrony_up comes from the
-// Scraper (the probe's name is "chrony").
+// Metric names of the ChronyUpdater. clockwatch_chrony_up comes from the
+// Scraper (the updater's name is "chrony").
 const (
 	MetricChronyPollAge      = "clockwatch_chrony_poll_age_seconds"
 	MetricChronyPollDuration = "clockwatch_chrony_poll_duration_seconds"
@@ -69,7 +69,7 @@ type ChronySnapshotter = Snapshotter[chrony.Snapshot]
 
 var _ ChronySnapshotter = (*chrony.Poller)(nil)
 
-// errChronyNotPolled is the probe's error before the poller's first poll.
+// errChronyNotPolled is the updater's error before the poller's first poll.
 var errChronyNotPolled = errors.New("chronyd has not been polled yet")
 
 // SourceDetailer says whether every per-source figure is wanted
@@ -81,9 +81,9 @@ type SourceDetailer interface {
 
 var _ SourceDetailer = (*chrony.Poller)(nil)
 
-// ChronyProbe exports the chrony poller's last snapshot. A scrape never
+// ChronyUpdater exports the chrony poller's last snapshot. A scrape never
 // waits on chronyd: it reads what the poller keeps.
-type ChronyProbe struct {
+type ChronyUpdater struct {
 	src     ChronySnapshotter
 	now     func() time.Time
 	details bool
@@ -130,10 +130,10 @@ const chronyMetricsPerSource = 16
 // chronyMetricsFixed is how many series there are besides the sources'.
 const chronyMetricsFixed = 32
 
-var _ Probe = (*ChronyProbe)(nil)
+var _ Updater = (*ChronyUpdater)(nil)
 
-// NewChronyProbe exports what src keeps.
-func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
+// NewChronyUpdater exports what src keeps.
+func NewChronyUpdater(src ChronySnapshotter) *ChronyUpdater {
 	// The source labels are chrony_exporter's, so that its users' queries
 	// and dashboards carry over (docs/metrics.md).
 	s := func(name, help string) *prometheus.Desc { return desc(name, help, "source_address", "source_name") }
@@ -141,7 +141,7 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 	if sd, ok := src.(SourceDetailer); ok {
 		details = sd.SourceDetails()
 	}
-	return &ChronyProbe{
+	return &ChronyUpdater{
 		src:     src,
 		now:     time.Now,
 		details: details,
@@ -194,11 +194,11 @@ func NewChronyProbe(src ChronySnapshotter) *ChronyProbe {
 	}
 }
 
-// Name implements Probe: the Scraper exports clockwatch_chrony_up.
-func (p *ChronyProbe) Name() string { return "chrony" }
+// Name implements Updater: the Scraper exports clockwatch_chrony_up.
+func (p *ChronyUpdater) Name() string { return "chrony" }
 
-// Describe implements Probe.
-func (p *ChronyProbe) Describe(ch chan<- *prometheus.Desc) {
+// Describe implements Updater.
+func (p *ChronyUpdater) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		p.pollAge, p.pollDuration, p.polls, p.failures, p.connection,
 		p.trackingInfo, p.stratum, p.leap, p.synced, p.sysOffset, p.lastOffset, p.rmsOffset, p.freq, p.residFreq, p.skew,
@@ -211,12 +211,12 @@ func (p *ChronyProbe) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Update implements Probe. It fails (clockwatch_chrony_up 0) when the last
+// Update implements Updater. It fails (clockwatch_chrony_up 0) when the last
 // poll failed; chronyd's figures are then left out rather than exported
 // stale, while the poll counters, the data's age and the audit stay. Once
 // Gatherer has been called it sends nothing: the Gatherer sends the
 // figures.
-func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
+func (p *ChronyUpdater) Update(ch chan<- prometheus.Metric) error {
 	s := p.src.Snapshot()
 	if p.split.Load() {
 		switch {
@@ -232,7 +232,7 @@ func (p *ChronyProbe) Update(ch chan<- prometheus.Metric) error {
 
 // update sends the snapshot's metrics: those that change only with the
 // snapshot (static), and the ages, which grow between polls (dynamic).
-func (p *ChronyProbe) update(ch chan<- prometheus.Metric, s chrony.Snapshot, static, dynamic bool) error {
+func (p *ChronyUpdater) update(ch chan<- prometheus.Metric, s chrony.Snapshot, static, dynamic bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b := newMetricBatch(chronyMetricsFixed + chronyMetricsPerSource*len(s.Data.Sources))
@@ -339,7 +339,7 @@ func (p *ChronyProbe) update(ch chan<- prometheus.Metric, s chrony.Snapshot, sta
 
 // sourceLabels returns src's label pairs, built when first seen (or when
 // its mode or state changed), and marks it seen by this scrape.
-func (p *ChronyProbe) sourceLabels(src chrony.Source) *sourceLabels {
+func (p *ChronyUpdater) sourceLabels(src chrony.Source) *sourceLabels {
 	k := sourceKey{src.Address, src.Name}
 	sl := p.sources[k]
 	if sl == nil {
@@ -354,7 +354,7 @@ func (p *ChronyProbe) sourceLabels(src chrony.Source) *sourceLabels {
 	return sl
 }
 
-func (p *ChronyProbe) updateAudit(s chrony.Snapshot, gauge func(*prometheus.Desc, float64)) {
+func (p *ChronyUpdater) updateAudit(s chrony.Snapshot, gauge func(*prometheus.Desc, float64)) {
 	if s.Audit == nil && s.AuditErr == nil {
 		return // audit off, or not run yet
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// BenchmarkChronyScrape serves /metrics from a registry holding the chrony
-// probe with 8 sources (and the build, process and Go collectors, as
+// BenchmarkChronyScrape serves /metrics from a registry holding the
+// ChronyUpdater with 8 chronyd sources (and the build, process and Go collectors, as
 // chrony_exporter has): the scrape-time cost, which never includes talking
 // to chronyd. cpu-ns/op is the process's CPU time per scrape.
 func BenchmarkChronyScrape(b *testing.B) {
@@ -25,7 +25,7 @@ func BenchmarkChronyScrape(b *testing.B) {
 		src.Name = src.Address
 		s.Data.Sources = append(s.Data.Sources, src)
 	}
-	scraper := NewScraper(slog.New(slog.DiscardHandler), NewChronyProbe(fixedSnapshot(s)))
+	scraper := NewScraper(slog.New(slog.DiscardHandler), NewChronyUpdater(fixedSnapshot(s)))
 	full, err := NewRegistry(scraper)
 	if err != nil {
 		b.Fatal(err)
@@ -33,7 +33,7 @@ func BenchmarkChronyScrape(b *testing.B) {
 	only := prometheus.NewPedanticRegistry()
 	only.MustRegister(scraper)
 	// As the daemon serves it: chronyd's figures gathered once per poll.
-	cp := NewChronyProbe(fixedSnapshot(s))
+	cp := NewChronyUpdater(fixedSnapshot(s))
 	reg, err := NewRegistry(NewScraper(slog.New(slog.DiscardHandler), cp))
 	if err != nil {
 		b.Fatal(err)

@@ -9,22 +9,22 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Gatherer returns the probe's figures as a Gatherer that gathers them
+// Gatherer returns the updater's figures as a Gatherer that gathers them
 // again only when the poller has a new snapshot: between polls (seconds
 // apart) a scrape reuses the families gathered at the first scrape after
 // the poll, with the ages (which grow) moved on by the time since. Merge it
 // with the registry (MergeGatherers); from the first call on, Update sends
 // nothing (the Scraper still exports clockwatch_chrony_up from its error).
-func (p *ChronyProbe) Gatherer() prometheus.Gatherer {
+func (p *ChronyUpdater) Gatherer() prometheus.Gatherer {
 	p.split.Store(true)
 	g := &chronyGatherer{p: p, reg: prometheus.NewRegistry()}
 	g.reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { p.update(ch, g.snap, true, true) }))
 	return g
 }
 
-// chronyGatherer is ChronyProbe.Gatherer's result.
+// chronyGatherer is ChronyUpdater.Gatherer's result.
 type chronyGatherer struct {
-	p   *ChronyProbe
+	p   *ChronyUpdater
 	reg *prometheus.Registry
 
 	mu     sync.Mutex

@@ -81,7 +81,7 @@ func TestChronyMetricsFollowChronyd(t *testing.T) {
 			t.Errorf("poller: %v", err)
 		}
 	}()
-	reg, err := NewPedanticRegistry(NewScraper(slog.New(slog.DiscardHandler), NewChronyProbe(poller)))
+	reg, err := NewPedanticRegistry(NewScraper(slog.New(slog.DiscardHandler), NewChronyUpdater(poller)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func chronySnapshot() chrony.Snapshot {
 	}
 }
 
-func TestChronyProbe(t *testing.T) {
+func TestChronyUpdater(t *testing.T) {
 	t.Parallel()
 	down := chronySnapshot()
 	down.Up, down.Err, down.Polls, down.Failures = false, errors.New("chronyd is gone"), 12, 3
@@ -224,7 +224,7 @@ clockwatch_chrony_up 1
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := NewChronyProbe(fixedSnapshot(tc.snap))
+			p := NewChronyUpdater(fixedSnapshot(tc.snap))
 			p.now = func() time.Time { return chronyTestStart.Add(5 * time.Second) }
 			s := NewScraper(slog.New(slog.DiscardHandler), p)
 			// Every chrony metric and up; the scrape machinery's own series
@@ -249,7 +249,7 @@ clockwatch_chrony_up 1
 	}
 }
 
-// chronyMetricNames lists every metric of the chrony probe, so that
+// chronyMetricNames lists every metric of the ChronyUpdater, so that
 // CollectAndCompare also catches a metric that should be absent.
 func chronyMetricNames() []string {
 	return []string{MetricChronyPollAge, MetricChronyPollDuration, MetricChronyPolls, MetricChronyPollFailures, MetricChronyConnection,
@@ -270,10 +270,10 @@ type switchingSnapshot struct{ s chrony.Snapshot }
 
 func (f *switchingSnapshot) Snapshot() chrony.Snapshot { return f.s }
 
-// TestChronyProbeLabelsFollowChanges checks that the label pairs the probe
+// TestChronyUpdaterLabelsFollowChanges checks that the label pairs the updater
 // keeps between scrapes follow the sources, their states and the reference:
-// after each change a scrape must equal a fresh probe's.
-func TestChronyProbeLabelsFollowChanges(t *testing.T) {
+// after each change a scrape must equal a fresh updater's.
+func TestChronyUpdaterLabelsFollowChanges(t *testing.T) {
 	t.Parallel()
 	first := chronySnapshot()
 	second := chronySnapshot()
@@ -287,7 +287,7 @@ func TestChronyProbeLabelsFollowChanges(t *testing.T) {
 
 	now := func() time.Time { return chronyTestStart.Add(5 * time.Second) }
 	src := &switchingSnapshot{}
-	kept := NewChronyProbe(src)
+	kept := NewChronyUpdater(src)
 	kept.now = now
 	quiet := slog.New(slog.DiscardHandler)
 	for i, snap := range []chrony.Snapshot{first, second, third, first} {
@@ -296,7 +296,7 @@ func TestChronyProbeLabelsFollowChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fresh := NewChronyProbe(fixedSnapshot(snap))
+		fresh := NewChronyUpdater(fixedSnapshot(snap))
 		fresh.now = now
 		want, err := testutil.CollectAndFormat(NewScraper(quiet, fresh), expfmt.TypeTextPlain, chronyMetricNames()...)
 		if err != nil {
@@ -316,14 +316,14 @@ type noDetails struct{ fixedSnapshot }
 
 func (noDetails) SourceDetails() bool { return false }
 
-// TestChronyProbeSourceDetails: without chrony.source_details a source has
+// TestChronyUpdaterSourceDetails: without chrony.source_details a source has
 // the eight series dashboards and alerts use, and none of the others.
-func TestChronyProbeSourceDetails(t *testing.T) {
+func TestChronyUpdaterSourceDetails(t *testing.T) {
 	t.Parallel()
 	count := func(src ChronySnapshotter) map[string]int {
 		t.Helper()
 		reg := prometheus.NewPedanticRegistry()
-		reg.MustRegister(NewScraper(quiet, NewChronyProbe(src)))
+		reg.MustRegister(NewScraper(quiet, NewChronyUpdater(src)))
 		mfs, err := reg.Gather()
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metric names of the clock probe.
+// Metric names of the ClockUpdater.
 const (
 	MetricRealtime            = "clockwatch_clock_realtime_seconds"
 	MetricWallBootGap         = "clockwatch_clock_wall_boot_gap_seconds"
@@ -19,8 +19,8 @@ const (
 	MetricSampleUncertainty   = "clockwatch_clock_sample_uncertainty_seconds"
 )
 
-// ClockProbe samples the kernel clocks at scrape time.
-type ClockProbe struct {
+// ClockUpdater samples the kernel clocks at scrape time.
+type ClockUpdater struct {
 	clocks hostclock.ClockReader
 
 	realtime, gap, suspended, freq, tai, uncertainty *prometheus.Desc
@@ -29,12 +29,12 @@ type ClockProbe struct {
 	prev kernel.Sample // the previous scrape's sample, for the rate of MONOTONIC vs RAW
 }
 
-var _ Probe = (*ClockProbe)(nil)
+var _ Updater = (*ClockUpdater)(nil)
 
-// NewClockProbe takes a first sample so that the first scrape can already
+// NewClockUpdater takes a first sample so that the first scrape can already
 // report the frequency correction.
-func NewClockProbe(clocks hostclock.ClockReader) *ClockProbe {
-	p := &ClockProbe{
+func NewClockUpdater(clocks hostclock.ClockReader) *ClockUpdater {
+	p := &ClockUpdater{
 		clocks: clocks,
 		realtime: prometheus.NewDesc(MetricRealtime,
 			"CLOCK_REALTIME when sampled; compare with the scrape's timestamp() to see this clock's offset from Prometheus's.", nil, nil),
@@ -53,18 +53,18 @@ func NewClockProbe(clocks hostclock.ClockReader) *ClockProbe {
 	return p
 }
 
-// Name implements Probe.
-func (p *ClockProbe) Name() string { return "clock" }
+// Name implements Updater.
+func (p *ClockUpdater) Name() string { return "clock" }
 
-// Describe implements Probe.
-func (p *ClockProbe) Describe(ch chan<- *prometheus.Desc) {
+// Describe implements Updater.
+func (p *ClockUpdater) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.realtime, p.gap, p.suspended, p.freq, p.tai, p.uncertainty} {
 		ch <- d
 	}
 }
 
-// Update implements Probe.
-func (p *ClockProbe) Update(ch chan<- prometheus.Metric) error {
+// Update implements Updater.
+func (p *ClockUpdater) Update(ch chan<- prometheus.Metric) error {
 	var s kernel.Sample
 	if err := p.clocks.ReadClocks(&s); err != nil {
 		return err

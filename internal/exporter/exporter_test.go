@@ -22,7 +22,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 const sec = int64(time.Second)
 
-func TestClockProbe(t *testing.T) {
+func TestClockUpdater(t *testing.T) {
 	t.Parallel()
 	clocks := &hostclocktest.Clocks{Samples: []kernel.Sample{
 		{Mono: 100 * sec, Boot: 100 * sec, Real: 1_800_000_000 * sec, Raw: 100 * sec, TAI: 1_800_000_037 * sec, Window: 1000},
@@ -30,7 +30,7 @@ func TestClockProbe(t *testing.T) {
 		{Mono: 110*sec + 200_000, Boot: 112*sec + 700_000, Real: 1_800_000_012*sec + 700_000, Raw: 110 * sec,
 			TAI: 1_800_000_049*sec + 700_000, Window: 2000},
 	}}
-	c := NewScraper(quiet, NewClockProbe(clocks))
+	c := NewScraper(quiet, NewClockUpdater(clocks))
 	want := `
 # HELP clockwatch_clock_frequency_correction_ratio Rate of CLOCK_MONOTONIC against CLOCK_MONOTONIC_RAW since the previous scrape, minus one: the frequency correction applied to the hardware clock.
 # TYPE clockwatch_clock_frequency_correction_ratio gauge
@@ -62,12 +62,12 @@ clockwatch_clock_wall_boot_gap_seconds 1.7999999e+09
 	}
 }
 
-func TestKernelProbe(t *testing.T) {
+func TestKernelUpdater(t *testing.T) {
 	t.Parallel()
 	tx := &hostclocktest.Timex{Raw: kernel.RawTimex{Offset: -2500, Freq: 655360, MaxError: 16_000_000, EstError: 1500,
 		Status: kernel.StatusPLL | kernel.StatusInsert, Constant: 7, Precision: 1, Tolerance: 32768000, Tick: 10000, TAI: 37,
 		State: int(kernel.TimeIns)}}
-	c := NewScraper(quiet, NewKernelProbe(tx))
+	c := NewScraper(quiet, NewKernelUpdater(tx))
 	want := `
 # HELP clockwatch_kernel_clock_state The kernel's clock state (adjtimex return value): 1 for the current state.
 # TYPE clockwatch_kernel_clock_state gauge
@@ -101,10 +101,10 @@ clockwatch_kernel_synchronized 1
 }
 
 // An impossible offset is counted and not exported.
-func TestKernelProbeArtifact(t *testing.T) {
+func TestKernelUpdaterArtifact(t *testing.T) {
 	t.Parallel()
 	tx := &hostclocktest.Timex{Raw: kernel.RawTimex{Offset: 1 << 32, Status: kernel.StatusNano}}
-	c := NewScraper(quiet, NewKernelProbe(tx))
+	c := NewScraper(quiet, NewKernelUpdater(tx))
 	for range 3 {
 		if n := testutil.CollectAndCount(c, MetricKernelOffset); n != 0 {
 			t.Fatalf("%s exported %d times for an artifact", MetricKernelOffset, n)
@@ -123,8 +123,8 @@ clockwatch_kernel_offset_artifacts_total 4
 
 func TestScraperReportsFailure(t *testing.T) {
 	t.Parallel()
-	c := NewScraper(quiet, NewKernelProbe(&hostclocktest.Timex{Err: errors.New("adjtimex: operation not permitted")}),
-		NewClockProbe(&hostclocktest.Clocks{Err: errors.New("no clocks")}))
+	c := NewScraper(quiet, NewKernelUpdater(&hostclocktest.Timex{Err: errors.New("adjtimex: operation not permitted")}),
+		NewClockUpdater(&hostclocktest.Clocks{Err: errors.New("no clocks")}))
 	want := `
 # HELP clockwatch_clock_up Whether the clock probe could be read (1) or not (0).
 # TYPE clockwatch_clock_up gauge
@@ -146,7 +146,7 @@ clockwatch_scrape_collector_success{collector="kernel"} 0
 func TestLint(t *testing.T) {
 	t.Parallel()
 	for _, c := range []prometheus.Collector{
-		NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})),
+		NewScraper(quiet, NewClockUpdater(hostclock.SysClocks{}), NewKernelUpdater(hostclock.SysTimex{})),
 		NewReloadMetrics(time.Now()),
 	} {
 		problems, err := testutil.CollectAndLint(c)
@@ -164,7 +164,7 @@ func TestLint(t *testing.T) {
 // checks on every scrape is checked here.
 func TestRegistryIsPedantic(t *testing.T) {
 	t.Parallel()
-	reg, err := NewPedanticRegistry(NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})),
+	reg, err := NewPedanticRegistry(NewScraper(quiet, NewClockUpdater(hostclock.SysClocks{}), NewKernelUpdater(hostclock.SysTimex{})),
 		NewReloadMetrics(time.Now()))
 	if err != nil {
 		t.Fatal(err)
@@ -174,10 +174,10 @@ func TestRegistryIsPedantic(t *testing.T) {
 	}
 }
 
-// BenchmarkScrape is a whole /metrics request over the real probes,
+// BenchmarkScrape is a whole /metrics request over the real updaters,
 // including the Go and process collectors and the text encoding.
 func BenchmarkScrape(b *testing.B) {
-	reg, err := NewRegistry(NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})),
+	reg, err := NewRegistry(NewScraper(quiet, NewClockUpdater(hostclock.SysClocks{}), NewKernelUpdater(hostclock.SysTimex{})),
 		NewReloadMetrics(time.Now()))
 	if err != nil {
 		b.Fatal(err)
@@ -197,7 +197,7 @@ func BenchmarkScrape(b *testing.B) {
 // BenchmarkScrapeClockwatchOnly gathers only clockwatch's own collectors.
 func BenchmarkScrapeClockwatchOnly(b *testing.B) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(NewScraper(quiet, NewClockProbe(hostclock.SysClocks{}), NewKernelProbe(hostclock.SysTimex{})))
+	reg.MustRegister(NewScraper(quiet, NewClockUpdater(hostclock.SysClocks{}), NewKernelUpdater(hostclock.SysTimex{})))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := reg.Gather(); err != nil {

@@ -9,7 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Metric names of the kernel timex probe.
+// Metric names of the KernelUpdater (the kernel's timex).
 const (
 	MetricKernelOffset          = "clockwatch_kernel_offset_seconds"
 	MetricKernelFrequency       = "clockwatch_kernel_frequency_offset_ratio"
@@ -27,9 +27,9 @@ const (
 	MetricKernelOffsetArtifacts = "clockwatch_kernel_offset_artifacts_total"
 )
 
-// KernelProbe reads the kernel's clock discipline state (adjtimex, read-only)
+// KernelUpdater reads the kernel's clock discipline state (adjtimex, read-only)
 // at scrape time.
-type KernelProbe struct {
+type KernelUpdater struct {
 	timex     hostclock.TimexReader
 	artifacts atomic.Uint64
 
@@ -40,14 +40,14 @@ type KernelProbe struct {
 	stateLabels [kernel.TimeError + 1][]*dto.LabelPair
 }
 
-// kernelMetrics is how many series the kernel probe sends.
+// kernelMetrics is how many series the KernelUpdater sends.
 const kernelMetrics = 13 + int(kernel.TimeError) + 1
 
-var _ Probe = (*KernelProbe)(nil)
+var _ Updater = (*KernelUpdater)(nil)
 
-// NewKernelProbe reads through timex.
-func NewKernelProbe(timex hostclock.TimexReader) *KernelProbe {
-	p := &KernelProbe{
+// NewKernelUpdater reads through timex.
+func NewKernelUpdater(timex hostclock.TimexReader) *KernelUpdater {
+	p := &KernelUpdater{
 		timex:     timex,
 		offset:    desc(MetricKernelOffset, "Phase offset the kernel PLL is still correcting (adjtimex offset)."),
 		freq:      desc(MetricKernelFrequency, "Frequency offset the kernel applies to the clock, as a ratio near 0 (adjtimex freq; node_exporter's node_timex_frequency_adjustment_ratio is 1 + this)."),
@@ -71,19 +71,19 @@ func NewKernelProbe(timex hostclock.TimexReader) *KernelProbe {
 	return p
 }
 
-// Name implements Probe.
-func (p *KernelProbe) Name() string { return "kernel" }
+// Name implements Updater.
+func (p *KernelUpdater) Name() string { return "kernel" }
 
-// Describe implements Probe.
-func (p *KernelProbe) Describe(ch chan<- *prometheus.Desc) {
+// Describe implements Updater.
+func (p *KernelUpdater) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.offset, p.freq, p.maxerr, p.esterr, p.synced, p.status, p.tai,
 		p.leap, p.state, p.constant, p.tick, p.tolerance, p.precision, p.artifactsDesc} {
 		ch <- d
 	}
 }
 
-// Update implements Probe.
-func (p *KernelProbe) Update(ch chan<- prometheus.Metric) error {
+// Update implements Updater.
+func (p *KernelUpdater) Update(ch chan<- prometheus.Metric) error {
 	raw, err := p.timex.ReadTimex()
 	if err != nil {
 		return err

@@ -41,18 +41,18 @@ func text(t *testing.T, g prometheus.Gatherer) string {
 	return b.String()
 }
 
-// TestChronyGathererMatchesTheProbe: the registry with the probe's
-// Gatherer merged in serves exactly what the registry with the probe alone
+// TestChronyGathererMatchesTheUpdater: the registry with the updater's
+// Gatherer merged in serves exactly what the registry with the updater alone
 // serves, before and after a new poll, and the ages keep growing between
 // polls while the rest is reused.
-func TestChronyGathererMatchesTheProbe(t *testing.T) {
+func TestChronyGathererMatchesTheUpdater(t *testing.T) {
 	t.Parallel()
 	snap := chronySnapshot()
 	now := snap.LastSuccess.Add(5 * time.Second)
 	src := &countingSnapshot{}
 	src.snap.Store(&snap)
 	build := func(split bool) prometheus.Gatherer {
-		p := NewChronyProbe(src)
+		p := NewChronyUpdater(src)
 		p.now = func() time.Time { return now }
 		reg, err := NewPedanticRegistry(NewScraper(quiet, p))
 		if err != nil {
@@ -89,7 +89,7 @@ func TestChronyGathererMatchesTheProbe(t *testing.T) {
 		step()
 		want, got := mask(text(t, plain)), mask(text(t, split))
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("step %d: merged output differs from the probe's (-probe +merged):\n%s", i, diff)
+			t.Errorf("step %d: merged output differs from the updater's (-updater +merged):\n%s", i, diff)
 		}
 	}
 	if got := text(t, split); !bytes.Contains([]byte(got), []byte(fmt.Sprintf("%s 8\n", MetricChronyPollAge))) {
@@ -104,7 +104,7 @@ func TestChronyGathererReusesTheSnapshot(t *testing.T) {
 	snap := chronySnapshot()
 	src := &countingSnapshot{}
 	src.snap.Store(&snap)
-	p := NewChronyProbe(src)
+	p := NewChronyUpdater(src)
 	g := p.Gatherer().(*chronyGatherer)
 	first, _ := g.Gather()
 	again, _ := g.Gather()

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metric names of the ntpd probe, shaped like the chrony ones where the
+// Metric names of the NtpdUpdater, shaped like the chrony ones where the
 // meaning is the same. clockwatch_ntpd_up comes from the Scraper.
 const (
 	MetricNtpdPolls          = "clockwatch_ntpd_polls_total"
@@ -47,8 +47,8 @@ var _ NtpdSnapshotter = (*ntpd.Poller)(nil)
 
 var errNtpdNotPolled = errors.New("ntpd has not been polled yet")
 
-// NtpdProbe exports the ntpd poller's last snapshot.
-type NtpdProbe struct {
+// NtpdUpdater exports the ntpd poller's last snapshot.
+type NtpdUpdater struct {
 	src NtpdSnapshotter
 	now func() time.Time
 
@@ -57,12 +57,12 @@ type NtpdProbe struct {
 	peerInfo, peerStratum, peerReach, peerReachRatio, peerPoll, peerOffset, peerDelay, peerJitter, peerDisp *prometheus.Desc
 }
 
-var _ Probe = (*NtpdProbe)(nil)
+var _ Updater = (*NtpdUpdater)(nil)
 
-// NewNtpdProbe exports what src keeps.
-func NewNtpdProbe(src NtpdSnapshotter) *NtpdProbe {
+// NewNtpdUpdater exports what src keeps.
+func NewNtpdUpdater(src NtpdSnapshotter) *NtpdUpdater {
 	p := func(name, help string) *prometheus.Desc { return desc(name, help, "association", "address") }
-	return &NtpdProbe{
+	return &NtpdUpdater{
 		src:            src,
 		now:            time.Now,
 		polls:          desc(MetricNtpdPolls, "Polls of ntpd since clockwatch started."),
@@ -91,17 +91,17 @@ func NewNtpdProbe(src NtpdSnapshotter) *NtpdProbe {
 	}
 }
 
-// Name implements Probe.
-func (p *NtpdProbe) Name() string { return "ntpd" }
+// Name implements Updater.
+func (p *NtpdUpdater) Name() string { return "ntpd" }
 
 // Absent implements Absenter: an ntpd that "auto" has not found exports
 // nothing.
-func (p *NtpdProbe) Absent() bool { return !p.src.Snapshot().Found }
+func (p *NtpdUpdater) Absent() bool { return !p.src.Snapshot().Found }
 
-var _ Absenter = (*NtpdProbe)(nil)
+var _ Absenter = (*NtpdUpdater)(nil)
 
-// Describe implements Probe.
-func (p *NtpdProbe) Describe(ch chan<- *prometheus.Desc) {
+// Describe implements Updater.
+func (p *NtpdUpdater) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{p.polls, p.failures, p.age, p.info, p.stratum, p.leap, p.synced, p.offset,
 		p.sysJitter, p.clkJitter, p.freq, p.rootDelay, p.rootDisp, p.errorBound, p.peerInfo, p.peerStratum,
 		p.peerReach, p.peerReachRatio, p.peerPoll, p.peerOffset, p.peerDelay, p.peerJitter, p.peerDisp} {
@@ -109,9 +109,9 @@ func (p *NtpdProbe) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Update implements Probe. Like the chrony probe it leaves out ntpd's
+// Update implements Updater. Like the ChronyUpdater it leaves out ntpd's
 // figures while ntpd does not answer.
-func (p *NtpdProbe) Update(ch chan<- prometheus.Metric) error {
+func (p *NtpdUpdater) Update(ch chan<- prometheus.Metric) error {
 	s := p.src.Snapshot()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)

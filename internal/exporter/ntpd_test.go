@@ -16,7 +16,7 @@ type fixedNtpd ntpd.Snapshot
 
 func (f fixedNtpd) Snapshot() ntpd.Snapshot { return ntpd.Snapshot(f) }
 
-func TestNtpdProbe(t *testing.T) {
+func TestNtpdUpdater(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
 	up := ntpd.Snapshot{
@@ -75,7 +75,7 @@ clockwatch_ntpd_up 0
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := NewNtpdProbe(fixedNtpd(tc.snap))
+			p := NewNtpdUpdater(fixedNtpd(tc.snap))
 			p.now = func() time.Time { return at.Add(2 * time.Second) }
 			s := NewScraper(slog.New(slog.DiscardHandler), p)
 			if err := testutil.CollectAndCompare(s, strings.NewReader(tc.want), tc.names...); err != nil {

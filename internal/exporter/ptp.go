@@ -45,7 +45,7 @@ type Ptp4lSnapshotter = Snapshotter[ptp.Snapshot]
 var _ Ptp4lSnapshotter = (*ptp.Poller)(nil)
 
 // Ptp4lCollector exports the ptp4l poller's last snapshot. It is a plain
-// prometheus.Collector, not a Probe, because an absent ptp4l (address
+// prometheus.Collector, not an Updater, because an absent ptp4l (address
 // "auto", no socket) must export nothing at all, not an up of 0: most nodes
 // run no PTP. Once ptp4l was found, or when its address is pinned, up and
 // the counters are always there.

@@ -33,7 +33,7 @@ type NTPProbeResults interface {
 var _ NTPProbeResults = (*sntp.Prober)(nil)
 
 // NTPProbeCollector exports the last result of clockwatch's own NTP queries.
-// It is a plain prometheus.Collector, not a Probe: its up is per server.
+// It is a plain prometheus.Collector, not an Updater: its up is per server.
 type NTPProbeCollector struct {
 	src NTPProbeResults
 	now func() time.Time

@@ -26,7 +26,7 @@ func TestDetailGatherer(t *testing.T) {
 		src.Name = src.Address
 		s.Data.Sources = append(s.Data.Sources, src)
 	}
-	cp := NewChronyProbe(fixedSnapshot(s))
+	cp := NewChronyUpdater(fixedSnapshot(s))
 	now := s.LastSuccess.Add(5 * time.Second)
 	cp.now = func() time.Time { return now }
 	reg, err := NewPedanticRegistry(NewScraper(quiet, cp))

@@ -43,8 +43,8 @@ type TimesyncdSnapshotter = Snapshotter[timesyncd.Snapshot]
 var _ TimesyncdSnapshotter = (*timesyncd.Poller)(nil)
 
 // TimesyncdCollector exports the timesyncd poller's last snapshot. It is a
-// collector of its own, not a Scraper probe, so that an absent timesyncd
-// shows as up 0 and found 0 and nothing else: a probe's failure would also
+// collector of its own, not a Scraper updater, so that an absent timesyncd
+// shows as up 0 and found 0 and nothing else: an updater's failure would also
 // set clockwatch_scrape_collector_success to 0, which alerts.
 type TimesyncdCollector struct {
 	src TimesyncdSnapshotter

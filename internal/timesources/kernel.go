@@ -42,7 +42,7 @@ func KernelReading(t kernel.Timex, err error) timesource.Reading {
 func Kernel(timex hostclock.TimexReader) *Member {
 	return &Member{Name: KernelSource, Role: timesource.Fallback,
 		Readings: func() []timesource.Reading { return []timesource.Reading{kernelReading(timex)} },
-		Probes:   []exporter.Probe{exporter.NewKernelProbe(timex)}}
+		Updaters: []exporter.Updater{exporter.NewKernelUpdater(timex)}}
 }
 
 func kernelReading(timex hostclock.TimexReader) timesource.Reading {

@@ -98,9 +98,9 @@ type Member struct {
 	Notes func() []timesource.Note
 	// Tasks run for the daemon's life, under its errgroup.
 	Tasks []func(context.Context) error
-	// Probes are read on every scrape by the exporter's Scraper (which adds
+	// Updaters are read on every scrape by the exporter's Scraper (which adds
 	// clockwatch_<name>_up); Collectors are registered beside it.
-	Probes     []exporter.Probe
+	Updaters   []exporter.Updater
 	Collectors []prometheus.Collector
 	// Gatherers are merged after the registry: figures gathered once per
 	// poll rather than once per scrape.
@@ -170,9 +170,9 @@ func (ms Members) Tasks() []func(context.Context) error {
 	return gather(ms, func(m *Member) []func(context.Context) error { return m.Tasks })
 }
 
-// Probes returns every member's probes, for exporter.NewScraper.
-func (ms Members) Probes() []exporter.Probe {
-	return gather(ms, func(m *Member) []exporter.Probe { return m.Probes })
+// Updaters returns every member's updaters, for exporter.NewScraper.
+func (ms Members) Updaters() []exporter.Updater {
+	return gather(ms, func(m *Member) []exporter.Updater { return m.Updaters })
 }
 
 // Collectors returns every member's collectors.

@@ -71,9 +71,9 @@ func Registry() []Registration {
 func newChrony(c chrony.Config, env Env) *Member {
 	c = c.Resolve(env.getenv())
 	p := chrony.NewPoller(c, env.logger(chrony.SourceName))
-	cp := exporter.NewChronyProbe(p)
+	cp := exporter.NewChronyUpdater(p)
 	m := &Member{Readings: one(p), Notes: p.Notes, Tasks: []func(context.Context) error{p.Run},
-		Probes: []exporter.Probe{cp}, Gatherers: []prometheus.Gatherer{cp.Gatherer()}, Polled: p.Polled(), Wake: p.Wake}
+		Updaters: []exporter.Updater{cp}, Gatherers: []prometheus.Gatherer{cp.Gatherer()}, Polled: p.Polled(), Wake: p.Wake}
 	if sp := chrony.NewServerPoller(c, env.logger("chrony_server")); sp != nil {
 		m.Tasks = append(m.Tasks, sp.Run)
 		m.Collectors = append(m.Collectors, exporter.NewChronyServerCollector(sp))
@@ -91,7 +91,7 @@ func chronyCadence(c chrony.Config) Cadence {
 func newNtpd(c ntpd.Config, env Env) *Member {
 	p := ntpd.NewPoller(c, env.logger(ntpd.SourceName))
 	return &Member{Readings: one(p), Tasks: []func(context.Context) error{p.Run},
-		Probes: []exporter.Probe{exporter.NewNtpdProbe(p)}, OwnRate: found(p)}
+		Updaters: []exporter.Updater{exporter.NewNtpdUpdater(p)}, OwnRate: found(p)}
 }
 
 func newSNTP(c sntp.Config, env Env) *Member {

@@ -134,7 +134,7 @@ func TestThrowawaySource(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Error(err)
 	}
-	reg2, err := exporter.NewRegistry(append(ms.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), ms.Probes()...))...)
+	reg2, err := exporter.NewRegistry(append(ms.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), ms.Updaters()...))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,13 +64,13 @@ func TestBuild(t *testing.T) {
 		t.Errorf("%d collectors, want 5", n)
 	}
 	// the kernel's and chrony's.
-	if n := len(ms.Probes()); n != 2 {
-		t.Errorf("%d probes, want 2", n)
+	if n := len(ms.Updaters()); n != 2 {
+		t.Errorf("%d updaters, want 2", n)
 	}
 	if ms.Polled() == nil || !ms.Wakes() || len(ms.Gatherers()) != 1 {
 		t.Errorf("chrony's member: polled %v, wakes %v, %d gatherers: want its poll channel, its wake and its gatherer", ms.Polled(), ms.Wakes(), len(ms.Gatherers()))
 	}
-	reg, err := exporter.NewRegistry(append(ms.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), ms.Probes()...))...)
+	reg, err := exporter.NewRegistry(append(ms.Collectors(), exporter.NewScraper(slog.New(slog.DiscardHandler), ms.Updaters()...))...)
 	if err != nil {
 		t.Fatal(err)
 	}

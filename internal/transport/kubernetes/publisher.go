@@ -63,7 +63,7 @@ type Publisher struct {
 
 // New returns the transport for o, subscribed to ann, or an error naming
 // what is wrong with the credentials.
-func New(o kubeclient.Options, ann announce.Source, getenv func(string) string, logger *slog.Logger) (*Publisher, error) {
+func New(o kubeclient.Options, ann announce.Subscribable, getenv func(string) string, logger *slog.Logger) (*Publisher, error) {
 	c, err := kubeclient.NewClient(o, getenv)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func New(o kubeclient.Options, ann announce.Source, getenv func(string) string, 
 // subscribed to ann now (nil: not subscribed), so that no announcement
 // after the start is missed; Run shows the state at once whatever the
 // buffer holds.
-func NewWithClient(c *kubeclient.Client, node string, ann announce.Source, logger *slog.Logger) *Publisher {
+func NewWithClient(c *kubeclient.Client, node string, ann announce.Subscribable, logger *slog.Logger) *Publisher {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -42,7 +42,7 @@ type Options struct {
 	// Announcer is the daemon's announcer, whose transport the segment
 	// is (NewPublisher subscribes); nil without one (the status then
 	// follows the readings alone).
-	Announcer announce.Source
+	Announcer announce.Subscribable
 	// Clock reads as_of; nil is SysClock.
 	Clock clockbound.Clock
 	// Now is the time the readings' LastSuccess is measured against; nil
