@@ -1,6 +1,11 @@
 package main
 
 import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -124,5 +129,34 @@ func TestFindResume(t *testing.T) {
 	}
 	if got := findResume(fl[3:4], mark); got.ok {
 		t.Errorf("findResume without any resume = %+v, want none", got)
+	}
+}
+
+// TestErrKind: the facts name a dial that timed out, a refused one and a
+// lost connection apart (a dial's timeout was "other" and hid what it was).
+func TestErrKind(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, refused := net.Dial("unix", filepath.Join(dir, "none.sock"))
+	ln, err := net.Listen("unix", filepath.Join(dir, "full.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// A dial whose timeout has passed before it starts.
+	_, timedOut := (&net.Dialer{Deadline: time.Now().Add(-time.Second)}).Dial("unix", filepath.Join(dir, "full.sock"))
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{refused, "dial_ENOENT"},
+		{timedOut, "dial_timeout"},
+		{io.EOF, "EOF"},
+		{os.ErrDeadlineExceeded, "timeout"},
+		{errors.New("else"), "other"},
+	} {
+		if got := errKind(tc.err); got != tc.want {
+			t.Errorf("errKind(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }
