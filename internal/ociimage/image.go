@@ -65,14 +65,14 @@ type File struct {
 	Xattrs map[string]string
 }
 
-// sysNiceCap is the security.capability attribute (vfs_cap_data, revision
+// SysNiceCap is the security.capability attribute (vfs_cap_data, revision
 // 2, little-endian) that gives the binary CAP_SYS_NICE as permitted, not
 // effective: a non-root process keeps a capability the runtime granted it
 // (the DaemonSet's capabilities.add) across its exec only through the file's
 // capabilities, Kubernetes setting no ambient ones; without the effective
 // bit a run without the capability (podman run --cap-drop all) still
 // starts, and the daemon raises it itself (internal/sched).
-var sysNiceCap = string([]byte{
+var SysNiceCap = string([]byte{
 	0, 0, 0, 2, // magic_etc: VFS_CAP_REVISION_2, no VFS_CAP_FLAGS_EFFECTIVE
 	0, 0, 0x80, 0, 0, 0, 0, 0, // permitted, inheritable bits 0-31: CAP_SYS_NICE (23)
 	0, 0, 0, 0, 0, 0, 0, 0, // bits 32-63: none
@@ -88,7 +88,7 @@ func Layer(o Options) []File {
 	u := strconv.Itoa(UID)
 	g := strconv.Itoa(GID)
 	return []File{
-		{Path: "clockwatch", Mode: 0o755, Data: o.Binary, Xattrs: map[string]string{"security.capability": sysNiceCap}},
+		{Path: "clockwatch", Mode: 0o755, Data: o.Binary, Xattrs: map[string]string{"security.capability": SysNiceCap}},
 		{Path: "etc", Mode: 0o755, Dir: true},
 		{Path: "etc/clockwatch", Mode: 0o755, Dir: true},
 		{Path: "etc/group", Mode: 0o644, Data: []byte("root:x:0:\nclockwatch:x:" + g + ":\n")},

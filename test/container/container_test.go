@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/ociimage"
@@ -288,7 +289,12 @@ func TestContainerfile(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ctxDir, "dist/linux-amd64"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	buildBinary(t, filepath.Join(ctxDir, "dist/linux-amd64"))
+	bin := buildBinary(t, filepath.Join(ctxDir, "dist/linux-amd64"))
+	// setcap cap_sys_nice=p, as the Containerfile asks: the DaemonSet's
+	// SYS_NICE reaches the non-root daemon through it.
+	if err := unix.Setxattr(bin, "security.capability", []byte(ociimage.SysNiceCap), 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Join(ctxDir, "packaging/image"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -340,6 +346,14 @@ func TestContainerfile(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"/clockwatch"}, inspected[0].Config.Entrypoint); diff != "" {
 		t.Errorf("entrypoint (-want +got):\n%s", diff)
+	}
+	// COPY kept the file capability.
+	root := strings.TrimSpace(p.run("image", "mount", "localhost/clockwatch:containerfile"))
+	caps := make([]byte, 64)
+	n, err := unix.Getxattr(filepath.Join(root, "clockwatch"), "security.capability", caps)
+	p.run("image", "unmount", "localhost/clockwatch:containerfile")
+	if err != nil || string(caps[:n]) != ociimage.SysNiceCap {
+		t.Errorf("/clockwatch's security.capability in the Containerfile's image: %x, %v; want %x (cap_sys_nice=p)", caps[:max(n, 0)], err, ociimage.SysNiceCap)
 	}
 	out := p.run(append(append([]string{"run", "--rm"}, securityContext...), "localhost/clockwatch:containerfile", "--version")...)
 	if !strings.Contains(out, "clockwatch, version 0.0.0-test") {
