@@ -94,6 +94,7 @@ func TestPushUnderLoadInVM(t *testing.T) {
 		{name: "nice 0", hogs: loadHogs},
 		{name: fmt.Sprintf("Nice=%d", nice), nice: nice, hogs: loadHogs, unit: true, shipped: true},
 		{name: fmt.Sprintf("CPUWeight=%d, hogs in another cgroup", weight), weight: weight, hogs: loadHogs, unit: true},
+		{name: fmt.Sprintf("the unit's: Nice=%d and CPUWeight=%d, hogs in another cgroup", nice, weight), nice: nice, weight: weight, hogs: loadHogs, unit: true, shipped: true},
 		// The DaemonSet's: started at nice 0 with CAP_SYS_NICE, the daemon
 		// renices itself (--runtime.nice's default).
 		{name: "DaemonSet's: started at nice 0, renices itself", hogs: loadHogs, unit: true, shipped: true},
