@@ -30,8 +30,11 @@ type loadPhase struct {
 	// own, the daemon's with this cpu.weight and the hogs' with 100 (the
 	// unit's CPUWeight=, against other services).
 	weight int
-	hogs   int  // CPU-bound processes beside it
-	unit   bool // the unit's setting: the latency bound applies
+	// slice, when set, is EEVDF's custom slice given to every thread of
+	// the daemon once it runs (schedslice; Linux 6.12 and later).
+	slice time.Duration
+	hogs  int  // CPU-bound processes beside it
+	unit  bool // the unit's setting: the latency bound applies
 }
 
 // unitScheduling reads Nice= and CPUWeight= from the unit.
@@ -61,9 +64,15 @@ func unitScheduling(t *testing.T) (nice, weight int) {
 	return nice, weight
 }
 
+// schedslicePath is where the guest has schedslice.
+const schedslicePath = "/bin/schedslice"
+
 // daemonNice is --runtime.nice's default: the nice the daemon lowers itself
 // to where it may (CAP_SYS_NICE in the DaemonSet).
 const daemonNice = -10
+
+// sliceEnv names the slice of TestPushUnderLoadInVM's EEVDF phases.
+const sliceEnv = "CLOCKWATCH_LOAD_SLICE"
 
 // loadHogs is how many CPU-bound processes fill the guest's one vCPU.
 const loadHogs = 4
@@ -99,6 +108,18 @@ func TestPushUnderLoadInVM(t *testing.T) {
 		// renices itself (--runtime.nice's default).
 		{name: "DaemonSet's: started at nice 0, renices itself", hogs: loadHogs, unit: true, shipped: true},
 	}
+	// CLOCKWATCH_LOAD_SLICE (e.g. 100us) adds phases with EEVDF's custom
+	// slice; boot a kernel that has it (CLOCKWATCH_TEST_KERNEL, 6.12 or
+	// later), or schedslice fails the run.
+	if v := os.Getenv(sliceEnv); v != "" {
+		slice, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", sliceEnv, v, err)
+		}
+		phases = append(phases,
+			loadPhase{name: fmt.Sprintf("nice 0, slice %v", slice), slice: slice, hogs: loadHogs},
+			loadPhase{name: fmt.Sprintf("DaemonSet's, slice %v", slice), slice: slice, hogs: loadHogs, shipped: true})
+	}
 	var b strings.Builder
 	b.WriteString(`set -e
 trap '[ $? = 0 ] || { echo "log:"; tail -n 40 /tmp/clockwatch.log; }' EXIT
@@ -110,6 +131,10 @@ mkdir $cg/daemon $cg/hogs
 	for i, p := range phases {
 		cgroup, hogs := "", ""
 		flag, want := "--runtime.nice=0", p.nice
+		slice := ""
+		if p.slice != 0 {
+			slice = fmt.Sprintf("schedslice -pid $daemon -slice %v >/dev/null\n", p.slice)
+		}
 		if p.shipped {
 			flag, want = "", min(p.nice, daemonNice)
 		}
@@ -126,7 +151,7 @@ cw_wait_metric %[5]s '^%[6]s 1' || { cat /tmp/clockwatch.log; exit 1; }
 # Every thread of the daemon at the phase's nice (field 19 of its stat).
 nices=$(cut -d' ' -f19 /proc/$daemon/task/*/stat | sort -u | tr '\n' ' ')
 [ "$nices" = "%[12]d " ] || { echo "phase %[1]d: the daemon's threads at nice $nices, want %[12]d"; tail -n 5 /tmp/clockwatch.log; exit 1; }
-rm -f /tmp/stepdown.jsonl
+%[13]srm -f /tmp/stepdown.jsonl
 sockwatch -tag p%[1]d -out /tmp/stepdown.jsonl &
 watcher=$!
 cw_wait_count /tmp/stepdown.jsonl '"type":"hello"' 1
@@ -142,7 +167,7 @@ done
 [ -z "$hogs" ] || kill $hogs
 cw_metrics p%[1]d %[5]s
 kill $watcher $daemon; wait $daemon || true
-`, i, p.name, p.nice, listen, metricsURL, step.MetricWatcherUp, p.hogs, loadSteps, cgroup, hogs, flag, want)
+`, i, p.name, p.nice, listen, metricsURL, step.MetricWatcherUp, p.hogs, loadSteps, cgroup, hogs, flag, want, slice)
 	}
 	b.WriteString(`clockwatch events --json | sed 's/^{/CW-RESULT {"kind":"clockwatch_event",/'
 `)
@@ -151,6 +176,7 @@ kill $watcher $daemon; wait $daemon || true
 			clockwatchPath:   vm.BuildGo(t, "github.com/clockwatch/clockwatch/cmd/clockwatch"),
 			vm.ClockstepPath: vm.BuildGo(t, "./clockstep"),
 			sockwatchPath:    vm.BuildGo(t, "./sockwatch"),
+			schedslicePath:   vm.BuildGo(t, "./schedslice"),
 		},
 		Script:  b.String(),
 		Timeout: 8 * time.Minute,
