@@ -16,6 +16,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/daemon"
 	"github.com/clockwatch/clockwatch/internal/host"
 	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/sched"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/transport/kubernetes"
 )
@@ -35,6 +36,8 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	c.chronyAddressFlag(cmd)
 	maxProcs := cmd.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
 		Envar("GOMAXPROCS").Default("1").Int()
+	nice := cmd.Flag("runtime.nice", "The nice value the daemon lowers itself to at start, on every thread, where it may (CAP_SYS_NICE, or an RLIMIT_NICE that reaches it; otherwise it says so and runs as started); never raised: under the unit's Nice= it is already there. A step then reaches subscribers in time on a CPU other processes fill (docs/performance.md).").
+		Default("-10").Int()
 	var k8s kubeclient.Options
 	cmd.Flag("kubernetes.node-name", "Keep the "+kubernetes.ConditionType+" condition on this Node and post Events on it for each stepdown and resume (docs/kubernetes.md); in a pod, from the downward API (spec.nodeName). Empty: off.").
 		PlaceHolder("NODE").StringVar(&k8s.NodeName)
@@ -48,6 +51,10 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 		}
 		if *maxProcs > 0 && c.setMaxProcs != nil {
 			c.setMaxProcs(*maxProcs)
+		}
+		if *nice < sched.MinNice || *nice > sched.MaxNice {
+			fmt.Fprintf(c.stderr, "clockwatch: --runtime.nice must be %d to %d, got %d\n", sched.MinNice, sched.MaxNice, *nice)
+			return 2
 		}
 		configFile := c.configPath()
 		flagged := daemon.Options{Collectors: switches(), ChronyAddress: c.chronyAddress}
@@ -66,6 +73,19 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			}
 			fmt.Fprintf(c.stdout, "%s: configuration is valid\n", name)
 			return 0
+		}
+		if c.threads != nil {
+			// Before the daemon's goroutines start: the threads the Go
+			// runtime makes later inherit the value from their creator.
+			r, err := sched.Lower(c.threads, *nice)
+			switch {
+			case err != nil:
+				logger.Warn("scheduling priority unchanged", "err", err)
+			case r.Denied:
+				logger.Warn("scheduling priority: " + r.String())
+			default:
+				logger.Info("scheduling priority: " + r.String())
+			}
 		}
 		if err != nil {
 			logger.Error("cannot start with this configuration", "err", err)

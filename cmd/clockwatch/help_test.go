@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clockwatch/clockwatch/internal/config"
+	"github.com/clockwatch/clockwatch/internal/sched"
 )
 
 // commands are every subcommand of the binary.
@@ -318,4 +319,62 @@ func keyExists(key string) error {
 		return err
 	}
 	return nil
+}
+
+// niceThreads is a process of two threads started at nice 0, for
+// TestRuntimeNice; denied refuses a lower value as the kernel does without
+// CAP_SYS_NICE.
+type niceThreads struct {
+	nice   map[int]int
+	denied bool
+}
+
+func (n *niceThreads) IDs() ([]int, error)       { return []int{7, 8}, nil }
+func (n *niceThreads) Nice(tid int) (int, error) { return n.nice[tid], nil }
+func (n *niceThreads) SetNice(tid, v int) error {
+	if n.denied && v < n.nice[tid] {
+		return sched.ErrDenied
+	}
+	n.nice[tid] = v
+	return nil
+}
+
+// TestRuntimeNice: the daemon lowers every thread to --runtime.nice (-10 by
+// default) before it reads its configuration's consequences, says so once,
+// says why not when refused, leaves a configuration check alone, and
+// rejects a value out of the kernel's range.
+func TestRuntimeNice(t *testing.T) {
+	t.Parallel()
+	missing := "--config.file=" + filepath.Join(t.TempDir(), "missing.yml")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		denied bool
+		want   map[int]int
+		code   int
+		log    string
+	}{
+		{name: "default", args: []string{missing}, want: map[int]int{7: -10, 8: -10}, code: 1, log: "nice 0 → -10 on 2 threads"},
+		{name: "flag", args: []string{missing, "--runtime.nice=-5"}, want: map[int]int{7: -5, 8: -5}, code: 1, log: "nice 0 → -5 on 2 threads"},
+		{name: "no right", args: []string{missing}, denied: true, want: map[int]int{7: 0, 8: 0}, code: 1, log: "no CAP_SYS_NICE (nor an RLIMIT_NICE reaching -10), nice stays 0"},
+		{name: "config check", args: []string{"--config.file=", "--config.check"}, want: map[int]int{7: 0, 8: 0}, code: 0},
+		{name: "out of range", args: []string{missing, "--runtime.nice=-21"}, want: map[int]int{7: 0, 8: 0}, code: 2, log: "--runtime.nice must be -20 to 19, got -21"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			th := &niceThreads{nice: map[int]int{7: 0, 8: 0}, denied: tc.denied}
+			c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, threads: th}
+			code := c.run(t.Context(), tc.args)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr.String())
+			}
+			if diff := cmp.Diff(tc.want, th.nice); diff != "" {
+				t.Errorf("threads' nice (-want +got):\n%s", diff)
+			}
+			if n := strings.Count(stderr.String(), "scheduling priority"); tc.log != "" && !strings.Contains(stderr.String(), tc.log) || tc.code == 1 && n != 1 {
+				t.Errorf("stderr %q: want %q logged once (%d)", stderr.String(), tc.log, n)
+			}
+		})
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/clockwatch/clockwatch"
+	"github.com/clockwatch/clockwatch/internal/sched"
 )
 
 func main() {
@@ -78,6 +79,10 @@ type cli struct {
 	// setMaxProcs sets GOMAXPROCS for the daemon (runtime.GOMAXPROCS); nil
 	// in tests that run the daemon in their own process.
 	setMaxProcs func(int) int
+	// threads are the process's threads, whose nice value the daemon
+	// lowers (--runtime.nice); nil in tests that run the daemon in their
+	// own process.
+	threads sched.Threads
 
 	configFile    string
 	configFileSet bool // --config.file was given, perhaps empty: then no file
@@ -98,7 +103,7 @@ type subcommand struct {
 
 // run runs the command line args with this process's environment.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, uid: os.Geteuid(), defaultConfigFile: DefaultConfigFile, setMaxProcs: runtime.GOMAXPROCS}
+	c := &cli{stdout: stdout, stderr: stderr, getenv: os.Getenv, uid: os.Geteuid(), defaultConfigFile: DefaultConfigFile, setMaxProcs: runtime.GOMAXPROCS, threads: sched.Proc{}}
 	return c.run(ctx, args)
 }
 

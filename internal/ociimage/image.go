@@ -60,7 +60,23 @@ type File struct {
 	GID  int
 	Dir  bool
 	Data []byte
+	// Xattrs are the file's extended attributes, as PAX records: a
+	// container runtime sets them when it unpacks the layer.
+	Xattrs map[string]string
 }
+
+// SysNiceCap is the security.capability attribute (vfs_cap_data, revision
+// 2, little-endian) that gives the binary CAP_SYS_NICE as permitted, not
+// effective: a non-root process keeps a capability the runtime granted it
+// (the DaemonSet's capabilities.add) across its exec only through the file's
+// capabilities, Kubernetes setting no ambient ones; without the effective
+// bit a run without the capability (podman run --cap-drop all) still
+// starts, and the daemon raises it itself (internal/sched).
+var SysNiceCap = string([]byte{
+	0, 0, 0, 2, // magic_etc: VFS_CAP_REVISION_2, no VFS_CAP_FLAGS_EFFECTIVE
+	0, 0, 0x80, 0, 0, 0, 0, 0, // permitted, inheritable bits 0-31: CAP_SYS_NICE (23)
+	0, 0, 0, 0, 0, 0, 0, 0, // bits 32-63: none
+})
 
 // Layer returns the files of the image's root filesystem, in the order
 // they are written: the binary, a passwd and group naming the non-root user
@@ -72,7 +88,7 @@ func Layer(o Options) []File {
 	u := strconv.Itoa(UID)
 	g := strconv.Itoa(GID)
 	return []File{
-		{Path: "clockwatch", Mode: 0o755, Data: o.Binary},
+		{Path: "clockwatch", Mode: 0o755, Data: o.Binary, Xattrs: map[string]string{"security.capability": SysNiceCap}},
 		{Path: "etc", Mode: 0o755, Dir: true},
 		{Path: "etc/clockwatch", Mode: 0o755, Dir: true},
 		{Path: "etc/group", Mode: 0o644, Data: []byte("root:x:0:\nclockwatch:x:" + g + ":\n")},
@@ -278,7 +294,14 @@ func tarLayer(files []File, mtime time.Time) (gz []byte, diffID string, err erro
 		if f.Dir {
 			name, typ, size = f.Path+"/", tar.TypeDir, 0
 		}
-		if err := tw.WriteHeader(header(name, typ, f.Mode, size, mtime, f.UID, f.GID)); err != nil {
+		h := header(name, typ, f.Mode, size, mtime, f.UID, f.GID)
+		for k, v := range f.Xattrs {
+			if h.PAXRecords == nil {
+				h.PAXRecords, h.Format = map[string]string{}, tar.FormatPAX
+			}
+			h.PAXRecords["SCHILY.xattr."+k] = v
+		}
+		if err := tw.WriteHeader(h); err != nil {
 			return nil, "", fmt.Errorf("ociimage: layer entry %s: %w", f.Path, err)
 		}
 		if !f.Dir {
@@ -309,7 +332,7 @@ func tarLayer(files []File, mtime time.Time) (gz []byte, diffID string, err erro
 
 // header is a tar header with nothing that differs between machines: no
 // user or group names, no access or change times, the PAX format only where
-// a field needs it (never: every name here is short).
+// a field needs it (the binary's file capability; every name here is short).
 func header(name string, typ byte, mode, size int64, mtime time.Time, uid, gid int) *tar.Header {
 	return &tar.Header{Typeflag: typ, Name: name, Mode: mode, Size: size, ModTime: mtime,
 		Uid: uid, Gid: gid, Format: tar.FormatUSTAR}

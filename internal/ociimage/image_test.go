@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,7 +105,11 @@ func listing(t *testing.T, archive []byte) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "  layer %s %o %d:%d %d\n", h.Name, h.Mode, h.Uid, h.Gid, h.Size)
+		fmt.Fprintf(&b, "  layer %s %o %d:%d %d", h.Name, h.Mode, h.Uid, h.Gid, h.Size)
+		for _, k := range slices.Sorted(maps.Keys(h.PAXRecords)) {
+			fmt.Fprintf(&b, " %s=%x", k, h.PAXRecords[k])
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/clockwatch/clockwatch/internal/chronydtest"
 	"github.com/clockwatch/clockwatch/internal/ociimage"
@@ -208,7 +209,9 @@ journal:
 `, chronyd.Socket, runDir))
 
 	daemon := "clockwatch-daemon"
-	p.run(append(append([]string{"run", "--detach", "--name", daemon, "--group-add", "0"}, securityContext...),
+	// The DaemonSet adds SYS_NICE to the daemon's container alone (the
+	// application's pod below has none).
+	p.run(append(append([]string{"run", "--detach", "--name", daemon, "--group-add", "0", "--cap-add", "sys_nice"}, securityContext...),
 		"-v", chronyd.Dir+":"+chronyd.Dir,
 		"-v", runDir+":/run/clockwatch",
 		"-v", runDir+":"+runDir,
@@ -232,6 +235,7 @@ journal:
 	if h := get(base + "/healthz"); h != "ok\n" {
 		t.Errorf("/healthz = %q", h)
 	}
+	checkNice(t, p, daemon)
 	// clockwatch status, in the container, as kubectl exec would run it.
 	// Its exit code is the health (2: critical, as this host's kernel clock
 	// is undisciplined); what matters is that it read the daemon's view.
@@ -285,7 +289,12 @@ func TestContainerfile(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ctxDir, "dist/linux-amd64"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	buildBinary(t, filepath.Join(ctxDir, "dist/linux-amd64"))
+	bin := buildBinary(t, filepath.Join(ctxDir, "dist/linux-amd64"))
+	// setcap cap_sys_nice=p, as the Containerfile asks: the DaemonSet's
+	// SYS_NICE reaches the non-root daemon through it.
+	if err := unix.Setxattr(bin, "security.capability", []byte(ociimage.SysNiceCap), 0); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Join(ctxDir, "packaging/image"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -337,6 +346,14 @@ func TestContainerfile(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"/clockwatch"}, inspected[0].Config.Entrypoint); diff != "" {
 		t.Errorf("entrypoint (-want +got):\n%s", diff)
+	}
+	// COPY kept the file capability.
+	root := strings.TrimSpace(p.run("image", "mount", "localhost/clockwatch:containerfile"))
+	caps := make([]byte, 64)
+	n, err := unix.Getxattr(filepath.Join(root, "clockwatch"), "security.capability", caps)
+	p.run("image", "unmount", "localhost/clockwatch:containerfile")
+	if err != nil || string(caps[:n]) != ociimage.SysNiceCap {
+		t.Errorf("/clockwatch's security.capability in the Containerfile's image: %x, %v; want %x (cap_sys_nice=p)", caps[:max(n, 0)], err, ociimage.SysNiceCap)
 	}
 	out := p.run(append(append([]string{"run", "--rm"}, securityContext...), "localhost/clockwatch:containerfile", "--version")...)
 	if !strings.Contains(out, "clockwatch, version 0.0.0-test") {
@@ -396,5 +413,39 @@ func writeFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkNice: the daemon, non-root with SYS_NICE added, lowered every thread
+// of it to nice -10 (--runtime.nice) and said so once.
+func checkNice(t *testing.T, p *podman, name string) {
+	t.Helper()
+	pid := strings.TrimSpace(p.run("inspect", "--format", "{{.State.Pid}}", name))
+	stats, err := filepath.Glob("/proc/" + pid + "/task/*/stat")
+	if err != nil || len(stats) == 0 {
+		t.Fatalf("the daemon's threads (pid %s): %v", pid, err)
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if nice := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])[16]; nice != "-10" {
+			t.Errorf("%s: nice %s, want -10", f, nice)
+		}
+	}
+	status, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "Cap") || strings.HasPrefix(l, "NoNewPrivs") {
+			t.Logf("the daemon's %s", l)
+		}
+	}
+	logs := p.run("logs", name)
+	if n := strings.Count(logs, "scheduling priority: nice 0 → -10 on "); n != 1 {
+		t.Errorf("the daemon logged its renice %d times, want once:\n%s", n, logs)
 	}
 }

@@ -384,6 +384,9 @@ func TestKubelet(t *testing.T) {
 	for _, c := range []struct{ key, want string }{
 		{"systemd_pid1", "systemd"}, {"cgroup_fs", "cgroup2fs"}, {"readyz", "HTTP/1.0 200 OK"},
 		{"cw_uid", "65532\t65532\t65532\t65532"}, {"cw_cap_eff", "0000000000000000"}, {"cw_seccomp", "2"},
+		// SYS_NICE (bit 23) permitted through the image's file capability,
+		// not ambient, used once: every thread at --runtime.nice's -10.
+		{"cw_cap_prm", "0000000000800000"}, {"cw_cap_amb", "0000000000000000"}, {"cw_nice", "-10 "},
 		{"cw_no_new_privs", "1"}, {"status_rc", "0"}, {"drill_rc", "0"},
 	} {
 		if got := vm.fact(c.key); got != c.want {

@@ -180,7 +180,7 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet, k8s bool) {
 	sc := c.SecurityContext
 	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil ||
 		*sc.AllowPrivilegeEscalation || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) ||
-		len(sc.Capabilities.Add) != 0 {
+		!slices.Equal(sc.Capabilities.Add, []corev1.Capability{"SYS_NICE"}) { // --runtime.nice's setpriority, nothing else
 		t.Errorf("container securityContext %+v", sc)
 	}
 	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
