@@ -224,7 +224,9 @@ func (p *pacer) take(now time.Time) time.Duration {
 	return max(0, p.next.Sub(now)-p.burst)
 }
 
-func (s *Server) acceptLoop(a *acceptor) error {
+// acceptLoop admits what a accepts until it is closed; when paced, its
+// refusals past a burst are paced (refusalsPerSecond).
+func (s *Server) acceptLoop(a *acceptor, paced bool) error {
 	var backoff time.Duration
 	pace := newPacer(refusalsPerSecond, refusalBurst)
 	for {
@@ -242,7 +244,7 @@ func (s *Server) acceptLoop(a *acceptor) error {
 		}
 		backoff = 0
 		s.met.connections.Inc()
-		if !s.admit(fd) {
+		if !s.admit(fd) && paced {
 			if d := pace.take(time.Now()); d > 0 {
 				time.Sleep(d)
 			}
