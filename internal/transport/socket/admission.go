@@ -107,8 +107,14 @@ const (
 	// refuses, whoever makes them: past refusalBurst, the loop refuses
 	// at most this many a second and the rest wait in the kernel's
 	// backlog, so that a connection flood costs the daemon a few per cent
-	// of a core and leaves the processors to the announcements.
-	refusalsPerSecond = 16384
+	// of a core and leaves the processors to the announcements. A new
+	// connection behind a full backlog (somaxconn, 4,096) waits about a
+	// second: root and clockwatch's uid have the reserved socket, which
+	// no flood reaches. At 16,384 a second (a quarter of a second's
+	// wait) the refusals took 16 % of a core and a connected
+	// subscriber's p99 under a connect flood was 20–68 ms against 10–18
+	// ms at 4,096 (docs/performance.md, "Other local users").
+	refusalsPerSecond = 4096
 	refusalBurst      = 1024
 )
 
