@@ -352,15 +352,13 @@ func (s *Server) Run(ctx context.Context) error {
 	// The stepdown socket's refusals are paced (a flood waits in its
 	// backlog); the reserved socket's never are: only trusted peers
 	// reach its backlog.
-	loops := []struct {
+	type loop struct {
 		l     net.Listener
 		paced bool
-	}{{s.l, true}}
+	}
+	loops := []loop{{s.l, true}}
 	if s.rl != nil {
-		loops = append(loops, struct {
-			l     net.Listener
-			paced bool
-		}{s.rl, false})
+		loops = append(loops, loop{s.rl, false})
 	}
 	var acceptors []*acceptor
 	for _, lp := range loops {
