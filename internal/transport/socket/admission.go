@@ -111,9 +111,10 @@ const (
 	// connection behind a full backlog (somaxconn, 4,096) waits about a
 	// second: root and clockwatch's uid have the reserved socket, which
 	// no flood reaches. At 16,384 a second (a quarter of a second's
-	// wait) the refusals took 16 % of a core and a connected
-	// subscriber's p99 under a connect flood was 20–68 ms against 10–18
-	// ms at 4,096 (docs/performance.md, "Other local users").
+	// wait) the refusals took 16 % of a core, and a connected
+	// subscriber's p50 under the floods was about twice as long, its p99
+	// under all floods at once a third longer (docs/performance.md,
+	// "Other local users").
 	refusalsPerSecond = 4096
 	refusalBurst      = 1024
 )
