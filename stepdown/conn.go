@@ -6,12 +6,26 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
 
 // DefaultSocket is where clockwatch listens unless configured otherwise.
 const DefaultSocket = "/run/clockwatch/stepdown.sock"
+
+// ReservedPath is the reserved socket beside the stepdown socket at path:
+// "stepdown.sock" becomes "stepdown.reserved.sock" (".reserved" is appended
+// to a path that does not end in ".sock"). clockwatch listens there for root
+// and its own uid (and stepdown.reserved_group) only: the file's permissions
+// keep every other uid out of its accept queue, so a connection flood on
+// the stepdown socket cannot delay their connections.
+func ReservedPath(path string) string {
+	if base, ok := strings.CutSuffix(path, ".sock"); ok {
+		return base + ".reserved.sock"
+	}
+	return path + ".reserved"
+}
 
 // Conn is one connection to the stepdown socket: the raw message stream.
 // Most applications want Subscribe instead, which reconnects and tracks the
@@ -22,12 +36,21 @@ type Conn struct {
 	wmu sync.Mutex
 }
 
-// Dial connects to the stepdown socket at path (DefaultSocket if empty).
+// Dial connects to the stepdown socket at path (DefaultSocket if empty). It
+// tries the reserved socket beside it first (ReservedPath), which only root
+// and clockwatch's own uid may use unless configured otherwise, and takes
+// path when that fails for any reason: absent (an older clockwatch, or
+// stepdown.reserved_socket: none), not permitted (every other uid), not
+// served (clockwatch restarting while systemd holds the stepdown socket) or
+// full. A failure names path, never the reserved socket.
 func Dial(ctx context.Context, path string) (*Conn, error) {
 	if path == "" {
 		path = DefaultSocket
 	}
 	var d net.Dialer
+	if c, err := d.DialContext(ctx, "unix", ReservedPath(path)); err == nil {
+		return NewConn(c), nil
+	}
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the clockwatch stepdown socket: %w", err)

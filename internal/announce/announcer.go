@@ -261,7 +261,7 @@ func (t *turns) done() {
 // deliverLocked hands the announcements just made, with the state they
 // left, to every subscription, and releases mu. A state or hold-down that
 // changed without an announcement is an update too; nothing changed is
-// none.
+// none. It logs the announcements after the delivery.
 func (a *Announcer) deliverLocked(ans []Announcement) {
 	t := a.tellLocked()
 	if len(ans) == 0 && t == a.told {
@@ -276,6 +276,7 @@ func (a *Announcer) deliverLocked(ans []Announcement) {
 			s.deliver(u)
 		}
 	})
+	a.logAnnounced(ans)
 }
 
 // Starting reports whether the state still waits for a source's first
@@ -369,8 +370,8 @@ func (a *Announcer) Drill(reason stepdown.Reason, stepSeconds *float64, hold tim
 	return nil
 }
 
-// publishLocked numbers events, counts and logs them, and returns them as
-// announcements for deliverLocked.
+// publishLocked numbers and counts events, and returns them as
+// announcements for deliverLocked (which logs them once delivered).
 func (a *Announcer) publishLocked(evs []policy.Event) []Announcement {
 	if len(evs) == 0 {
 		return nil
@@ -385,11 +386,21 @@ func (a *Announcer) publishLocked(evs []policy.Event) []Announcement {
 		}
 		a.last = an
 		a.met.count(e)
-		a.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "source", e.Source, "seq", a.seq, "epoch", e.Epoch,
-			"drill", e.Drill, "detail", e.Detail)
 		ans = append(ans, an)
 	}
 	return ans
+}
+
+// logAnnounced logs announcements once they are delivered, without the
+// lock: a log line is formatted and written to stderr (journald's socket
+// under systemd), which may block when the reader lags, and an
+// announcement never waits for it.
+func (a *Announcer) logAnnounced(ans []Announcement) {
+	for _, an := range ans {
+		e := an.Event
+		a.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "source", e.Source, "seq", an.Seq(), "epoch", e.Epoch,
+			"drill", e.Drill, "detail", e.Detail)
+	}
 }
 
 // restore carries on the state a process before this one left in this boot.

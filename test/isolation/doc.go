@@ -20,8 +20,13 @@
 // short hold each) and records two figures per drill: from sending the
 // drill to reading its stepdown (the input path and the announcement), and
 // from the resume's mono_ns (when the daemon's timer made it) to reading it
-// (the announcement alone). It prints, per phase, p50, p99 and max of both
-// with their ratio to the first baseline, and the load averages.
+// (the announcement alone); and every tenth drill, the time a new root
+// client takes from connect to hello on the stepdown socket and on the
+// reserved one beside it (which the floods' uids cannot reach). The root
+// subscriber itself is on the stepdown socket, as an application is. It
+// prints, per phase, p50, p99 and max of the drills and resumes with their
+// ratio to the first baseline, p50 and max of the hellos, and the load
+// averages.
 // scripts/bench-isolation.sh builds the binary and runs it as root (make
 // bench-isolation).
 package main

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -95,7 +94,8 @@ func run(bin string, nice, drills int, hold time.Duration, phases []string) erro
 	defer sub.conn.Close()
 
 	fmt.Printf("clockwatch %s at nice %d, %d drills of %s a phase; load at start: %s\n", bin, nice, drills, hold, loadavg())
-	fmt.Printf("%-9s | %-28s | %-28s | %-26s | %s | %s\n", "phase", "drill→stepdown p50/p99/max", "resume made→read p50/p99/max", "new root client's hello", "subscribers", "×baseline p99 (drill, resume)")
+	fmt.Printf("%-9s | %-28s | %-28s | %-24s | %-24s | %s | %s\n", "phase", "drill→stepdown p50/p99/max", "resume made→read p50/p99/max",
+		"root hello, public p50/max", "root hello, reserved p50/max", "subscribers", "×baseline p99 (drill, resume)")
 	var base [2]summary
 	for i, ph := range phases {
 		kids, err := startFloods(self, ph, d)
@@ -104,18 +104,18 @@ func run(bin string, nice, drills int, hold time.Duration, phases []string) erro
 		}
 		time.Sleep(2 * time.Second) // the floods reach their pace
 		sub.subscribers = 0
-		drill, resume, hello, err := sub.measure(drills, hold)
+		drill, resume, hello, rhello, err := sub.measure(drills, hold)
 		for _, k := range kids {
 			k.stop()
 		}
 		if err != nil {
 			return fmt.Errorf("phase %s: %w", ph, err)
 		}
-		ds, rs, hs := summarize(drill), summarize(resume), summarize(hello)
+		ds, rs, hs, rhs := summarize(drill), summarize(resume), summarize(hello), summarize(rhello)
 		if i == 0 {
 			base = [2]summary{ds, rs}
 		}
-		fmt.Printf("%-9s | %-28s | %-28s | %-26s | %11d | ×%.1f, ×%.1f\n", ph, ds, rs, hs, sub.subscribers, ds.p99/base[0].p99, rs.p99/base[1].p99)
+		fmt.Printf("%-9s | %-28s | %-28s | %-24s | %-24s | %11d | ×%.1f, ×%.1f\n", ph, ds, rs, hs.short(), rhs.short(), sub.subscribers, ds.p99/base[0].p99, rs.p99/base[1].p99)
 		if err := d.alive(); err != nil {
 			return err
 		}
@@ -383,12 +383,14 @@ type subscriber struct {
 }
 
 func subscribe(socket string) (*subscriber, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := stepdown.Dial(ctx, socket)
+	// On the stepdown socket, as an application subscribes (root would
+	// take the reserved one with stepdown.Dial): what happens to its
+	// events after the hello does not depend on the socket it came by.
+	nc, err := net.DialTimeout("unix", socket, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
+	c := stepdown.NewConn(nc)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	m, err := c.Read()
 	if err != nil {
@@ -406,19 +408,24 @@ func subscribe(socket string) (*subscriber, error) {
 // measure runs n drills and returns, for each, the time from the drill
 // request to its stepdown, and from its resume's mono_ns to the resume;
 // and after every tenth drill, the time a new root client takes from its
-// connect to its hello (retrying a refused connect every millisecond).
-func (s *subscriber) measure(n int, hold time.Duration) (drill, resume, hello []time.Duration, err error) {
+// connect to its hello (retrying a refused connect every millisecond), on
+// the stepdown socket and on the reserved one.
+func (s *subscriber) measure(n int, hold time.Duration) (drill, resume, hello, rhello []time.Duration, err error) {
 	for len(drill) < n {
 		if len(drill)%10 == 0 {
-			d, err := s.connectTime()
+			d, err := s.connectTime(s.socket)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, nil, nil, nil, err
 			}
 			hello = append(hello, d)
+			if d, err = s.connectTime(stepdown.ReservedPath(s.socket)); err != nil {
+				return nil, nil, nil, nil, err
+			}
+			rhello = append(rhello, d)
 		}
 		sent := mono()
 		if err := s.conn.Send(stepdown.Message{Type: stepdown.TypeDrill, HoldSeconds: hold.Seconds()}); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		gotStepdown := false
 		for {
@@ -426,12 +433,12 @@ func (s *subscriber) measure(n int, hold time.Duration) (drill, resume, hello []
 			m, err := s.conn.Read()
 			at := mono()
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("after %d drills: %w", len(drill), err)
+				return nil, nil, nil, nil, fmt.Errorf("after %d drills: %w", len(drill), err)
 			}
 			switch m.Type {
 			case stepdown.TypeError:
 				if m.Code != stepdown.CodeBusy {
-					return nil, nil, nil, fmt.Errorf("drill refused: %s", m)
+					return nil, nil, nil, nil, fmt.Errorf("drill refused: %s", m)
 				}
 				time.Sleep(20 * time.Millisecond)
 			case stepdown.TypeStepdown:
@@ -448,15 +455,15 @@ func (s *subscriber) measure(n int, hold time.Duration) (drill, resume, hello []
 			break
 		}
 	}
-	return drill, resume, hello, nil
+	return drill, resume, hello, rhello, nil
 }
 
-// connectTime is the time from a new connection's first connect to its
-// hello.
-func (s *subscriber) connectTime() (time.Duration, error) {
+// connectTime is the time from a new connection's first connect to path to
+// its hello.
+func (s *subscriber) connectTime(path string) (time.Duration, error) {
 	start := mono()
 	for {
-		c, err := net.Dial("unix", s.socket)
+		c, err := net.Dial("unix", path)
 		if err != nil {
 			if mono()-start > 10*time.Second {
 				return 0, fmt.Errorf("a new root client could not connect for 10 s: %w", err)
@@ -497,6 +504,9 @@ func summarize(ds []time.Duration) summary {
 }
 
 func (s summary) String() string { return fmt.Sprintf("%.2f / %.2f / %.1f ms", s.p50, s.p99, s.max) }
+
+// short is p50 and max.
+func (s summary) short() string { return fmt.Sprintf("%.2f / %.1f ms", s.p50, s.max) }
 
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")

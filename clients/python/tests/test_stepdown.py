@@ -259,6 +259,33 @@ class TestWithoutClockwatch(unittest.TestCase):
                 with guard.hold():
                     pass
 
+    def test_reserved_path(self):
+        for path, want in (("/run/clockwatch/stepdown.sock", "/run/clockwatch/stepdown.reserved.sock"),
+                           ("/tmp/x/socket", "/tmp/x/socket.reserved")):
+            self.assertEqual(cs.reserved_path(path), want)
+
+    def test_reserved_socket_first(self):
+        # request_drill connects to the reserved socket when it is served,
+        # and to the stepdown socket when it is not.
+        import socket
+        with tempfile.TemporaryDirectory() as d:
+            public = os.path.join(d, "s.sock")
+            listeners = {}
+            for name, path in (("public", public), ("reserved", cs.reserved_path(public))):
+                listeners[name] = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                listeners[name].bind(path)
+                listeners[name].listen()
+                listeners[name].settimeout(0.2)
+            for want in ("reserved", "public"):
+                t = threading.Thread(target=lambda: self.assertRaises(Exception, cs.request_drill, public), daemon=True)
+                t.start()
+                conn, _ = listeners[want].accept()
+                conn.close()
+                t.join(5)
+                listeners[want].close()
+                if want == "reserved":
+                    os.unlink(cs.reserved_path(public))
+
     def test_parse(self):
         ev = cs.parse(b'{"type":"stepdown","state":"stepdown","epoch":3,"seq":2,"reason":"step","drill":true,"step_seconds":-12.4,"new":1}')
         self.assertEqual((ev.type, ev.seq, ev.epoch, ev.reason, ev.drill, ev.step_seconds), ("stepdown", 2, 3, "step", True, -12.4))

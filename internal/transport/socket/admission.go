@@ -107,8 +107,15 @@ const (
 	// refuses, whoever makes them: past refusalBurst, the loop refuses
 	// at most this many a second and the rest wait in the kernel's
 	// backlog, so that a connection flood costs the daemon a few per cent
-	// of a core and leaves the processors to the announcements.
-	refusalsPerSecond = 16384
+	// of a core and leaves the processors to the announcements. A new
+	// connection behind a full backlog (somaxconn, 4,096) waits about a
+	// second: root and clockwatch's uid have the reserved socket, which
+	// no flood reaches. At 16,384 a second (a quarter of a second's
+	// wait) the refusals took 16 % of a core, and a connected
+	// subscriber's p50 under the floods was about twice as long, its p99
+	// under all floods at once a third longer (docs/performance.md,
+	// "Other local users").
+	refusalsPerSecond = 4096
 	refusalBurst      = 1024
 )
 
@@ -224,7 +231,9 @@ func (p *pacer) take(now time.Time) time.Duration {
 	return max(0, p.next.Sub(now)-p.burst)
 }
 
-func (s *Server) acceptLoop(a *acceptor) error {
+// acceptLoop admits what a accepts until it is closed; when paced, its
+// refusals past a burst are paced (refusalsPerSecond).
+func (s *Server) acceptLoop(a *acceptor, paced bool) error {
 	var backoff time.Duration
 	pace := newPacer(refusalsPerSecond, refusalBurst)
 	for {
@@ -242,7 +251,7 @@ func (s *Server) acceptLoop(a *acceptor) error {
 		}
 		backoff = 0
 		s.met.connections.Inc()
-		if !s.admit(fd) {
+		if !s.admit(fd) && paced {
 			if d := pace.take(time.Now()); d > 0 {
 				time.Sleep(d)
 			}

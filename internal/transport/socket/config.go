@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 // DefaultSocket is where the stepdown socket lives unless configured.
@@ -45,6 +47,18 @@ type Config struct {
 	// Group owns the socket file (a name or a numeric gid); empty keeps
 	// clockwatch's own group. Applications in this group may subscribe.
 	Group string `yaml:"group"`
+	// ReservedSocket is the path of the reserved socket, a second
+	// listening socket that only root, clockwatch's own uid and
+	// ReservedGroup may connect to (mode 0600, or 0660 with a group), so
+	// that no other uid can fill its accept queue: its connections are
+	// never paced behind another uid's flood. Empty: beside Socket
+	// (stepdown.ReservedPath, where clients look for it); "none": off.
+	ReservedSocket string `yaml:"reserved_socket"`
+	// ReservedGroup may connect to the reserved socket besides root and
+	// clockwatch's uid (a name or a numeric gid). Empty: nobody else. Not
+	// the applications' group (Group): one of them flooding would fill
+	// the reserved socket's queue too.
+	ReservedGroup string `yaml:"reserved_group"`
 	// Heartbeat is the interval between heartbeats.
 	Heartbeat time.Duration `yaml:"heartbeat"`
 	// MaxClients limits the number of simultaneous subscribers. A 64th of
@@ -104,6 +118,28 @@ func (c Config) Resolve(getenv func(string) string) Config {
 	return c
 }
 
+// maxSocketPath is the longest path a unix socket may have.
+const maxSocketPath = 107
+
+// ReservedOff is the ReservedSocket that turns the reserved socket off.
+const ReservedOff = "none"
+
+// reservedPath is where the reserved socket of the stepdown socket at
+// public lives, or "" when it is off or its default would be longer than a
+// unix socket's path may be.
+func (c Config) reservedPath(public string) string {
+	switch c.ReservedSocket {
+	case ReservedOff:
+		return ""
+	case "":
+		if r := stepdown.ReservedPath(public); len(r) <= maxSocketPath {
+			return r
+		}
+		return ""
+	}
+	return c.ReservedSocket
+}
+
 // Validate checks the configuration; each error names its field by YAML path.
 func (c Config) Validate() error {
 	var errs []error
@@ -117,7 +153,25 @@ func (c Config) Validate() error {
 		add("stepdown.mode: %w", err)
 	}
 	if c.Group != "" {
-		if _, err := lookupGroup(c.Group); err != nil {
+		if _, err := lookupGroup("stepdown.group", c.Group); err != nil {
+			errs = append(errs, fmt.Errorf("%w (name an existing group or a numeric gid)", err))
+		}
+	}
+	switch r := c.reservedPath(c.Socket); {
+	case c.ReservedSocket == ReservedOff, c.ReservedSocket == "" && len(errs) > 0:
+		// Off, or beside a socket already found wrong.
+	case c.ReservedSocket != "" && !filepath.IsAbs(r):
+		add("stepdown.reserved_socket: must be an absolute path or %q, got %q", ReservedOff, r)
+	case c.ReservedSocket == "":
+		// The default beside the socket: when longer than a unix
+		// socket's path may be, there is none (the server says so).
+	case len(r) > 107:
+		add("stepdown.reserved_socket: must be at most 107 bytes long (a unix socket path), got %d", len(r))
+	case r == c.Socket:
+		add("stepdown.reserved_socket: must not be stepdown.socket, %s", c.Socket)
+	}
+	if c.ReservedGroup != "" {
+		if _, err := lookupGroup("stepdown.reserved_group", c.ReservedGroup); err != nil {
 			errs = append(errs, fmt.Errorf("%w (name an existing group or a numeric gid)", err))
 		}
 	}

@@ -78,6 +78,10 @@ func TestConfigValidate(t *testing.T) {
 		{"write_timeout", func(c *socket.Config) { c.WriteTimeout = 0 }, "stepdown.write_timeout: must be between 1ms and 1m0s, got 0s"},
 		{"max_drill_hold", func(c *socket.Config) { c.MaxDrillHold = 0 }, "stepdown.max_drill_hold: must be between 1ms and 24h0m0s, got 0s"},
 		{"unknown group", func(c *socket.Config) { c.Group = "no-such-group-clockwatch" }, "stepdown.group: group: unknown group no-such-group-clockwatch (name an existing group or a numeric gid)"},
+		{"relative reserved_socket", func(c *socket.Config) { c.ReservedSocket = "r.sock" }, `stepdown.reserved_socket: must be an absolute path or "none", got "r.sock"`},
+		{"long reserved_socket", func(c *socket.Config) { c.ReservedSocket = "/" + strings.Repeat("a", 110) }, "stepdown.reserved_socket: must be at most 107 bytes long (a unix socket path), got 111"},
+		{"reserved_socket is socket", func(c *socket.Config) { c.ReservedSocket = c.Socket }, "stepdown.reserved_socket: must not be stepdown.socket, /run/clockwatch/stepdown.sock"},
+		{"unknown reserved_group", func(c *socket.Config) { c.ReservedGroup = "no-such-group-clockwatch" }, "stepdown.reserved_group: group: unknown group no-such-group-clockwatch (name an existing group or a numeric gid)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

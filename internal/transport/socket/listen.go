@@ -75,17 +75,17 @@ func (l *Listener) Close() error {
 
 // lockFile opens and locks path, retrying when the file locked was removed
 // (by a clockwatch stopping) between the open and the lock.
-func lockFile(path, socket string) (*os.File, error) {
+func lockFile(what, path, socket string) (*os.File, error) {
 	for try := 0; ; try++ {
 		// A dangling link here created its target: never followed.
-		lock, err := safefile.OpenFile("the stepdown socket's lock file", path, os.O_CREATE|os.O_RDWR, 0o600)
+		lock, err := safefile.OpenFile("the "+what+"'s lock file", path, os.O_CREATE|os.O_RDWR, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("opening the stepdown socket's lock file: %w", err)
+			return nil, fmt.Errorf("opening the %s's lock file: %w", what, err)
 		}
 		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			lock.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, fmt.Errorf("stepdown socket %s: another clockwatch holds %s", socket, path)
+				return nil, fmt.Errorf("%s %s: another clockwatch holds %s", what, socket, path)
 			}
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
@@ -125,21 +125,50 @@ func describe(m os.FileMode) string {
 // answers on) but refuses to touch a live one or anything that is not a
 // socket, then sets the mode and group.
 func Listen(cfg Config) (*Listener, error) {
-	path := cfg.Socket
 	mode, err := cfg.FileMode()
 	if err != nil {
 		return nil, fmt.Errorf("stepdown.mode: %w", err)
 	}
+	return listen(socketFile{what: "stepdown socket", pathKey: "stepdown.socket", groupKey: "stepdown.group",
+		path: cfg.Socket, mode: mode, group: cfg.Group})
+}
+
+// socketFile is a socket Listen creates, with the names its errors use.
+type socketFile struct {
+	what, pathKey, groupKey string
+	path                    string
+	mode                    uint32
+	group                   string
+}
+
+// listenReserved creates the reserved socket beside the stepdown socket at
+// public (nil when stepdown.reserved_socket is none).
+func listenReserved(cfg Config, public string) (*Listener, error) {
+	path := cfg.reservedPath(public)
+	if path == "" {
+		return nil, nil
+	}
+	f := socketFile{what: "reserved stepdown socket", pathKey: "stepdown.reserved_socket", groupKey: "stepdown.reserved_group",
+		path: path, mode: 0o600, group: cfg.ReservedGroup}
+	if f.group != "" {
+		f.mode = 0o660
+	}
+	return listen(f)
+}
+
+func listen(f socketFile) (*Listener, error) {
+	path := f.path
 	gid := -1
-	if cfg.Group != "" {
-		if gid, err = lookupGroup(cfg.Group); err != nil {
+	if f.group != "" {
+		var err error
+		if gid, err = lookupGroup(f.groupKey, f.group); err != nil {
 			return nil, err
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("creating the stepdown socket's directory: %w", err)
+		return nil, fmt.Errorf("creating the %s's directory: %w", f.what, err)
 	}
-	lock, err := lockFile(path+".lock", path)
+	lock, err := lockFile(f.what, path+".lock", path)
 	if err != nil {
 		return nil, err
 	}
@@ -147,51 +176,51 @@ func Listen(cfg Config) (*Listener, error) {
 		_ = os.Remove(lock.Name())
 		lock.Close()
 	}
-	if err := removeStale(path); err != nil {
+	if err := removeStale(f, path); err != nil {
 		unlock()
 		return nil, err
 	}
 	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		unlock()
-		return nil, fmt.Errorf("listening on the stepdown socket: %w", err)
+		return nil, fmt.Errorf("listening on the %s: %w", f.what, err)
 	}
 	l := &Listener{UnixListener: ul, lock: lock}
-	if err := os.Chmod(path, os.FileMode(mode)); err != nil {
+	if err := os.Chmod(path, os.FileMode(f.mode)); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("setting the stepdown socket's mode to %04o: %w", mode, err)
+		return nil, fmt.Errorf("setting the %s's mode to %04o: %w", f.what, f.mode, err)
 	}
 	if gid >= 0 {
 		if err := os.Lchown(path, -1, gid); err != nil {
 			l.Close()
-			return nil, fmt.Errorf("giving the stepdown socket to group %s (clockwatch must be a member of it or have CAP_CHOWN): %w", cfg.Group, err)
+			return nil, fmt.Errorf("giving the %s to group %s (clockwatch must be a member of it or have CAP_CHOWN): %w", f.what, f.group, err)
 		}
 	}
 	return l, nil
 }
 
 // removeStale removes path if it is a socket nobody listens on.
-func removeStale(path string) error {
+func removeStale(f socketFile, path string) error {
 	st, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("checking the stepdown socket: %w", err)
+		return fmt.Errorf("checking the %s: %w", f.what, err)
 	}
 	if st.Mode()&os.ModeSocket == 0 {
-		return fmt.Errorf("stepdown socket %s exists and is %s, not a socket: refusing to replace it (remove it, or set stepdown.socket to another path)", path, describe(st.Mode()))
+		return fmt.Errorf("%s %s exists and is %s, not a socket: refusing to replace it (remove it, or set %s to another path)", f.what, path, describe(st.Mode()), f.pathKey)
 	}
 	c, err := net.DialTimeout("unix", path, time.Second)
 	if err == nil {
 		c.Close()
-		return fmt.Errorf("stepdown socket %s is live: another process is serving it", path)
+		return fmt.Errorf("%s %s is live: another process is serving it", f.what, path)
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("probing the existing stepdown socket %s: %w", path, err)
+		return fmt.Errorf("probing the existing %s %s: %w", f.what, path, err)
 	}
 	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("removing the stale stepdown socket: %w", err)
+		return fmt.Errorf("removing the stale %s: %w", f.what, err)
 	}
 	return nil
 }
@@ -206,20 +235,25 @@ func (s *Server) Close() error {
 	}
 	err := s.l.Close()
 	s.l = nil
+	if s.rl != nil {
+		err = errors.Join(err, s.rl.Close())
+		s.rl = nil
+	}
 	return err
 }
 
-func lookupGroup(name string) (int, error) {
+// lookupGroup resolves the group name or gid of the setting key.
+func lookupGroup(key, name string) (int, error) {
 	if gid, err := strconv.Atoi(name); err == nil && gid >= 0 {
 		return gid, nil
 	}
 	g, err := user.LookupGroup(name)
 	if err != nil {
-		return 0, fmt.Errorf("stepdown.group: %w", err)
+		return 0, fmt.Errorf("%s: %w", key, err)
 	}
 	gid, err := strconv.Atoi(g.Gid)
 	if err != nil {
-		return 0, fmt.Errorf("stepdown.group: group %s has gid %q: %w", name, g.Gid, err)
+		return 0, fmt.Errorf("%s: group %s has gid %q: %w", key, name, g.Gid, err)
 	}
 	return gid, nil
 }

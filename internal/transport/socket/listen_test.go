@@ -15,6 +15,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/announce"
 	"github.com/clockwatch/clockwatch/internal/policy"
 	"github.com/clockwatch/clockwatch/internal/transport/socket"
+	"github.com/clockwatch/clockwatch/stepdown"
 )
 
 func listenConfig(t *testing.T) socket.Config {
@@ -180,6 +181,16 @@ func TestSocketActivation(t *testing.T) {
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil || !strings.Contains(line, `"type":"hello"`) {
 		t.Fatalf("got %q, %v", line, err)
+	}
+	// The child makes the reserved socket itself, beside the one systemd
+	// passed.
+	rc, err := net.Dial("unix", stepdown.ReservedPath(path))
+	if err != nil {
+		t.Fatalf("the reserved socket beside the activated one: %v", err)
+	}
+	defer rc.Close()
+	if line, err := bufio.NewReader(rc).ReadString('\n'); err != nil || !strings.Contains(line, `"type":"hello"`) {
+		t.Fatalf("reserved socket: got %q, %v", line, err)
 	}
 	_ = out
 }

@@ -59,6 +59,10 @@ type Options struct {
 	// Listener, when set, is used instead of systemd's socket or
 	// cfg.Socket. The server closes it when Run returns.
 	Listener net.Listener
+	// ReservedListener, with Listener, is the reserved socket's (nil:
+	// none); without Listener the server creates the reserved socket
+	// itself (Config.ReservedSocket).
+	ReservedListener net.Listener
 	// PeerCred reads the credentials of the peer of an accepted
 	// connection's descriptor; nil is PeerCred (SO_PEERCRED).
 	PeerCred func(fd int) (Cred, error)
@@ -93,6 +97,11 @@ type Server struct {
 	ready chan struct{}
 	l     net.Listener
 	addr  string
+	// rl is the reserved socket's listener (nil when off): only root,
+	// clockwatch's uid and stepdown.reserved_group can connect, so no
+	// other uid fills its accept queue, and its accepts are never paced.
+	rl    net.Listener
+	raddr string
 
 	// ann decides and numbers what to announce; the server is its
 	// unix-socket transport, subscribed in line (sub). The server never
@@ -245,6 +254,10 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // Addr is the socket path, valid after Listen or Ready.
 func (s *Server) Addr() string { return s.addr }
 
+// ReservedAddr is the reserved socket's path ("" when off), valid after
+// Listen or Ready.
+func (s *Server) ReservedAddr() string { return s.raddr }
+
 // Subscribers returns how many clients are connected.
 func (s *Server) Subscribers() int {
 	s.mu.Lock()
@@ -275,9 +288,29 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return fmt.Errorf("stepdown socket: %w", err)
 	}
+	rl := s.opts.ReservedListener
+	if s.opts.Listener == nil {
+		// Beside the socket clients dial, wherever it came from
+		// (systemd's too: the reserved one is clockwatch's own, absent
+		// while it restarts, and clients then take the public one).
+		r, err := listenReserved(s.cfg, l.Addr().String())
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("stepdown socket: %w; or set stepdown.reserved_socket: %s", err, ReservedOff)
+		}
+		if r != nil {
+			rl = r
+		} else if s.cfg.ReservedSocket == "" {
+			s.log.Warn("no reserved stepdown socket: the path beside the stepdown socket is longer than a unix socket's may be (107 bytes); root's and clockwatch's connections may wait behind a flood",
+				"path", stepdown.ReservedPath(l.Addr().String()))
+		}
+	}
 	s.l = l
 	s.addr = l.Addr().String()
-	s.log.Info("stepdown socket listening", "path", s.addr)
+	if rl != nil {
+		s.rl, s.raddr = rl, rl.Addr().String()
+	}
+	s.log.Info("stepdown socket listening", "path", s.addr, "reserved", s.raddr)
 	return nil
 }
 
@@ -305,23 +338,49 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l := s.l
+	closeListeners := func() {
+		s.l.Close()
+		if s.rl != nil {
+			s.rl.Close()
+		}
+	}
 	p, err := newInputPoller()
 	if err != nil {
-		l.Close()
+		closeListeners()
 		return fmt.Errorf("stepdown socket: %w", err)
 	}
-	a, err := newAcceptor(l)
-	if err != nil {
-		l.Close()
-		p.close()
-		return fmt.Errorf("stepdown socket: %w", err)
+	// The stepdown socket's refusals are paced (a flood waits in its
+	// backlog); the reserved socket's never are: only trusted peers
+	// reach its backlog.
+	type loop struct {
+		l     net.Listener
+		paced bool
+	}
+	loops := []loop{{s.l, true}}
+	if s.rl != nil {
+		loops = append(loops, loop{s.rl, false})
+	}
+	var acceptors []*acceptor
+	for _, lp := range loops {
+		a, err := newAcceptor(lp.l)
+		if err != nil {
+			for _, a := range acceptors {
+				a.close()
+			}
+			closeListeners()
+			p.close()
+			return fmt.Errorf("stepdown socket: %w", err)
+		}
+		acceptors = append(acceptors, a)
 	}
 	s.poller = p
 	s.wg.Go(p.run)
 
-	acceptErr := make(chan error, 1)
-	go func() { acceptErr <- s.acceptLoop(a) }()
+	acceptErr := make(chan error, len(acceptors))
+	for i, a := range acceptors {
+		go func() { acceptErr <- s.acceptLoop(a, loops[i].paced) }()
+	}
+	running := len(acceptors)
 
 	defer s.sub.Close()
 	if s.ownPulse != nil {
@@ -331,23 +390,20 @@ func (s *Server) Run(ctx context.Context) error {
 		defer func() { stop(); <-done }()
 	}
 	var runErr error
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			break loop
-		case err := <-acceptErr:
-			if err == nil {
-				err = errors.New("listener closed")
-			}
-			runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
-			acceptErr = nil
-			break loop
+	select {
+	case <-ctx.Done():
+	case err := <-acceptErr:
+		if err == nil {
+			err = errors.New("listener closed")
 		}
+		runErr = fmt.Errorf("stepdown socket: accepting: %w", err)
+		running--
 	}
-	l.Close()
-	a.close()
-	if acceptErr != nil {
+	closeListeners()
+	for _, a := range acceptors {
+		a.close()
+	}
+	for range running {
 		<-acceptErr
 	}
 	s.mu.Lock()

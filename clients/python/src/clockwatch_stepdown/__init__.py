@@ -16,7 +16,7 @@ format is docs/stepdown-protocol.md in clockwatch's repository.
 """
 
 from ._async import AsyncLeaseGuard, AsyncSubscriber
-from ._protocol import DEFAULT_SOCKET, SOCKET_ENV, Event, ProtocolError, default_socket, parse
+from ._protocol import DEFAULT_SOCKET, SOCKET_ENV, Event, ProtocolError, default_socket, parse, reserved_path
 from ._sync import ClockUntrusted, LeaseGuard, Subscriber, request_drill
 
 __all__ = [
@@ -32,5 +32,6 @@ __all__ = [
     "default_socket",
     "parse",
     "request_drill",
+    "reserved_path",
 ]
 __version__ = "0.1.0"

@@ -6,7 +6,8 @@ import asyncio
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Awaitable, Callable, Optional, Sequence, Union
 
-from ._protocol import MAX_LINE, Backoff, Event, ProtocolError, ack, default_socket, parse, unknown, watch_peer
+from ._protocol import (MAX_LINE, Backoff, Event, ProtocolError, ack, default_socket, parse, reserved_path, unknown,
+                        watch_peer)
 from ._sync import HELLO_TIMEOUT, ClockUntrusted
 
 Callback = Callable[[str], Union[None, Awaitable[None]]]
@@ -45,7 +46,14 @@ class AsyncSubscriber:
             await asyncio.sleep(backoff.next())
 
     async def _session(self) -> AsyncIterator[Event]:
-        reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(self.path, limit=MAX_LINE), HELLO_TIMEOUT)
+        try:
+            # The reserved socket first (root's and clockwatch's uid's), then
+            # the stepdown socket on any error (docs/stepdown-protocol.md).
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_unix_connection(reserved_path(self.path), limit=MAX_LINE), HELLO_TIMEOUT)
+        except OSError:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_unix_connection(self.path, limit=MAX_LINE), HELLO_TIMEOUT)
         self._writer = writer
         silence = HELLO_TIMEOUT
         while True:

@@ -23,6 +23,17 @@ def default_socket() -> str:
     return os.environ.get(SOCKET_ENV) or DEFAULT_SOCKET
 
 
+def reserved_path(path: str) -> str:
+    """The reserved socket beside the stepdown socket at path: "x.sock"
+    becomes "x.reserved.sock" (".reserved" is appended to a path that does
+    not end in ".sock"). Only root and clockwatch's uid may connect there,
+    and no other uid's connection flood can delay them: clients try it
+    first and take path on any error (docs/stepdown-protocol.md)."""
+    if path.endswith(".sock"):
+        return path[: -len(".sock")] + ".reserved.sock"
+    return path + ".reserved"
+
+
 class ProtocolError(Exception):
     """clockwatch sent something that is not a stepdown protocol message."""
 

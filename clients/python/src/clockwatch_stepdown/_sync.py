@@ -8,10 +8,30 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional, Sequence
 
-from ._protocol import Backoff, Event, Lines, ProtocolError, ack, default_socket, drill, parse, unknown, watch_peer
+from ._protocol import (Backoff, Event, Lines, ProtocolError, ack, default_socket, drill, parse, reserved_path, unknown,
+                        watch_peer)
 
 #: How long to wait for the hello before the heartbeat interval is known.
 HELLO_TIMEOUT = 5.0
+
+
+def _connect(path: str, keep: Optional[Callable[[socket.socket], None]] = None) -> socket.socket:
+    """Connects to the reserved socket beside path, else (on any error) to
+    path; keep is handed each socket before its connect, so that another
+    thread may close it."""
+    for p in (reserved_path(path), path):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if keep is not None:
+            keep(s)
+        s.settimeout(HELLO_TIMEOUT)
+        try:
+            s.connect(p)
+            return s
+        except OSError:
+            s.close()
+            if p == path:
+                raise
+    raise AssertionError("unreachable")
 
 
 class ClockUntrusted(Exception):
@@ -65,11 +85,7 @@ class Subscriber:
             stop.wait(backoff.next())
 
     def _session(self, stop: threading.Event) -> Iterator[Event]:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        with self._lock:
-            self._sock = s
-        s.settimeout(HELLO_TIMEOUT)
-        s.connect(self.path)
+        s = _connect(self.path, self._keep)
         # Short reads so that stop is honoured; the silence deadline is kept
         # apart.
         s.settimeout(0.2)
@@ -111,6 +127,10 @@ class Subscriber:
         except OSError:
             pass
 
+    def _keep(self, s: socket.socket) -> None:
+        with self._lock:
+            self._sock = s
+
     def _close(self) -> None:
         with self._lock:
             s, self._sock = self._sock, None
@@ -124,9 +144,7 @@ def request_drill(path: Optional[str] = None, reason: str = "drill", step_second
     hold_seconds later. Allowed for root, clockwatch's uid and
     stepdown.drill_uids; raises ProtocolError with clockwatch's refusal."""
     deadline = time.monotonic() + 2 * HELLO_TIMEOUT
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(HELLO_TIMEOUT)
-        s.connect(path or default_socket())
+    with _connect(path or default_socket()) as s:
         lines = Lines()
         sent = False
         while time.monotonic() < deadline:

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Follows clockwatch's stepdown socket in a daemon thread and tells a {@link StepdownListener}.
@@ -58,6 +59,41 @@ public final class StepdownClient implements Closeable {
         this.reader.setDaemon(true);
         this.watchdog = new Thread(this::watch, "clockwatch-stepdown-watchdog");
         this.watchdog.setDaemon(true);
+    }
+
+    /**
+     * The reserved socket beside the stepdown socket at {@code socket}: "x.sock" becomes "x.reserved.sock"
+     * (".reserved" is appended to a path that does not end in ".sock"). Only root and clockwatch's uid may connect
+     * there, and no other uid's connection flood can delay them: the client tries it first and takes the stepdown
+     * socket on any error (docs/stepdown-protocol.md).
+     */
+    public static Path reservedPath(Path socket) {
+        String s = socket.toString();
+        return Path.of(s.endsWith(".sock") ? s.substring(0, s.length() - ".sock".length()) + ".reserved.sock" : s + ".reserved");
+    }
+
+    /**
+     * Connects to the reserved socket beside {@code socket}, else (on any error) to {@code socket}; {@code keep} is
+     * handed each channel before its connect, so that another thread may close it.
+     */
+    private static SocketChannel connect(Path socket, Consumer<SocketChannel> keep) throws IOException {
+        try {
+            SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            keep.accept(ch);
+            ch.connect(UnixDomainSocketAddress.of(reservedPath(socket)));
+            return ch;
+        } catch (IOException e) {
+            // A failed connect closes the channel: a new one for the stepdown socket.
+            SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            keep.accept(ch);
+            try {
+                ch.connect(UnixDomainSocketAddress.of(socket));
+            } catch (IOException e2) {
+                ch.close();
+                throw e2;
+            }
+            return ch;
+        }
     }
 
     /** $CLOCKWATCH_STEPDOWN_SOCKET, or {@link #DEFAULT_SOCKET}. */
@@ -127,11 +163,9 @@ public final class StepdownClient implements Closeable {
     }
 
     private void session() throws IOException, InterruptedException {
-        SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-        channel = ch;
         silenceNanos = HELLO_TIMEOUT_NANOS;
         lastMessageNanos = System.nanoTime();
-        ch.connect(UnixDomainSocketAddress.of(socket));
+        SocketChannel ch = connect(socket, c -> channel = c);
         BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.UTF_8), MAX_LINE);
         while (!closed) {
             String line = in.readLine();
@@ -263,8 +297,7 @@ public final class StepdownClient implements Closeable {
             req.append(",\"hold_seconds\":").append(holdSeconds);
         }
         req.append("}\n");
-        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            ch.connect(UnixDomainSocketAddress.of(socket));
+        try (SocketChannel ch = connect(socket, c -> { })) {
             // Reads cannot time out: a timer closes the channel at the deadline.
             Closeable deadline = ch;
             Thread timer = new Thread(() -> {

@@ -58,6 +58,14 @@ public final class StepdownClientTest {
         System.exit(failed == 0 ? 0 : 1);
     }
 
+    /** The reserved socket's path, as docs/stepdown-protocol.md gives the rule. */
+    static void testReservedPath() {
+        check(StepdownClient.reservedPath(Path.of("/run/clockwatch/stepdown.sock")).equals(Path.of("/run/clockwatch/stepdown.reserved.sock")),
+                "reservedPath of stepdown.sock: " + StepdownClient.reservedPath(Path.of("/run/clockwatch/stepdown.sock")));
+        check(StepdownClient.reservedPath(Path.of("/tmp/x/socket")).equals(Path.of("/tmp/x/socket.reserved")),
+                "reservedPath of a path without .sock: " + StepdownClient.reservedPath(Path.of("/tmp/x/socket")));
+    }
+
     static void check(boolean ok, String what) {
         if (!ok) {
             throw new AssertionError(what);
