@@ -160,8 +160,10 @@ func startDaemon(bin string, nice int, dir string) (*daemon, error) {
 		return nil, err
 	}
 	// nice(1) sets the value before the daemon starts a thread: every
-	// thread has it (it is per thread on Linux).
-	cmd := exec.Command("nice", "-n", fmt.Sprint(nice), bin, "--config.file="+conf, "--web.config.file="+webConf, "--web.listen-address=127.0.0.1:0")
+	// thread has it (it is per thread on Linux). --runtime.nice the same,
+	// or the daemon, run as root here, would lower its own to -10.
+	cmd := exec.Command("nice", "-n", fmt.Sprint(nice), bin, fmt.Sprintf("--runtime.nice=%d", nice),
+		"--config.file="+conf, "--web.config.file="+webConf, "--web.listen-address=127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+state, "RUNTIME_DIRECTORY="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
