@@ -149,10 +149,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Tasks()...)
 	// The periodic work (the stepdown feed and heartbeat every second, the
-	// clockbound segment every 4 s) shares the pulse; the second's rests
-	// while no subscriber listens and chronyd's polls feed the policy.
+	// clockbound segment every 4 s, the idle clock samples) shares the
+	// pulse's one timer; the second's work rests while no subscriber
+	// listens and chronyd's polls feed the policy.
 	pl := pulse.New()
 	tasks = append(tasks, pl.Run)
+	// The idle clock samples share the pulse's wake-ups (every
+	// clock.idle_sample_interval or up to half of it sooner: on the
+	// segment's 4 s instants by default).
+	steps.Sampler.Pace(pl)
 	if sources.Wakes() {
 		// A clock set changes chronyd's figures at once (and chronyd may be
 		// what set the clock): poll it now rather than at its cadence.
