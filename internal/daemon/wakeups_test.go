@@ -53,6 +53,9 @@ func TestIdleWakeups(t *testing.T) {
 	waitSettled(t, c)
 	cfg := config.Default()
 	cfg.Chrony.Address = c.Socket
+	// chronyd's exit is watched (as /run/chrony/chronyd.pid is on a
+	// host): the polls follow its updates up to 64 s apart.
+	cfg.Chrony.PIDFile = c.PIDFile
 	state, run := t.TempDir(), t.TempDir()
 	env := map[string]string{"STATE_DIRECTORY": state, "RUNTIME_DIRECTORY": run}
 	var log bytes.Buffer
