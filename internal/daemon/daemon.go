@@ -158,6 +158,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// clock.idle_sample_interval or up to half of it sooner: on the
 	// segment's 4 s instants by default).
 	steps.Sampler.Pace(pl)
+	// So do systemd's watchdog pings and status line (registered now: the
+	// pulse takes none once it runs; their tasks start at READY).
+	var beats systemdBeats
+	if wd := d.opts.WatchdogInterval; wd > 0 {
+		beats.watchdog = beatOn(pl, wd/2)
+	}
+	if d.opts.Notifier.Enabled() {
+		beats.status = beatOn(pl, statusInterval)
+	}
 	if sources.Wakes() {
 		// A clock set changes chronyd's figures at once (and chronyd may be
 		// what set the clock): poll it now rather than at its cadence.
@@ -278,7 +287,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
 		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval, "idle_sample_interval", stepCfg.IdleInterval,
 		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
-	for _, task := range d.systemdTasks(steps) {
+	for _, task := range d.systemdTasks(steps, beats) {
 		g.Go(func() error { return task(ctx) })
 	}
 	return g.Wait()
@@ -297,14 +306,14 @@ func announcerWanted(cfg *config.Config, k8s kubeclient.Options) bool {
 // the sampler has its first sample), keep its status line on the current
 // verdict, ping its watchdog while the clock sampler keeps sampling, and
 // say when the daemon stops. With no NOTIFY_SOCKET they do nothing.
-func (d *Daemon) systemdTasks(steps *Steps) []func(context.Context) error {
+func (d *Daemon) systemdTasks(steps *Steps, beats systemdBeats) []func(context.Context) error {
 	n := d.opts.Notifier
 	status := func() string { return d.verdict(d.sources).Summary() }
 	if err := n.Ready(status()); err != nil {
 		d.logger.Warn("notifying systemd", "err", err)
 	}
 	last, changed := steps.Sampler.Gauges().Load().Samples, time.Now()
-	wd := &sdnotify.Watchdog{Pinger: n, Interval: d.opts.WatchdogInterval, Logger: d.logger, Healthy: func() error {
+	wd := &sdnotify.Watchdog{Pinger: n, Interval: d.opts.WatchdogInterval, Logger: d.logger, Beat: beats.watchdog, Healthy: func() error {
 		if s := steps.Sampler.Gauges().Load().Samples; s != last {
 			last, changed = s, time.Now()
 			return nil
@@ -325,7 +334,7 @@ func (d *Daemon) systemdTasks(steps *Steps) []func(context.Context) error {
 		},
 	}
 	if n.Enabled() {
-		sr := &sdnotify.StatusReporter{Statuser: n, Interval: 10 * time.Second, Status: status, Logger: d.logger}
+		sr := &sdnotify.StatusReporter{Statuser: n, Interval: statusInterval, Status: status, Logger: d.logger, Beat: beats.status}
 		tasks = append(tasks, sr.Run)
 	}
 	return tasks
@@ -539,4 +548,27 @@ func (d *Daemon) verdict(sources timesources.Members) health.Verdict {
 	}
 	f.Notes = sources.Notes()
 	return health.Judge(f, d.cfg.Load().Health.Thresholds())
+}
+
+// statusInterval is how often systemd's status line is looked at.
+const statusInterval = 10 * time.Second
+
+// systemdBeats time the watchdog's pings (every half its interval) and the
+// status line on the daemon's pulse; nil: a ticker of their own.
+type systemdBeats struct {
+	watchdog, status <-chan struct{}
+}
+
+// beatOn returns a channel that receives every period of pl, or up to half
+// of it sooner on a wake-up of pl's other work (a beat not yet taken is not
+// doubled).
+func beatOn(pl *pulse.Pulse, period time.Duration) <-chan struct{} {
+	c := make(chan struct{}, 1)
+	pl.Every(period, func() {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	})
+	return c
 }
