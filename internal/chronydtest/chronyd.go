@@ -56,6 +56,8 @@ type Chronyd struct {
 	Socket string
 	// Conf is the path of the chrony.conf written for it.
 	Conf string
+	// PIDFile is the path of the pid file it writes (chrony.pid_file).
+	PIDFile string
 	// Servers are the NTP servers chronyd polls; change their offset with
 	// SetOffset.
 	Servers []*ntptest.Server
@@ -91,7 +93,8 @@ func Start(t testing.TB, o Options) *Chronyd {
 	if err := os.Chmod(dir, mode); err != nil {
 		t.Fatal(err)
 	}
-	c := &Chronyd{Dir: dir, Socket: filepath.Join(dir, "chronyd.sock"), Conf: filepath.Join(dir, "chrony.conf"), t: t, bin: bin}
+	c := &Chronyd{Dir: dir, Socket: filepath.Join(dir, "chronyd.sock"), Conf: filepath.Join(dir, "chrony.conf"),
+		PIDFile: filepath.Join(dir, "chronyd.pid"), t: t, bin: bin}
 	if o.GroupAccess {
 		c.umask = "007"
 	}
@@ -118,7 +121,7 @@ func Start(t testing.TB, o Options) *Chronyd {
 		fmt.Fprintf(&conf, "cmdport 0\n")
 	}
 	fmt.Fprintf(&conf, "bindcmdaddress %s\npidfile %s\ndriftfile %s\n", c.Socket,
-		filepath.Join(dir, "chronyd.pid"), filepath.Join(dir, "drift"))
+		c.PIDFile, filepath.Join(dir, "drift"))
 	for _, l := range o.Extra {
 		conf.WriteString(l + "\n")
 	}

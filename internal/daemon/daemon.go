@@ -86,10 +86,24 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}, sources.Collectors()...)
 	tasks := append(steps.Tasks(), sources.Tasks()...)
 	// The periodic work (the stepdown feed and heartbeat every second, the
-	// clockbound segment every 4 s) shares the pulse; the second's rests
-	// while no subscriber listens and chronyd's polls feed the policy.
+	// clockbound segment every 4 s, the idle clock samples) shares the
+	// pulse's one timer; the second's work rests while no subscriber
+	// listens and chronyd's polls feed the policy.
 	pl := pulse.New()
 	tasks = append(tasks, pl.Run)
+	// The idle clock samples share the pulse's wake-ups (every
+	// clock.idle_sample_interval or up to half of it sooner: on the
+	// segment's 4 s instants by default).
+	steps.Sampler.Pace(pl)
+	// So do systemd's watchdog pings and status line (registered now: the
+	// pulse takes none once it runs; their tasks start at READY).
+	var beats systemdBeats
+	if wd := d.opts.WatchdogInterval; wd > 0 {
+		beats.watchdog = beatOn(pl, wd/2)
+	}
+	if d.opts.Notifier.Enabled() {
+		beats.status = beatOn(pl, statusInterval)
+	}
 	if sources.Wakes() {
 		// A clock set changes chronyd's figures at once (and chronyd may be
 		// what set the clock): poll it now rather than at its cadence.
@@ -210,7 +224,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.logger.Info("clockwatch started", "version", version.Version, "revision", version.GetRevision(),
 		"config", d.opts.ConfigFile, "sample_interval", cfg.Clock.SampleInterval, "idle_sample_interval", stepCfg.IdleInterval,
 		"state_dir", steps.Journal.Dir(), "clock_epoch", steps.Journal.State().Epoch)
-	for _, task := range d.systemdTasks(steps) {
+	for _, task := range d.systemdTasks(steps, beats) {
 		g.Go(func() error { return task(ctx) })
 	}
 	return g.Wait()

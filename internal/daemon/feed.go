@@ -239,13 +239,15 @@ func (s *Feed) Run(ctx context.Context) error {
 }
 
 // periodic is the pulse's feed: every Poll while Periodic says so (or
-// without it), else once MaxQuiet has passed without a feed; never before
-// the feed has handed over the first sample's events.
+// without it), else once MaxQuiet has passed without a feed, or half of it
+// when the pulse calls early to share a wake-up with other work (it may,
+// by up to half the rest); never before the feed has handed over the first
+// sample's events.
 func (s *Feed) periodic() {
 	if !s.fed.Load() {
 		return
 	}
-	if s.opt.Periodic == nil || s.opt.Periodic() || s.quiet() >= s.opt.MaxQuiet {
+	if s.opt.Periodic == nil || s.opt.Periodic() || s.quiet() >= s.opt.MaxQuiet/2 {
 		s.pollOnce()
 	}
 }

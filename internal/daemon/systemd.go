@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/clockwatch/clockwatch/internal/pulse"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )
 
@@ -12,14 +13,14 @@ import (
 // the sampler has its first sample), keep its status line on the current
 // verdict, ping its watchdog while the clock sampler keeps sampling, and
 // say when the daemon stops. With no NOTIFY_SOCKET they do nothing.
-func (d *Daemon) systemdTasks(steps *Steps) []func(context.Context) error {
+func (d *Daemon) systemdTasks(steps *Steps, beats systemdBeats) []func(context.Context) error {
 	n := d.opts.Notifier
 	status := func() string { return d.verdict(d.sources).Summary() }
 	if err := n.Ready(status()); err != nil {
 		d.logger.Warn("notifying systemd", "err", err)
 	}
 	last, changed := steps.Sampler.Gauges().Load().Samples, time.Now()
-	wd := &sdnotify.Watchdog{Pinger: n, Interval: d.opts.WatchdogInterval, Logger: d.logger, Healthy: func() error {
+	wd := &sdnotify.Watchdog{Pinger: n, Interval: d.opts.WatchdogInterval, Logger: d.logger, Beat: beats.watchdog, Healthy: func() error {
 		if s := steps.Sampler.Gauges().Load().Samples; s != last {
 			last, changed = s, time.Now()
 			return nil
@@ -40,8 +41,31 @@ func (d *Daemon) systemdTasks(steps *Steps) []func(context.Context) error {
 		},
 	}
 	if n.Enabled() {
-		sr := &sdnotify.StatusReporter{Statuser: n, Interval: 10 * time.Second, Status: status, Logger: d.logger}
+		sr := &sdnotify.StatusReporter{Statuser: n, Interval: statusInterval, Status: status, Logger: d.logger, Beat: beats.status}
 		tasks = append(tasks, sr.Run)
 	}
 	return tasks
+}
+
+// statusInterval is how often systemd's status line is looked at.
+const statusInterval = 10 * time.Second
+
+// systemdBeats time the watchdog's pings (every half its interval) and the
+// status line on the daemon's pulse; nil: a ticker of their own.
+type systemdBeats struct {
+	watchdog, status <-chan struct{}
+}
+
+// beatOn returns a channel that receives every period of pl, or up to half
+// of it sooner on a wake-up of pl's other work (a beat not yet taken is not
+// doubled).
+func beatOn(pl *pulse.Pulse, period time.Duration) <-chan struct{} {
+	c := make(chan struct{}, 1)
+	pl.Every(period, func() {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	})
+	return c
 }

@@ -13,40 +13,48 @@ import (
 // process sleeps in between. Wake ends a rest at once.
 const Rest = 8 * time.Second
 
-// Pulse calls functions every period, those of one period together, from
-// the goroutine that runs it. Register with Every or EveryWhile before Run.
-// The functions must be quick and must not block (a slow one delays the
-// others): what they start that may wait belongs in a goroutine of its own.
+// Pulse calls functions every period, from the one goroutine that runs
+// it, with one timer for all: each call is due one period (or its rest)
+// after the last, and a function whose call is near when the timer fires
+// for another is called then too (Run), so that work of different periods
+// shares the process's wake-ups. Register with Every or EveryWhile before
+// Run. The functions must be quick and must not block (a slow one delays
+// the others): what they start that may wait belongs in a goroutine of its
+// own.
 type Pulse struct {
 	mu      sync.Mutex
 	running bool
-	periods []time.Duration
-	jobs    map[time.Duration][]job
-	// wake has one channel per period, made by Run: Wake sends on each
-	// without blocking.
-	wake []chan struct{}
+	jobs    []*job
+	// wake is sent on by Wake without blocking; Run receives.
+	wake chan struct{}
 }
 
-// job is one registration.
+// job is one registration and its schedule (Run's alone).
 type job struct {
-	f func()
+	period time.Duration
+	f      func()
 	// rest says how long f may wait for its next call; nil: one period.
 	rest func() time.Duration
+	// due is when f must be called at the latest; early how much sooner
+	// it may be, to share a wake-up.
+	due   time.Time
+	early time.Duration
 }
 
 // New returns a pulse with nothing to do.
-func New() *Pulse { return &Pulse{jobs: map[time.Duration][]job{}} }
+func New() *Pulse { return &Pulse{wake: make(chan struct{}, 1)} }
 
-// Every makes Run call f every period. It panics when Run has started or
+// Every makes Run call f every period, or up to half a period sooner when
+// the pulse wakes for other work then. It panics when Run has started or
 // the period is not positive: both are mistakes of the wiring.
 func (p *Pulse) Every(period time.Duration, f func()) { p.EveryWhile(period, f, nil) }
 
 // EveryWhile makes Run call f every period, or less often while rest says
-// f may wait longer (asked after each call): when every function of a
-// period may wait longer than the period, the period rests for the
-// shortest of their waits, at most Rest, until Wake. Whoever makes f's
-// wait shorter between calls (a subscriber that connects) calls Wake, so
-// that the next call is one period later, not at the rest's end.
+// f may wait longer (asked after each call, at most Rest): the next call
+// is then due that long after, or up to half of it sooner when the pulse
+// wakes for other work then. Whoever makes f's wait shorter between calls
+// (a subscriber that connects) calls Wake, so that the next call is one
+// period later, not at the rest's end.
 func (p *Pulse) EveryWhile(period time.Duration, f func(), rest func() time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -56,88 +64,87 @@ func (p *Pulse) EveryWhile(period time.Duration, f func(), rest func() time.Dura
 	if period <= 0 {
 		panic(fmt.Sprintf("pulse: non-positive period %s", period))
 	}
-	if _, ok := p.jobs[period]; !ok {
-		p.periods = append(p.periods, period)
-	}
-	p.jobs[period] = append(p.jobs[period], job{f: f, rest: rest})
+	p.jobs = append(p.jobs, &job{period: period, f: f, rest: rest})
 }
 
-// Wake ends every rest: the periods beat at their own rate again from now.
-// It never blocks; before Run it does nothing (Run starts awake).
+// Wake ends every rest: each function is called again at most one period
+// from now. It never blocks; before Run it does nothing (Run starts awake).
 func (p *Pulse) Wake() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, w := range p.wake {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
+	running := p.running
+	p.mu.Unlock()
+	if !running {
+		return
+	}
+	select {
+	case p.wake <- struct{}{}:
+	default:
 	}
 }
 
-// Run calls the functions until ctx is done: one time.Ticker per distinct
-// period (one for the defaults, where everything runs every second). It
-// returns nil.
+// Run calls the functions until ctx is done, on one timer armed for the
+// earliest call due. Each time it fires, it calls, in the order they were
+// registered, every function whose call is due or within its early margin
+// (half the wait it was scheduled for): a 10 s job beside a 4 s one is
+// called on the 4 s job's eighth second, so the process wakes for both
+// once. It returns nil.
 func (p *Pulse) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.running = true
-	periods := slices.Clone(p.periods)
-	p.wake = make([]chan struct{}, len(periods))
-	for i := range p.wake {
-		p.wake[i] = make(chan struct{}, 1)
-	}
-	wake := p.wake
+	jobs := slices.Clone(p.jobs)
 	p.mu.Unlock()
-	if len(periods) == 0 {
+	if len(jobs) == 0 {
 		<-ctx.Done()
 		return nil
 	}
-	if len(periods) == 1 {
-		// The common case: one period, one goroutine.
-		beat(ctx, periods[0], p.jobs[periods[0]], wake[0])
-		return nil
+	now := time.Now()
+	for _, j := range jobs {
+		j.schedule(now, j.period)
 	}
-	// Several periods (a non-default configuration): a goroutine per
-	// period keeps the code simple; the process then wakes per period.
-	var wg sync.WaitGroup
-	for i, d := range periods {
-		jobs := p.jobs[d]
-		wg.Go(func() { beat(ctx, d, jobs, wake[i]) })
-	}
-	wg.Wait()
-	return nil
-}
-
-// beat calls jobs every period until ctx is done, resting while every job
-// may wait longer, and every period again from a wake.
-func beat(ctx context.Context, period time.Duration, jobs []job, wake <-chan struct{}) {
-	t := time.NewTicker(period)
+	t := time.NewTimer(until(jobs, now))
 	defer t.Stop()
-	next := period
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-wake:
-			if next != period {
-				next = period
-				t.Reset(period)
+			return nil
+		case <-p.wake:
+			now = time.Now()
+			for _, j := range jobs {
+				if j.due.Sub(now) > j.period {
+					j.schedule(now, j.period)
+				}
 			}
-			continue
 		case <-t.C:
-		}
-		wait := Rest
-		for _, j := range jobs {
-			j.f()
-			if j.rest == nil {
-				wait = 0
-			} else {
-				wait = min(wait, j.rest())
+			now = time.Now()
+			for _, j := range jobs {
+				if j.due.Sub(now) > j.early {
+					continue
+				}
+				j.f()
+				wait := j.period
+				if j.rest != nil {
+					wait = min(max(j.rest(), j.period), max(Rest, j.period))
+				}
+				j.schedule(now, wait)
 			}
 		}
-		if wait = max(wait, period); wait != next {
-			next = wait
-			t.Reset(wait)
+		t.Reset(until(jobs, time.Now()))
+	}
+}
+
+// schedule makes j's next call due wait after now, or up to half of it
+// sooner.
+func (j *job) schedule(now time.Time, wait time.Duration) {
+	j.due, j.early = now.Add(wait), wait/2
+}
+
+// until is the wait from now until the earliest call due.
+func until(jobs []*job, now time.Time) time.Duration {
+	first := jobs[0].due
+	for _, j := range jobs[1:] {
+		if j.due.Before(first) {
+			first = j.due
 		}
 	}
+	return max(first.Sub(now), 0)
 }

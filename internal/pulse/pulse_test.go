@@ -157,3 +157,42 @@ func TestRestFor(t *testing.T) {
 		t.Errorf("%d calls in 1 s resting 300 ms at a time, want 3 or 4", n)
 	}
 }
+
+// TestSharedWakeups: a function every 500 ms beside one every 200 ms is
+// called on the same wake-ups as the other (at 400 ms, not at 500 ms: up to
+// half its period sooner), so the process wakes for the two at the 200 ms
+// function's rate alone.
+func TestSharedWakeups(t *testing.T) {
+	t.Parallel()
+	p := New()
+	var mu sync.Mutex
+	var lastA time.Time
+	var gaps []time.Duration
+	p.Every(200*time.Millisecond, func() {
+		mu.Lock()
+		lastA = time.Now()
+		mu.Unlock()
+	})
+	p.Every(500*time.Millisecond, func() {
+		mu.Lock()
+		gaps = append(gaps, time.Since(lastA))
+		mu.Unlock()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
+	time.Sleep(1700 * time.Millisecond)
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	// At 400 ms, 800 ms, 1200 ms and 1600 ms, right after the other.
+	if len(gaps) < 3 || len(gaps) > 5 {
+		t.Errorf("%d calls of the 500 ms function in 1.7 s, want 4 (every 400 ms): %v", len(gaps), gaps)
+	}
+	for i, g := range gaps {
+		if g > 50*time.Millisecond {
+			t.Errorf("call %d of the 500 ms function came %v after the 200 ms one's, want the same wake-up", i, g)
+		}
+	}
+}

@@ -28,6 +28,10 @@ type StatusReporter struct {
 	// Logger receives one error line when sending starts failing. Nil
 	// discards.
 	Logger *slog.Logger
+	// Beat, when set, times the asks instead of a ticker every Interval
+	// (each receive, after the first line at once): the daemon's pulse,
+	// so that they share its wake-ups.
+	Beat <-chan struct{}
 }
 
 // Run reports until ctx is done, then returns nil. The first line goes out
@@ -40,8 +44,12 @@ func (r *StatusReporter) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	t := time.NewTicker(r.Interval)
-	defer t.Stop()
+	var tick <-chan time.Time
+	if r.Beat == nil {
+		t := time.NewTicker(r.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
 	var last string
 	sent, failing := false, false
 	for {
@@ -58,7 +66,8 @@ func (r *StatusReporter) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-tick:
+		case <-r.Beat:
 		}
 	}
 }

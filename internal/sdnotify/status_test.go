@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -83,4 +84,34 @@ func TestStatusReporterMisconfigured(t *testing.T) {
 	if err := (&sdnotify.StatusReporter{Interval: time.Second, Status: func() string { return "" }}).Run(t.Context()); err == nil {
 		t.Error("Run() without a Statuser succeeded")
 	}
+}
+
+// TestStatusReporterBeat: with a Beat, the line is asked for at once and
+// at each beat, never on a ticker of its own.
+func TestStatusReporterBeat(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var asked atomic.Int64
+		beat := make(chan struct{})
+		r := &sdnotify.StatusReporter{Statuser: &fakeStatuser{}, Interval: time.Second, Beat: beat,
+			Status: func() string { asked.Add(1); return "ok" }}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if n := asked.Load(); n != 1 {
+			t.Errorf("asked %d times in 5 s without a beat at a 1 s interval, want once", n)
+		}
+		beat <- struct{}{}
+		beat <- struct{}{}
+		synctest.Wait()
+		if n := asked.Load(); n != 3 {
+			t.Errorf("asked %d times after 2 beats, want 3", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run() = %v, want nil", err)
+		}
+	})
 }

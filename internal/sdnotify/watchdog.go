@@ -32,6 +32,11 @@ type Watchdog struct {
 	// Logger receives a warning when pings stop and an info line when they
 	// resume, never one per tick. Nil discards.
 	Logger *slog.Logger
+	// Beat, when set, times the pings instead of a ticker of the
+	// Watchdog's own (each receive, after the first ping at once): the
+	// daemon's pulse, every half Interval or sooner, so that the pings
+	// share its wake-ups. A pulse that stops stops the pings.
+	Beat <-chan struct{}
 }
 
 // Run pings until ctx is done, then returns nil. It returns nil at once when
@@ -48,9 +53,12 @@ func (w *Watchdog) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	period := w.Interval / 2
-	t := time.NewTicker(period)
-	defer t.Stop()
+	var tick <-chan time.Time
+	if w.Beat == nil {
+		t := time.NewTicker(w.Interval / 2)
+		defer t.Stop()
+		tick = t.C
+	}
 	var unhealthy, sendFailing bool
 	for {
 		if err := w.healthy(); err != nil {
@@ -75,7 +83,8 @@ func (w *Watchdog) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-tick:
+		case <-w.Beat:
 		}
 	}
 }

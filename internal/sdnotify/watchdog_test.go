@@ -152,3 +152,34 @@ func TestWatchdogRealSocket(t *testing.T) {
 		t.Errorf("Run() = %v", err)
 	}
 }
+
+// TestWatchdogBeat: with a Beat, a ping at once, then one for each beat
+// and none between (no ticker of its own, even past half the interval).
+func TestWatchdogBeat(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakePinger{start: time.Now()}
+		beat := make(chan struct{})
+		w := &sdnotify.Watchdog{Pinger: p, Interval: 2 * time.Second, Beat: beat}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- w.Run(ctx) }()
+		synctest.Wait()
+		time.Sleep(5 * time.Second) // 5 ticks of a ticker at 1 s
+		synctest.Wait()
+		if got := p.count(); got != 1 {
+			t.Errorf("%d pings in 5 s without a beat, want the first alone", got)
+		}
+		for range 3 {
+			beat <- struct{}{}
+		}
+		synctest.Wait()
+		if got := p.count(); got != 4 {
+			t.Errorf("%d pings after 3 beats, want 4", got)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run() = %v, want nil", err)
+		}
+	})
+}

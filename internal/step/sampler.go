@@ -31,8 +31,12 @@ type Sampler struct {
 	sinks  []func(Event)
 	log    *slog.Logger
 
-	idle       time.Duration // 0: always cfg.Interval
-	watcher    Watcher
+	idle    time.Duration // 0: always cfg.Interval
+	watcher Watcher
+	// beat, when paced (Pace), times the idle samples instead of the
+	// Sampler's own timer.
+	beat       chan struct{}
+	paced      bool
 	burstUntil time.Time
 	fast       bool         // the interval chosen for the next sample, for tests
 	now        func() int64 // CLOCK_MONOTONIC in ns
@@ -49,8 +53,31 @@ type Sampler struct {
 func NewSampler(cfg Config, clocks hostclock.ClockReader, marks <-chan hostclock.Mark, det *Detector, logger *slog.Logger, sinks ...func(Event)) *Sampler {
 	return &Sampler{
 		cfg: cfg, clocks: clocks, marks: marks, det: det, sinks: sinks, log: logger,
-		ready: make(chan struct{}), now: host.Monotonic,
+		ready: make(chan struct{}), now: host.Monotonic, beat: make(chan struct{}, 1),
 	}
+}
+
+// Pacer calls functions periodically on shared wake-ups (*pulse.Pulse
+// fits).
+type Pacer interface {
+	Every(period time.Duration, f func())
+}
+
+// Pace makes the idle samples (Adapt) follow p's calls, every idle or up to
+// half of it sooner when p wakes for other work then, rather than a timer of
+// the Sampler's own: the process wakes once for both. The fast samples keep
+// the Sampler's timer. Call it after Adapt and before Run and p's Run.
+func (s *Sampler) Pace(p Pacer) {
+	if s.idle == 0 {
+		return
+	}
+	s.paced = true
+	p.Every(s.idle, func() {
+		select {
+		case s.beat <- struct{}{}:
+		default:
+		}
+	})
 }
 
 // Watcher is what the Sampler needs to know of the clock-set watcher
@@ -104,6 +131,9 @@ func (s *Sampler) Run(ctx context.Context) error {
 	// changes with the mode, and a mark restarts the count.
 	t := time.NewTimer(s.nextInterval(time.Now()))
 	defer t.Stop()
+	if !s.fast && s.paced {
+		t.Stop()
+	}
 	var ready, done <-chan struct{}
 	if s.watcher != nil {
 		ready, done = s.watcher.Ready(), s.watcher.Done()
@@ -118,6 +148,11 @@ func (s *Sampler) Run(ctx context.Context) error {
 			s.tick()
 		case <-t.C:
 			s.tick()
+		case <-s.beat:
+			if s.fast {
+				continue // the timer samples, faster
+			}
+			s.tick()
 		case <-ready:
 			// The watcher is armed: slow down from the next sample on.
 			ready = nil
@@ -125,7 +160,11 @@ func (s *Sampler) Run(ctx context.Context) error {
 			// The watcher stopped: sampling is the only evidence left.
 			done = nil
 		}
-		t.Reset(s.nextInterval(time.Now()))
+		if d := s.nextInterval(time.Now()); s.fast || !s.paced {
+			t.Reset(d)
+		} else {
+			t.Stop() // the pacer's beat samples next
+		}
 	}
 }
 

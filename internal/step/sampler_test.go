@@ -293,3 +293,62 @@ func TestSamplerMeasuresMarkToBus(t *testing.T) {
 		}
 	}
 }
+
+// pacer is a Pacer whose calls the test makes.
+type pacer struct {
+	period time.Duration
+	f      func()
+}
+
+func (p *pacer) Every(period time.Duration, f func()) { p.period, p.f = period, f }
+
+// TestSamplerPaced: paced, the idle samples follow the pacer's calls (one
+// sample each, none in between), and the fast ones its own timer.
+func TestSamplerPaced(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Interval = time.Millisecond
+	clocks := &hostclocktest.Clocks{Start: kernel.Sample{Mono: 1e9, Boot: 1e9, Real: 1.7e18, Window: 1000}}
+	w := &switchWatcher{ready: make(chan struct{}), done: make(chan struct{})}
+	w.watching.Store(true)
+	close(w.ready)
+	marks := make(chan hostclock.Mark)
+	s := NewSampler(cfg, clocks, marks, NewDetector(cfg, State{}), discardLogger())
+	// An idle interval the sampler's own timer would beat at within the
+	// test: paced, it must not.
+	s.Adapt(20*time.Millisecond, w)
+	var p pacer
+	s.Pace(&p)
+	if p.period != 20*time.Millisecond || p.f == nil {
+		t.Fatalf("Pace registered %v, want the idle interval 20ms", p.period)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go s.Run(ctx)
+	<-s.Ready()
+	samples := func() uint64 { return s.Gauges().Load().Samples }
+	time.Sleep(100 * time.Millisecond)
+	if n := samples(); n != 1 {
+		t.Fatalf("%d samples in 100 ms without a beat at a 20 ms idle interval, want the first alone", n)
+	}
+	for i := range 3 {
+		p.f()
+		want := uint64(2 + i)
+		for deadline := time.Now().Add(10 * time.Second); samples() < want; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("beat %d: %d samples after 10 s, want %d", i, samples(), want)
+			}
+		}
+		time.Sleep(60 * time.Millisecond)
+		if n := samples(); n != want {
+			t.Fatalf("beat %d: %d samples, want %d (one a beat)", i, n, want)
+		}
+	}
+	marks <- hostclock.Mark{Mono: 2e9} // a burst: the sampler's own timer, fast
+	n := samples()
+	for deadline := time.Now().Add(10 * time.Second); samples() < n+10; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d samples 10 s after a mark, want %d", samples(), n+10)
+		}
+	}
+}

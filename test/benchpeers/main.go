@@ -146,8 +146,16 @@ func bench(o options, stdout, stderr io.Writer) error {
 		targets = append(targets, &target{name: name, args: args})
 	}
 	cwConf := filepath.Join(dir, "clockwatch.yml")
-	conf := fmt.Sprintf("chrony:\n  address: %s\n  conf_path: %s\n", ch.socket, ch.conf)
+	base := fmt.Sprintf("chrony:\n  address: %s\n  conf_path: %s\n", ch.socket, ch.conf)
+	// Its chronyd's pid file, as /run/chrony/chronyd.pid is on a host: the
+	// exit watched, the polls follow chronyd's updates. The older build
+	// (BEFORE) gets the base: it may not know the key.
+	conf := base + fmt.Sprintf("  pid_file: %s\n", ch.pidFile)
 	if err := os.WriteFile(cwConf, []byte(conf), 0o600); err != nil {
+		return err
+	}
+	beforeConf := filepath.Join(dir, "clockwatch-before.yml")
+	if err := os.WriteFile(beforeConf, []byte(base), 0o600); err != nil {
 		return err
 	}
 	add("clockwatch", []string{o.clockwatch, "--config.file=" + cwConf, "--log.level=warn"})
@@ -166,7 +174,7 @@ func bench(o options, stdout, stderr io.Writer) error {
 		add("clockwatch ("+v.name+")", append([]string{o.clockwatch, "--config.file=" + f, "--log.level=warn"}, v.flags...))
 	}
 	if o.clockwatchBefore != "" {
-		add("clockwatch@before", []string{o.clockwatchBefore, "--config.file=" + cwConf, "--log.level=warn"})
+		add("clockwatch@before", []string{o.clockwatchBefore, "--config.file=" + beforeConf, "--log.level=warn"})
 	}
 	add("node_exporter", []string{o.nodeExporter, "--collector.disable-defaults", "--collector.timex", "--collector.time", "--log.level=warn"})
 	if o.chronyExporter != "" {
@@ -501,9 +509,9 @@ func loadavg() string {
 
 // chronyd is the chronyd -x this run reads, and its NTP servers.
 type chronyd struct {
-	cmd          *exec.Cmd
-	socket, conf string
-	servers      []*ntptest.Server
+	cmd                   *exec.Cmd
+	socket, conf, pidFile string
+	servers               []*ntptest.Server
 }
 
 func startChronyd(dir string, o options) (*chronyd, error) {
@@ -511,7 +519,7 @@ func startChronyd(dir string, o options) (*chronyd, error) {
 	if err != nil {
 		return nil, errors.New("chronyd is not installed (scripts/test-deps.sh installs it)")
 	}
-	c := &chronyd{socket: filepath.Join(dir, "chronyd.sock"), conf: filepath.Join(dir, "chrony.conf")}
+	c := &chronyd{socket: filepath.Join(dir, "chronyd.sock"), conf: filepath.Join(dir, "chrony.conf"), pidFile: filepath.Join(dir, "chronyd.pid")}
 	var conf strings.Builder
 	for i := range o.sources {
 		ip := fmt.Sprintf("127.0.0.%d", 11+i)
@@ -524,7 +532,7 @@ func startChronyd(dir string, o options) (*chronyd, error) {
 		fmt.Fprintf(&conf, "server %s port %d %s\n", ip, s.Addr().Port, o.ntpPoll)
 	}
 	fmt.Fprintf(&conf, "bindacqaddress 127.0.0.1\nport 0\ncmdport 0\nbindcmdaddress %s\npidfile %s\ndriftfile %s\n",
-		c.socket, filepath.Join(dir, "chronyd.pid"), filepath.Join(dir, "drift"))
+		c.socket, c.pidFile, filepath.Join(dir, "drift"))
 	if err := os.WriteFile(c.conf, []byte(conf.String()), 0o600); err != nil {
 		c.stop()
 		return nil, err

@@ -44,11 +44,23 @@ type Config struct {
 	ReplySocketDir string `yaml:"reply_socket_dir"`
 	// RuntimeDir is $RUNTIME_DIRECTORY, set by Resolve: not configured.
 	RuntimeDir string `yaml:"-"`
-	// MaxPollInterval is the longest: between the two, the poller follows
-	// chronyd's own clock updates (polling just after the next one is due),
-	// backs off while chronyd does not answer, and polls at once after a
-	// clock set. At most PollInterval means every PollInterval.
+	// MaxPollInterval is the longest while chronyd's exit is not watched
+	// (PIDFile): between the two, the poller follows chronyd's own clock
+	// updates (polling just after the next one is due), backs off while
+	// chronyd does not answer, and polls at once after a clock set. At most
+	// PollInterval means every PollInterval.
 	MaxPollInterval time.Duration `yaml:"max_poll_interval"`
+	// PIDFile is chronyd's pid file: while chronyd answers, the poller
+	// waits on its process (a pidfd) and notices its exit at once, so it
+	// may follow chronyd's updates up to WatchedMaxPollInterval apart.
+	// Empty turns the watch off. Read only when chronyd is on this host
+	// (the address "auto", a unix socket, or a loopback UDP port).
+	PIDFile string `yaml:"pid_file"`
+	// WatchedMaxPollInterval is the longest between two polls while
+	// chronyd's exit is watched (PIDFile): its exit is then noticed at
+	// once, not at the next poll, and only a chronyd that hangs without
+	// exiting waits for it. Not below MaxPollInterval.
+	WatchedMaxPollInterval time.Duration `yaml:"watched_max_poll_interval"`
 	// ConfPath is the chrony.conf audited for runtime clock steps; empty
 	// turns the audit off.
 	ConfPath string `yaml:"conf_path"`
@@ -74,8 +86,11 @@ func DefaultConfig() Config {
 		Common:          timesource.Auto(timesource.Authoritative, time.Second, 500*time.Millisecond),
 		Address:         AddressAuto,
 		MaxPollInterval: 8 * time.Second,
-		ConfPath:        "/etc/chrony/chrony.conf",
-		ServerStats:     ServerStatsAuto,
+		PIDFile:         DefaultPIDFile,
+		// chronyd updates every 64–1024 s once settled.
+		WatchedMaxPollInterval: 64 * time.Second,
+		ConfPath:               "/etc/chrony/chrony.conf",
+		ServerStats:            ServerStatsAuto,
 	}
 }
 
@@ -99,6 +114,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPollInterval < 0 || c.MaxPollInterval > time.Hour {
 		errs = append(errs, fmt.Errorf("chrony.max_poll_interval: must be between 0 (poll every chrony.poll_interval) and 1h, got %s", c.MaxPollInterval))
+	}
+	if c.WatchedMaxPollInterval < 0 || c.WatchedMaxPollInterval > time.Hour {
+		errs = append(errs, fmt.Errorf("chrony.watched_max_poll_interval: must be between 0 (chrony.max_poll_interval) and 1h, got %s", c.WatchedMaxPollInterval))
+	}
+	if c.PIDFile != "" && !strings.HasPrefix(c.PIDFile, "/") {
+		errs = append(errs, fmt.Errorf("chrony.pid_file: must be an absolute path or empty (no watch), got %q", c.PIDFile))
 	}
 	if c.ReplySocketDir != "" && !strings.HasPrefix(c.ReplySocketDir, "/") {
 		errs = append(errs, fmt.Errorf("chrony.reply_socket_dir: must be an absolute path, got %q", c.ReplySocketDir))
@@ -134,4 +155,19 @@ func (c Config) Absence(err error) error {
 // refused connection, and no permission problem beside it.
 func nothingListens(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.EACCES) && !errors.Is(err, syscall.EPERM)
+}
+
+// local reports whether chronyd is on this host: found by itself, at a unix
+// socket, or at a loopback UDP port. Only then does its pid file say which
+// process answers.
+func (c Config) local() bool {
+	if c.Address == AddressAuto || strings.HasPrefix(c.Address, "/") {
+		return true
+	}
+	host, _, err := net.SplitHostPort(c.Address)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }

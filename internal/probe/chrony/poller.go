@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -62,8 +63,10 @@ const auditInterval = time.Minute
 // under the daemon's errgroup. It polls as often as chronyd's data changes:
 // just after chronyd's next clock update is due (its tracking report says
 // when it last updated and how long the last interval was), within
-// [PollInterval, MaxPollInterval]; at once after Wake (a clock set); and
-// backing off to MaxPollInterval while chronyd does not answer.
+// [PollInterval, MaxPollInterval], or [PollInterval,
+// WatchedMaxPollInterval] while it waits on chronyd's process for its exit
+// (PIDFile); at once after Wake (a clock set) and after chronyd's exit;
+// and backing off to MaxPollInterval while chronyd does not answer.
 type Poller struct {
 	cfg    Config
 	client *Client
@@ -86,6 +89,12 @@ type Poller struct {
 	lastRef time.Time
 	// failStreak counts the failed polls since the last good one.
 	failStreak int
+	// watch waits for chronyd's exit (Run's alone); watching says it is
+	// set, for next and maxAge. watchErr is why the last try failed, to
+	// log each reason once.
+	watch    *exitWatch
+	watching atomic.Bool
+	watchErr string
 }
 
 // NewPoller returns a poller for the configured chronyd. Source names come
@@ -143,9 +152,56 @@ func (p *Poller) Run(ctx context.Context) error {
 			lastAudit = time.Now()
 		}
 		p.Poll(ctx)
+		p.rewatch()
 		return p.next(time.Now())
 	})
+	if p.watch != nil {
+		p.watch.Close()
+	}
 	return nil
+}
+
+// rewatch keeps a watch on chronyd's exit while it answers: started after
+// a good poll (again after chronyd restarted), stopped while it does not
+// answer (the back-off's polls look for it then). The exit wakes Run, so a
+// chronyd that stops is noticed at once whatever the wait between polls.
+func (p *Poller) rewatch() {
+	if p.watch != nil {
+		select {
+		case <-p.watch.Done():
+			p.watch = nil // exited: the poll it woke has just run
+		default:
+		}
+	}
+	up := p.Snapshot().Up
+	switch {
+	case !up && p.watch != nil:
+		p.watch.Close()
+		p.watch = nil
+	case up && p.watch == nil && p.cfg.PIDFile != "" && p.cfg.local():
+		w, err := watchExit(p.cfg.PIDFile, p.Wake)
+		if err != nil {
+			if why := reason(err); why != p.watchErr {
+				p.watchErr = why
+				p.logger.Info("not watching chronyd's process; a chronyd that exits is noticed at the next poll, at most chrony.max_poll_interval apart",
+					"pid_file", p.cfg.PIDFile, "err", err)
+			}
+			break
+		}
+		p.watch, p.watchErr = w, ""
+		p.logger.Debug("watching chronyd's process for its exit", "pid", w.pid, "pid_file", p.cfg.PIDFile)
+	}
+	p.watching.Store(p.watch != nil)
+}
+
+// longest is the longest wait between two polls while chronyd answers:
+// chrony.watched_max_poll_interval while its exit is watched, else
+// chrony.max_poll_interval.
+func (p *Poller) longest() time.Duration {
+	if p.watching.Load() {
+		return max(p.cfg.WatchedMaxPollInterval, p.cfg.MaxPollInterval)
+	}
+	return p.cfg.MaxPollInterval
 }
 
 // updateMargin is how long after chronyd's next update is due the poller
@@ -161,10 +217,11 @@ func (p *Poller) next(now time.Time) time.Duration {
 	}
 	s := p.Snapshot()
 	if !s.Up {
-		// chronyd does not answer: 1, 2, 4, ... PollInterval, up to the
-		// longest. It is logged and exported as down meanwhile.
+		// chronyd does not answer: 1, 2, 4, ... PollInterval, up to
+		// max_poll_interval. It is logged and exported as down meanwhile.
 		return loop.Backoff(lo, hi, p.failStreak)
 	}
+	hi = p.longest()
 	t := s.Data.Tracking
 	if !t.RefTime.Equal(p.lastRef) {
 		p.lastRef, p.overdue = t.RefTime, 0
@@ -197,7 +254,9 @@ func (p *Poller) pollDeadline() time.Duration { return max(p.cfg.PollInterval, p
 
 // maxAge is how old a good reading may be: the longest wait between polls
 // while chronyd answers, then a poll that may take up to its deadline.
-func (p *Poller) maxAge() time.Duration { return 2*p.pollDeadline() + timesource.StaleGrace }
+func (p *Poller) maxAge() time.Duration {
+	return max(p.longest(), p.cfg.PollInterval) + p.pollDeadline() + timesource.StaleGrace
+}
 
 // Poll polls chronyd once and publishes the result. Run calls it on every
 // tick; tests call it directly.

@@ -199,6 +199,32 @@ func TestPollerCadence(t *testing.T) {
 	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second}; !slices.Equal(down, want) {
 		t.Errorf("next() while chronyd is away = %v, want %v", down, want)
 	}
+	// chronyd's exit watched: its updates are followed up to
+	// watched_max_poll_interval (64 s) apart, not 8 s; away, the back-off
+	// still stops at max_poll_interval.
+	p.watching.Store(true)
+	set(true, now.Add(-time.Second), 64)
+	if got := p.next(now); got != 63*time.Second+updateMargin {
+		t.Errorf("next() watched, with an update due in 63s = %v, want 63.25s", got)
+	}
+	set(true, now.Add(-time.Second), 1024)
+	if got := p.next(now); got != 64*time.Second {
+		t.Errorf("next() watched, with an update due in 1023s = %v, want the longest watched, 64s", got)
+	}
+	p.overdue = 0
+	set(true, now.Add(-100*time.Second), 64)
+	late = nil
+	for range 8 {
+		late = append(late, p.next(now))
+	}
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, 64 * time.Second, 64 * time.Second}; !slices.Equal(late, want) {
+		t.Errorf("next() watched, while the update is late = %v, want %v", late, want)
+	}
+	set(false, now, 4)
+	if got := p.next(now); got != 8*time.Second {
+		t.Errorf("next() watched, chronyd away = %v, want max_poll_interval 8s", got)
+	}
+	p.watching.Store(false)
 	p.cfg.MaxPollInterval = 0
 	set(true, now.Add(-time.Second), 64)
 	if got := p.next(now); got != time.Second {

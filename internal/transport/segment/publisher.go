@@ -129,8 +129,15 @@ func (p *Publisher) Nudge() { p.look(0) }
 
 // tick is the pulse's, every Config.Interval: the last write would be older
 // than that at the next tick, so it writes (ClockBound's readers take a
-// segment older than 5 s for free running).
-func (p *Publisher) tick() { p.look(p.cfg.Interval) }
+// segment older than 5 s for free running), unless the last write is less
+// than sameWakeup old (the feed's Nudge on the same wake-up of the pulse):
+// the segment is then at most Config.Interval + sameWakeup old at the next
+// tick, still within the 5 s.
+func (p *Publisher) tick() { p.look(p.cfg.Interval - min(sameWakeup, p.cfg.Interval/8)) }
+
+// sameWakeup is how recent a write counts for the pulse's tick, at most an
+// eighth of Config.Interval.
+const sameWakeup = 500 * time.Millisecond
 
 // look writes the segment when a reader of the last write would now read
 // something else than the figures say (another status or marker, a bound

@@ -182,6 +182,14 @@ func TestPublisherWritesWhenFiguresChange(t *testing.T) {
 	if w := p.Last().Writes; w != 7 {
 		t.Errorf("the pulse's tick a second after a write: %d writes, want 7", w)
 	}
+	// The feed's Nudge writes, then the tick on the same wake-up of the
+	// pulse: one write.
+	clock.advance(4 * time.Second)
+	p.Nudge()
+	p.tick()
+	if w := p.Last().Writes; w != 8 {
+		t.Errorf("a Nudge at the interval, then the tick on the same wake-up: %d writes, want 8 (one)", w)
+	}
 	if rec := p.Last().Record; rec.VoidAfter-rec.AsOf != clockbound.VoidAfter {
 		t.Errorf("void_after %v after as_of, want %v", rec.VoidAfter-rec.AsOf, clockbound.VoidAfter)
 	}
