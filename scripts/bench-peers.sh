@@ -36,7 +36,7 @@ trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$tmp/clockwatch" ./cmd/clockwatch
 go build -o "$tmp/benchpeers" ./test/benchpeers
 exec_args=(-clockwatch "$tmp/clockwatch" -node-exporter "$ne" -idle "${IDLE:-120s}" -block "${BLOCK:-500}"
-	-rounds "${ROUNDS:-3}" -sources "${SOURCES:-8}")
+	-rounds "${ROUNDS:-3}" -sources "${SOURCES:-8}" -interval "${INTERVAL:-50ms}")
 [ -n "${BEFORE:-}" ] && exec_args+=(-clockwatch-before "$BEFORE")
 [ -n "${NO_STEPDOWN:-}" ] && exec_args+=(-no-stepdown)
 [ "${DETAIL:-1}" = 0 ] || exec_args+=(-variant 'no detail=metrics:\n  detail: false')

@@ -51,6 +51,7 @@ type options struct {
 	clockwatch, clockwatchBefore, nodeExporter, chronyExporter string
 	sources, block, rounds                                     int
 	idle                                                       time.Duration
+	interval                                                   time.Duration
 	ntpPoll                                                    string
 	keep                                                       bool
 	noStepdown                                                 bool
@@ -101,6 +102,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.IntVar(&o.block, "block", 500, "scrapes per block")
 	fl.IntVar(&o.rounds, "rounds", 3, "blocks per exporter (interleaved)")
 	fl.DurationVar(&o.idle, "idle", 120*time.Second, "idle window")
+	fl.DurationVar(&o.interval, "interval", 50*time.Millisecond, "time from one scrape's start to the next in a block (each scraper's; 0: back to back). "+
+		"50 ms stays under clockwatch's HTTP pace (32 requests a second) and makes each scrape a wake-up, as Prometheus's are")
 	fl.StringVar(&o.ntpPoll, "ntp-poll", "iburst", "options of each chrony.conf server line (chrony's defaults: minpoll 6, maxpoll 10)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the temporary directory")
 	fl.BoolVar(&o.noStepdown, "no-stepdown", false, "also run the clockwatch binary with stepdown.enabled: false (what the stepdown server costs idle)")
@@ -259,6 +262,7 @@ func bench(o options, stdout, stderr io.Writer) error {
 					return fmt.Errorf("%s: scrape: %v (status %d)", t.name, err, code)
 				}
 				t.lat = append(t.lat, time.Since(t0))
+				time.Sleep(time.Until(t0.Add(o.interval)))
 			}
 			t.perScrape = append(t.perScrape, (procCPU(t.pid())-c0)/time.Duration(o.block))
 			t.chronydPerScrape = append(t.chronydPerScrape, (procCPU(ch.cmd.Process.Pid)-h0)/time.Duration(o.block))
@@ -268,7 +272,9 @@ func bench(o options, stdout, stderr io.Writer) error {
 	for _, t := range targets {
 		c0 := procCPU(t.pid())
 		for range o.block {
+			t0 := time.Now()
 			t.scrape(client)
+			time.Sleep(time.Until(t0.Add(o.interval)))
 		}
 		t.concSeq = (procCPU(t.pid()) - c0) / time.Duration(o.block)
 		c1 := procCPU(t.pid())
@@ -280,7 +286,11 @@ func bench(o options, stdout, stderr io.Writer) error {
 				defer wg.Done()
 				cl := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 10 * time.Second}
 				for range o.block / 2 {
+					// Two scrapers, each at half the rate: the same
+					// scrapes a second as one.
+					t0 := time.Now()
 					_, code, err := t.scrape(cl)
+					time.Sleep(time.Until(t0.Add(2 * o.interval)))
 					mu.Lock()
 					t.scrapes++
 					if err != nil || code != http.StatusOK {
@@ -305,8 +315,8 @@ func report(w io.Writer, o options, ts []*target, start time.Time, load0, load1,
 			ref = t
 		}
 	}
-	fmt.Fprintf(w, "benchpeers %s, %d NTP sources (%s), idle %s, %d rounds × %d keep-alive scrapes\n",
-		start.UTC().Format("2006-01-02 15:04 MST"), o.sources, o.ntpPoll, o.idle, o.rounds, o.block)
+	fmt.Fprintf(w, "benchpeers %s, %d NTP sources (%s), idle %s, %d rounds × %d keep-alive scrapes, one every %s\n",
+		start.UTC().Format("2006-01-02 15:04 MST"), o.sources, o.ntpPoll, o.idle, o.rounds, o.block, o.interval)
 	fmt.Fprintf(w, "load average: before idle %s; after idle %s; after scrapes %s\n\n", load0, load1, load2)
 	fmt.Fprintf(w, "| measure |")
 	for _, t := range ts {
