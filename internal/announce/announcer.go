@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"sync"
 	"time"
 
@@ -401,54 +400,4 @@ func (a *Announcer) logAnnounced(ans []Announcement) {
 		a.log.Info("stepdown event", "type", e.Type, "reason", e.Reason, "source", e.Source, "seq", an.Seq(), "epoch", e.Epoch,
 			"drill", e.Drill, "detail", e.Detail)
 	}
-}
-
-// restore carries on the state a process before this one left in this boot.
-// A state that cannot be read is logged and ignored: the start then waits
-// for evidence like any other.
-func (a *Announcer) restore() {
-	if a.statePath == "" {
-		return
-	}
-	ps, ok, err := loadState(a.statePath, a.boot)
-	if err != nil {
-		a.log.Warn("cannot restore the stepdown state", "path", a.statePath, "err", err)
-		return
-	}
-	if !ok {
-		return
-	}
-	a.pol.Restore(ps, a.mono())
-	a.saved = ps
-	if ps.State == stepdown.StateStepdown {
-		a.log.Info("stepdown state restored from before the restart", "reason", ps.Reason,
-			"conditions", ps.Conditions, "hold_down_left", max(ps.HoldUntil-a.mono(), 0))
-	}
-}
-
-// persist writes the policy's state when it changed: the state now, so
-// that of inputs persisted out of order the last write is the latest.
-func (a *Announcer) persist() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.persistLocked()
-}
-
-// persistLocked writes the policy's state when it changed.
-func (a *Announcer) persistLocked() {
-	if a.statePath == "" {
-		return
-	}
-	ps := a.pol.Persisted()
-	if reflect.DeepEqual(ps, a.saved) {
-		return
-	}
-	if err := saveState(a.statePath, ps, a.boot); err != nil {
-		if !a.saveErr {
-			a.log.Error("cannot persist the stepdown state: a restart will forget the hold-down", "err", err)
-		}
-		a.saveErr = true
-		return
-	}
-	a.saved, a.saveErr = ps, false
 }
