@@ -26,17 +26,18 @@ test: test-deps
 	# TestPushUnderLoadInVM measures latency: it runs last, alone on the machine.
 	$(MAKE) test-load
 
-# The lane of the long qemu boots: test/vm's guests (≈ 10–14 min), then the package under a real systemd in
-# a Debian VM, timesyncd's real daemon included (≈ 4.5 min, + ≈ 1 min for the Debian root the first time on
-# a machine: cached in /var/cache/clockwatch-test by mkroot.sh's hash).
+# The lane of the long qemu boots: test/vm's guests (≈ 10 min), then the package under a real systemd in a
+# Debian VM, timesyncd's real daemon included (≈ 4 min, + ≈ 1 min for the Debian root the first time on a
+# machine: cached in /var/cache/clockwatch-test by mkroot.sh's hash), then the examples (the Redis replay
+# boots a guest too): one boot at a time.
 .PHONY: test-lane-vm test-lane-host
 test-lane-vm:
 	$(GO) test -race -count=1 -timeout 25m -skip '^TestPushUnderLoadInVM$$' ./test/vm
 	$(MAKE) --no-print-directory test-systemd-vm
+	./scripts/test-examples.sh
 
-# The other lane (≈ 10.5 min with cold Go caches, then the examples' ≈ 4): every other package, the Go client
-# module on its own, the fault suite, the manifests, the audit tools, then the examples (the Redis replay's
-# forward step boots one short guest beside the other lane's).
+# The other lane: every other package, the Go client module on its own, the fault suite, the manifests and
+# the audit tools.
 test-lane-host:
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... ./stepdown/... | grep -v '/test/vm$$')
 	# The Go client module on its own, as an application gets it (no workspace).
@@ -46,7 +47,6 @@ test-lane-host:
 	# their own module (k8s.io/* never enters the daemon's build list; test/kubeapiserver).
 	cd test/kubeapiserver && GOWORK=off $(GO) test -count=1 ./manifests
 	$(MAKE) --no-print-directory test-audit
-	./scripts/test-examples.sh
 
 # The package test builds the packages and installs, upgrades and purges the
 # .deb in a throwaway root (an overlay of / in a private mount namespace), never
