@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/ktimer"
 )
 
 // Next calls poll at once, then again each time the wait it returned has
@@ -13,18 +15,39 @@ func Next(ctx context.Context, poll func(context.Context) time.Duration) {
 
 // NextOrWake is Next, polling also as soon as wake receives (a nil wake
 // never does).
+//
+// The wait is the kernel's timer (internal/ktimer), not Go's: a poller that
+// waits 30 s for an absent source, or 64 s for chronyd, would otherwise wake
+// the runtime's monitor thread dozens of times while the poller's own thread
+// wakes late.
 func NextOrWake(ctx context.Context, wake <-chan struct{}, poll func(context.Context) time.Duration) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	<-t.C
+	t := ktimer.New()
+	defer t.Close()
 	for {
-		t.Reset(poll(ctx))
+		if !waitUntil(ctx, t, wake, time.Now().Add(poll(ctx))) {
+			return
+		}
+	}
+}
+
+// waitUntil waits on t until due or until wake receives, and reports
+// whether ctx is still live.
+func waitUntil(ctx context.Context, t *ktimer.Timer, wake <-chan struct{}, due time.Time) bool {
+	t.Reset(time.Until(due))
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
+			return false
 		case <-wake:
 			t.Stop()
+			return true
+		case <-t.C:
+			// A fire that crossed the Reset is not the poll's.
+			left := time.Until(due)
+			if left <= 0 {
+				return true
+			}
+			t.Reset(left)
 		}
 	}
 }

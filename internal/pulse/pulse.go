@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/clockwatch/clockwatch/internal/ktimer"
 )
 
 // Rest is the longest a period rests (EveryWhile): the looks that may find
@@ -101,8 +103,12 @@ func (p *Pulse) Run(ctx context.Context) error {
 	for _, j := range jobs {
 		j.schedule(now, j.period)
 	}
-	t := time.NewTimer(until(jobs, now))
-	defer t.Stop()
+	// The kernel's timer, not Go's: Go's wait for a 4 s timer runs late
+	// by milliseconds, and the runtime's monitor thread wakes in 20 µs
+	// steps meanwhile (internal/ktimer).
+	t := ktimer.New()
+	defer t.Close()
+	t.Reset(until(jobs, now))
 	for {
 		select {
 		case <-ctx.Done():
@@ -115,6 +121,7 @@ func (p *Pulse) Run(ctx context.Context) error {
 				}
 			}
 		case <-t.C:
+			// A fire that crossed a Reset calls nothing not due.
 			now = time.Now()
 			for _, j := range jobs {
 				if j.due.Sub(now) > j.early {
