@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/safefile"
 	"github.com/clockwatch/clockwatch/stepdown/boundedtime"
 )
@@ -173,7 +174,7 @@ func (s *Segment) Recreate() error {
 // the last page reaches no reader).
 func (s *Segment) check() error {
 	var st syscall.Stat_t // on the stack: os.FileInfo would allocate
-	if err := syscall.Fstat(int(s.file.Fd()), &st); err != nil {
+	if err := host.Fstat(int(s.file.Fd()), &st); err != nil {
 		return fmt.Errorf("clockbound segment %s: %w", s.path, err)
 	}
 	if st.Size != boundedtime.Size {
@@ -190,11 +191,14 @@ func (s *Segment) Check() error {
 	if s.file == nil {
 		return fmt.Errorf("clockbound segment %s: not mapped: %w", s.path, ErrTruncated)
 	}
+	// Raw stats (host.Fstat, host.Lstat): this runs on the idle daemon's
+	// wake-ups, where the syscall package's calls would also wake the
+	// runtime's monitor thread.
 	var fd, at syscall.Stat_t
-	if err := syscall.Fstat(int(s.file.Fd()), &fd); err != nil {
+	if err := host.Fstat(int(s.file.Fd()), &fd); err != nil {
 		return fmt.Errorf("clockbound segment %s: %w", s.path, err)
 	}
-	err := syscall.Lstat(s.path, &at)
+	err := host.Lstat(s.path, &at)
 	if err != nil || at.Dev != fd.Dev || at.Ino != fd.Ino {
 		return fmt.Errorf("clockbound segment %s is no longer the file clockwatch maps (removed or replaced: %v): %w", s.path, err, ErrReplaced)
 	}

@@ -3,9 +3,11 @@ package hostclock
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/kernel"
 )
 
@@ -17,8 +19,10 @@ var _ TimexReader = SysTimex{}
 
 // ReadTimex calls adjtimex read-only.
 func (SysTimex) ReadTimex() (kernel.RawTimex, error) {
-	var tx unix.Timex // Modes 0: a pure read.
-	state, err := unix.Adjtimex(&tx)
+	var tx syscall.Timex // Modes 0: a pure read.
+	// Raw: it never blocks, and on the idle daemon's sampling the syscall
+	// package's call would wake the runtime's monitor thread (host).
+	state, err := host.Adjtimex(&tx)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
 			return kernel.RawTimex{}, fmt.Errorf("adjtimex (read-only): %w; a seccomp filter blocks it (systemd's ProtectClock=yes does: use an empty CapabilityBoundingSet instead)", err)
