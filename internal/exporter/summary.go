@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,20 @@ import (
 // The collectors' scrape durations go too (their success stays).
 var DetailPrefixes = []string{"clockwatch_chrony_source_", "clockwatch_ntpd_peer_", MetricCollectorDuration}
 
+// RuntimeDetail names the Go runtime's families that metrics.detail: false
+// leaves out: the allocator's breakdown of the memory it holds from the
+// system (its span, cache and bucket tables, the idle and released heap),
+// what one reads to debug the runtime, not to watch the daemon. The
+// headline figures stay: go_memstats_sys_bytes (all it holds), the heap's
+// alloc, inuse and objects, next_gc, the allocation counters, and
+// process_resident_memory_bytes beside them.
+var RuntimeDetail = []string{
+	"go_memstats_buck_hash_sys_bytes", "go_memstats_gc_sys_bytes", "go_memstats_heap_idle_bytes",
+	"go_memstats_heap_released_bytes", "go_memstats_heap_sys_bytes", "go_memstats_mcache_inuse_bytes",
+	"go_memstats_mcache_sys_bytes", "go_memstats_mspan_inuse_bytes", "go_memstats_mspan_sys_bytes",
+	"go_memstats_other_sys_bytes", "go_memstats_stack_sys_bytes",
+}
+
 // IsDetail reports whether metrics.detail: false leaves the family out.
 func IsDetail(family string) bool {
 	for _, p := range DetailPrefixes {
@@ -24,7 +39,7 @@ func IsDetail(family string) bool {
 			return true
 		}
 	}
-	return false
+	return slices.Contains(RuntimeDetail, family)
 }
 
 // DetailGatherer returns g's families as they are while detail() is true.

@@ -59,6 +59,11 @@ func TestDetailGatherer(t *testing.T) {
 		}
 		want = append(want, l)
 	}
+	for _, f := range RuntimeDetail {
+		if !strings.Contains(full, "\n"+f+" ") {
+			t.Errorf("the full scrape has no %s: RuntimeDetail names a family the Go collector does not export", f)
+		}
+	}
 	if sources < 8*8 {
 		t.Fatalf("the full scrape has %d per-source series, want at least 64 (8 sources): %s", sources, full)
 	}
