@@ -109,7 +109,7 @@ func TestSocatWalkthrough(t *testing.T) {
 	next("state ok", map[string]any{"state": "ok"}) // a hello, resume or heartbeat: the daemon is ready
 
 	// In another terminal, `sudo clockwatch drill --reason step --step -12.4s`.
-	drill := exec.Command(binary, "drill", "--socket", d.StepdownSocket(), "--reason", "step", "--step", "-12.4s", "--hold", "1s")
+	drill := exec.Command(binary, "drill", "--socket", d.StepdownSocket(), "--reason", "step", "--step", "-12.4s", "--hold", "3s")
 	drillDone := make(chan error, 1)
 	var drillOut testtool.SyncBuffer
 	drill.Stdout, drill.Stderr = &drillOut, &drillOut
