@@ -3,7 +3,9 @@ package replay
 import (
 	"bytes"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +94,9 @@ func TestFailoverReplay(t *testing.T) {
 			if r.Tally.PaidTwice != 0 {
 				t.Errorf("%s: %d orders paid twice with the fence, want 0", sc.Name, r.Tally.PaidTwice)
 			}
+			// Late runs (granted after the job, paying nothing) are
+			// counted apart: a run that paid is never late, so a second
+			// execution still counts here.
 			if o["fenced"] != 1 || o["done"] != 1 {
 				t.Errorf("%s: outcomes %v, want the stale holder fenced once and one job done", sc.Name, o)
 			}
@@ -192,4 +197,77 @@ func TestShutdownWaitsForReplicas(t *testing.T) {
 		t.Errorf("the master's log does not say it waited for its replicas:\n%s", log)
 	}
 	t.Logf("SHUTDOWN NOSAVE returned after %s, once the replicas had the key", waited.Round(time.Millisecond))
+}
+
+// TestOutcomesLate: the workers still retrying when the day's job ends take
+// the released lock in turn; their runs pay nothing and count as "late", not
+// as executions of the job. A run that paid is never late, so a fence that
+// lets the stale holder go on (or no fence) still shows two jobs done.
+func TestOutcomesLate(t *testing.T) {
+	t.Parallel()
+	fault := time.Date(2025, 9, 14, 3, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return fault.Add(time.Duration(s * float64(time.Second))) }
+	run := func(worker string, from, to float64, outcome string, listed, paid int) Lock {
+		return Lock{Run: redislock.Run{
+			Holding: redislock.Holding{Worker: worker, At: at(from)},
+			Outcome: outcome, Listed: listed, Paid: paid, End: at(to),
+		}}
+	}
+	tests := []struct {
+		name  string
+		locks []Lock
+		want  map[string]int
+	}{
+		{
+			// ci5's "fence, Redis INCR" run beside test/vm's guests:
+			// "done 2, want 1" before late runs were counted apart.
+			name: "fence, Redis INCR, two late claims",
+			locks: []Lock{
+				run("w3", -0.184, 7.019, "fenced", 2300, 1434),
+				run("w1", 7.002, 7.005, "claim refused", 0, 0),
+				run("w4", 7.009, 11.387, "done", 866, 866),
+				run("w1", 11.398, 11.399, "done", 0, 0),
+				run("w6", 11.401, 11.401, "INCR comp:lock:recon:2025-09-14:epoch: context canceled", 0, 0),
+			},
+			want: map[string]int{"fenced": 1, "claim refused": 1, "done": 1, "late": 2},
+		},
+		{
+			// The fence removed: the stale holder pays to the end beside
+			// the second; the late claim does not hide the second job.
+			name: "no fence",
+			locks: []Lock{
+				run("w3", -0.184, 11.676, "done", 2300, 2300),
+				run("w4", 7.197, 11.727, "done", 847, 847),
+				run("w1", 11.730, 11.731, "done", 0, 0),
+			},
+			want: map[string]int{"done": 2, "late": 1},
+		},
+		{
+			// A run granted after the others ended that still found orders
+			// and paid them is an execution, not a late claim.
+			name: "a third run that paid",
+			locks: []Lock{
+				run("w3", -0.184, 7.019, "fenced", 2300, 1434),
+				run("w4", 7.009, 11.387, "done", 866, 800),
+				run("w1", 11.398, 11.800, "done", 66, 66),
+			},
+			want: map[string]int{"fenced": 1, "done": 2},
+		},
+		{
+			name:  "nothing paid",
+			locks: []Lock{run("w1", 0, 1, "claim refused", 0, 0)},
+			want:  map[string]int{"claim refused": 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			locks := slices.Clone(tt.locks)
+			markLate(locks)
+			got := Result{Locks: locks}.Outcomes()
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("outcomes %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
