@@ -172,17 +172,24 @@ func (r Result) Holders() int {
 }
 
 // Outcomes counts the runs by outcome ("done", "fenced", "claim refused"),
-// the late ones apart as "late" whatever their outcome: "done" counts the
-// executions of the job, not the empty runs of the workers that took the
-// lock after it.
+// with two apart: the late ones as "late" whatever their outcome ("done"
+// counts the executions of the job, not the empty runs of the workers that
+// took the lock after it), and a run fenced after it outlived its lock's TTL
+// as "fenced, lock expired" ("fenced" counts the holders stopped while
+// their lock was still theirs: the failover's stale holder; a job slowed
+// past the TTL, on a loaded machine, loses its lock to the next worker
+// without any failover).
 func (r Result) Outcomes() map[string]int {
 	out := map[string]int{}
 	for _, l := range r.Locks {
-		if l.Late {
+		switch {
+		case l.Late:
 			out["late"]++
-			continue
+		case l.Outcome == "fenced" && r.Params.TTL > 0 && l.End.Sub(l.At) > r.Params.TTL:
+			out["fenced, lock expired"]++
+		default:
+			out[l.Outcome]++
 		}
-		out[l.Outcome]++
 	}
 	return out
 }

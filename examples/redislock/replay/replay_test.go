@@ -94,9 +94,11 @@ func TestFailoverReplay(t *testing.T) {
 			if r.Tally.PaidTwice != 0 {
 				t.Errorf("%s: %d orders paid twice with the fence, want 0", sc.Name, r.Tally.PaidTwice)
 			}
-			// Late runs (granted after the job, paying nothing) are
-			// counted apart: a run that paid is never late, so a second
-			// execution still counts here.
+			// Late runs (granted after the job, paying nothing) and runs
+			// fenced after their lock's TTL ran out are counted apart: a
+			// run that paid is never late, and a holder stopped while its
+			// lock was still its own is "fenced", so a second execution
+			// still counts here.
 			if o["fenced"] != 1 || o["done"] != 1 {
 				t.Errorf("%s: outcomes %v, want the stale holder fenced once and one job done", sc.Name, o)
 			}
@@ -202,7 +204,9 @@ func TestShutdownWaitsForReplicas(t *testing.T) {
 // TestOutcomesLate: the workers still retrying when the day's job ends take
 // the released lock in turn; their runs pay nothing and count as "late", not
 // as executions of the job. A run that paid is never late, so a fence that
-// lets the stale holder go on (or no fence) still shows two jobs done.
+// lets the stale holder go on (or no fence) still shows two jobs done. A run
+// fenced after its lock's TTL ran out is counted apart from the stale
+// holder the failover left.
 func TestOutcomesLate(t *testing.T) {
 	t.Parallel()
 	fault := time.Date(2025, 9, 14, 3, 0, 0, 0, time.UTC)
@@ -254,6 +258,29 @@ func TestOutcomesLate(t *testing.T) {
 			want: map[string]int{"fenced": 1, "done": 2},
 		},
 		{
+			// replay2.log, beside test/vm at load 12: the second holder's
+			// job outlived its 30 s lock, the next worker took it and
+			// fenced it; nothing paid twice.
+			name: "fence, Redis INCR, a job slower than the TTL",
+			locks: []Lock{
+				run("w2", -0.184, 7.257, "fenced", 2300, 483),
+				run("w3", 7.012, 7.075, "claim refused", 0, 0),
+				run("w1", 7.209, 37.545, "fenced", 1817, 1804),
+				run("w5", 37.222, 37.956, "done", 13, 13),
+			},
+			want: map[string]int{"fenced": 1, "claim refused": 1, "fenced, lock expired": 1, "done": 1},
+		},
+		{
+			// Fenced within its TTL: a lock granted twice, counted as such.
+			name: "two holders fenced within their TTL",
+			locks: []Lock{
+				run("w2", -0.184, 7.257, "fenced", 2300, 483),
+				run("w1", 7.209, 9.545, "fenced", 1817, 300),
+				run("w5", 9.222, 12.956, "done", 1517, 1517),
+			},
+			want: map[string]int{"fenced": 2, "done": 1},
+		},
+		{
 			name:  "nothing paid",
 			locks: []Lock{run("w1", 0, 1, "claim refused", 0, 0)},
 			want:  map[string]int{"claim refused": 1},
@@ -264,7 +291,7 @@ func TestOutcomesLate(t *testing.T) {
 			t.Parallel()
 			locks := slices.Clone(tt.locks)
 			markLate(locks)
-			got := Result{Locks: locks}.Outcomes()
+			got := Result{Locks: locks, Params: ArticleParams()}.Outcomes()
 			if !maps.Equal(got, tt.want) {
 				t.Errorf("outcomes %v, want %v", got, tt.want)
 			}
