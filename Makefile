@@ -21,9 +21,10 @@ test:
 	# machine the compiles and module downloads overlap apt's (docs/performance.md, "The suite on a
 	# fresh machine").
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-deps test-build
-	# Two lanes side by side, one a core: the qemu boots one after another in one, everything else in the
-	# other. Each lane's output is printed whole when it ends.
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-vm test-lane-host
+	# Three lanes side by side: test/vm's short guests then the package under systemd in one, its two
+	# three-minute soaks then the examples in another, everything else in the third. Each lane's output
+	# is printed whole when it ends.
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-lane-vm test-lane-soak test-lane-host
 	# TestPushUnderLoadInVM measures latency: it runs last, alone on the machine.
 	$(MAKE) test-load
 
@@ -42,17 +43,28 @@ test-build:
 		(cd $$mod && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) list -export -test -deps -race ./... >/dev/null) || exit 1; \
 	done
 
-# The lane of the long qemu boots: test/vm's guests (≈ 10–12.5 min), then the package under a real systemd in
-# a Debian VM, timesyncd's real daemon included (≈ 4.5 min, + ≈ 1 min for the Debian root the first time on
-# a machine: cached in /var/cache/clockwatch-test by mkroot.sh's hash).
-.PHONY: test-lane-vm test-lane-host
+# test/vm's two soaks: a guest watched for three minutes in which nothing may happen (chronyd without
+# rtcsync; a VMClock guest before its moves). Each keeps a guest half busy (≈ 0.5 core under TCG) while
+# it waits, so they run in a lane of their own beside the short guests.
+VM_SOAKS := TestChronydWithoutRTCSync|TestVMClockMigrationInVM
+
+# The lane of the short qemu boots: test/vm's guests but the soaks and the push under load (≈ 7 min), then
+# the package under a real systemd in a Debian VM, timesyncd's real daemon included (≈ 4.5 min, + ≈ 1 min
+# for the Debian root the first time on a machine: cached in /var/cache/clockwatch-test by mkroot.sh's
+# hash).
+.PHONY: test-lane-vm test-lane-soak test-lane-host
 test-lane-vm:
-	$(GO) test -race -count=1 -timeout 25m -skip '^TestPushUnderLoadInVM$$' ./test/vm
+	$(GO) test -race -count=1 -timeout 25m -skip '^(TestPushUnderLoadInVM|$(VM_SOAKS))$$' ./test/vm
 	$(MAKE) --no-print-directory test-systemd-vm
 
-# The other lane: every other package, the Go client module on its own, the fault suite, the manifests, the
-# audit tools, then the examples (the Redis replay, whose forward step boots one short guest beside the
-# other lane's; its failover runs judge the workers that take the lock after the job: examples/redislock).
+# The soaks (≈ 7.5 min), then the examples (≈ 4 min: the Redis replay, whose forward step boots one short
+# guest; its failover runs judge the workers that take the lock after the job: examples/redislock).
+test-lane-soak:
+	$(GO) test -race -count=1 -timeout 25m -run '^($(VM_SOAKS))$$' ./test/vm
+	./scripts/test-examples.sh
+
+# The host lane: every other package, the Go client module on its own, the fault suite, the manifests and
+# the audit tools.
 test-lane-host:
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... ./stepdown/... | grep -v '/test/vm$$')
 	# The Go client module on its own, as an application gets it (no workspace).
@@ -62,7 +74,6 @@ test-lane-host:
 	# their own module (k8s.io/* never enters the daemon's build list; test/kubeapiserver).
 	cd test/kubeapiserver && GOWORK=off $(GO) test -count=1 ./manifests
 	$(MAKE) --no-print-directory test-audit
-	./scripts/test-examples.sh
 
 # The package test builds the packages and installs, upgrades and purges the
 # .deb in a throwaway root (an overlay of / in a private mount namespace), never
