@@ -16,21 +16,20 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/clockwatch ./cmd/clockwatch
 
 ## test: install what the tests need, then run every test (unit, integration, end to end).
-test:
-	# What the tests need installed, and beside it vet, gofmt and every package compiled with its tests: on a fresh
-	# machine the compiles and module downloads overlap apt's (docs/performance.md, "The suite on a
-	# fresh machine").
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-deps test-build
+test: test-deps
+	$(GO) vet ./... ./stepdown/...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	# Three lanes side by side: test/vm's short guests then the package under systemd in one, its two
-	# three-minute soaks then the examples in another, everything else in the third. Each lane's output
-	# is printed whole when it ends.
+	# three-minute soaks then the examples in another, everything else in the third (docs/performance.md,
+	# "The suite on a fresh machine"). Each lane's output is printed whole when it ends.
 	$(MAKE) --no-print-directory -j3 --output-sync=target test-lane-vm test-lane-soak test-lane-host
 	# TestPushUnderLoadInVM measures latency: it runs last, alone on the machine.
 	$(MAKE) test-load
 
 ## test-build: vet, gofmt, and every package make test tests compiled with its tests (go list -export
-## -test -deps: compiled, not linked, not run), in each of its modules, with -race where make test uses it:
-## the Go build cache then holds what the lanes would compile. make test runs it beside test-deps.
+## -test -deps: compiled, not linked, not run), in each of its modules, with -race where make test uses it.
+## Not part of make test: measured before the lanes with empty Go caches it took 4.2-5.5 min and shortened
+## no lane (docs/performance.md); on a fresh machine `make -j2 test-deps test-build` overlaps it with apt.
 .PHONY: test-build
 test-build:
 	$(GO) vet ./... ./stepdown/...
