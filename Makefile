@@ -47,8 +47,8 @@ test-build:
 # it waits, so they run in a lane of their own beside the short guests.
 VM_SOAKS := TestChronydWithoutRTCSync|TestVMClockMigrationInVM
 
-# The lane of the short qemu boots: test/vm's guests but the soaks and the push under load (≈ 7 min), then
-# the package under a real systemd in a Debian VM, timesyncd's real daemon included (≈ 4.5 min, + ≈ 1 min
+# The lane of the short qemu boots: test/vm's guests but the soaks and the push under load (7.3 min), then
+# the package under a real systemd in a Debian VM, timesyncd's real daemon included (5.9 min beside the soaks, + ≈ 1 min
 # for the Debian root the first time on a machine: cached in /var/cache/clockwatch-test by mkroot.sh's
 # hash).
 .PHONY: test-lane-vm test-lane-soak test-lane-host
@@ -56,7 +56,7 @@ test-lane-vm:
 	$(GO) test -race -count=1 -timeout 25m -skip '^(TestPushUnderLoadInVM|$(VM_SOAKS))$$' ./test/vm
 	$(MAKE) --no-print-directory test-systemd-vm
 
-# The soaks (≈ 7.5 min), then the examples (≈ 4 min: the Redis replay, whose forward step boots one short
+# The soaks (9.4 min beside the other lanes), then the examples (≈ 3 min: the Redis replay, whose forward step boots one short
 # guest; its failover runs judge the workers that take the lock after the job: examples/redislock).
 test-lane-soak:
 	$(GO) test -race -count=1 -timeout 25m -run '^($(VM_SOAKS))$$' ./test/vm
