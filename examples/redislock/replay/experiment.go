@@ -113,6 +113,26 @@ type Lock struct {
 	redislock.Run
 	// Since is the time from the fault (negative: before it).
 	Since time.Duration
+	// Late: granted after the day's job was done (after the end of the last
+	// run that paid), and paid nothing. The workers still retrying take the
+	// released lock in turn until the experiment stops them: such a run
+	// finds no order left (or is stopped with the workers), so it is not
+	// a second execution of the job. A run that paid is never late.
+	Late bool
+}
+
+// markLate sets Late on every lock granted after the end of the last run
+// that paid and that paid nothing itself; locks are in the order granted.
+func markLate(locks []Lock) {
+	var lastPaid time.Time
+	for _, l := range locks {
+		if l.Paid > 0 && l.End.After(lastPaid) {
+			lastPaid = l.End
+		}
+	}
+	for i := range locks {
+		locks[i].Late = locks[i].Paid == 0 && !lastPaid.IsZero() && !locks[i].At.Before(lastPaid)
+	}
 }
 
 // Result is what one run measured.
@@ -151,11 +171,25 @@ func (r Result) Holders() int {
 	return len(seen)
 }
 
-// Outcomes counts the runs by outcome ("done", "fenced", "claim refused").
+// Outcomes counts the runs by outcome ("done", "fenced", "claim refused"),
+// with two apart: the late ones as "late" whatever their outcome ("done"
+// counts the executions of the job, not the empty runs of the workers that
+// took the lock after it), and a run fenced after it outlived its lock's TTL
+// as "fenced, lock expired" ("fenced" counts the holders stopped while
+// their lock was still theirs: the failover's stale holder; a job slowed
+// past the TTL, on a loaded machine, loses its lock to the next worker
+// without any failover).
 func (r Result) Outcomes() map[string]int {
 	out := map[string]int{}
 	for _, l := range r.Locks {
-		out[l.Outcome]++
+		switch {
+		case l.Late:
+			out["late"]++
+		case l.Outcome == "fenced" && r.Params.TTL > 0 && l.End.Sub(l.At) > r.Params.TTL:
+			out["fenced, lock expired"]++
+		default:
+			out[l.Outcome]++
+		}
 	}
 	return out
 }
@@ -349,6 +383,7 @@ func Run(ctx context.Context, env Env, p Params, sc Scenario, n int) (Result, er
 		}
 	}
 	slices.SortFunc(res.Locks, func(a, b Lock) int { return a.At.Compare(b.At) })
+	markLate(res.Locks)
 	for _, l := range res.Locks {
 		if l.Worker != first.Worker && l.At.After(fault) {
 			res.SecondLock = l.Since

@@ -3,7 +3,9 @@ package replay
 import (
 	"bytes"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +94,11 @@ func TestFailoverReplay(t *testing.T) {
 			if r.Tally.PaidTwice != 0 {
 				t.Errorf("%s: %d orders paid twice with the fence, want 0", sc.Name, r.Tally.PaidTwice)
 			}
+			// Late runs (granted after the job, paying nothing) and runs
+			// fenced after their lock's TTL ran out are counted apart: a
+			// run that paid is never late, and a holder stopped while its
+			// lock was still its own is "fenced", so a second execution
+			// still counts here.
 			if o["fenced"] != 1 || o["done"] != 1 {
 				t.Errorf("%s: outcomes %v, want the stale holder fenced once and one job done", sc.Name, o)
 			}
@@ -192,4 +199,102 @@ func TestShutdownWaitsForReplicas(t *testing.T) {
 		t.Errorf("the master's log does not say it waited for its replicas:\n%s", log)
 	}
 	t.Logf("SHUTDOWN NOSAVE returned after %s, once the replicas had the key", waited.Round(time.Millisecond))
+}
+
+// TestOutcomesLate: the workers still retrying when the day's job ends take
+// the released lock in turn; their runs pay nothing and count as "late", not
+// as executions of the job. A run that paid is never late, so a fence that
+// lets the stale holder go on (or no fence) still shows two jobs done. A run
+// fenced after its lock's TTL ran out is counted apart from the stale
+// holder the failover left.
+func TestOutcomesLate(t *testing.T) {
+	t.Parallel()
+	fault := time.Date(2025, 9, 14, 3, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return fault.Add(time.Duration(s * float64(time.Second))) }
+	run := func(worker string, from, to float64, outcome string, listed, paid int) Lock {
+		return Lock{Run: redislock.Run{
+			Holding: redislock.Holding{Worker: worker, At: at(from)},
+			Outcome: outcome, Listed: listed, Paid: paid, End: at(to),
+		}}
+	}
+	tests := []struct {
+		name  string
+		locks []Lock
+		want  map[string]int
+	}{
+		{
+			// ci5's "fence, Redis INCR" run beside test/vm's guests:
+			// "done 2, want 1" before late runs were counted apart.
+			name: "fence, Redis INCR, two late claims",
+			locks: []Lock{
+				run("w3", -0.184, 7.019, "fenced", 2300, 1434),
+				run("w1", 7.002, 7.005, "claim refused", 0, 0),
+				run("w4", 7.009, 11.387, "done", 866, 866),
+				run("w1", 11.398, 11.399, "done", 0, 0),
+				run("w6", 11.401, 11.401, "INCR comp:lock:recon:2025-09-14:epoch: context canceled", 0, 0),
+			},
+			want: map[string]int{"fenced": 1, "claim refused": 1, "done": 1, "late": 2},
+		},
+		{
+			// The fence removed: the stale holder pays to the end beside
+			// the second; the late claim does not hide the second job.
+			name: "no fence",
+			locks: []Lock{
+				run("w3", -0.184, 11.676, "done", 2300, 2300),
+				run("w4", 7.197, 11.727, "done", 847, 847),
+				run("w1", 11.730, 11.731, "done", 0, 0),
+			},
+			want: map[string]int{"done": 2, "late": 1},
+		},
+		{
+			// A run granted after the others ended that still found orders
+			// and paid them is an execution, not a late claim.
+			name: "a third run that paid",
+			locks: []Lock{
+				run("w3", -0.184, 7.019, "fenced", 2300, 1434),
+				run("w4", 7.009, 11.387, "done", 866, 800),
+				run("w1", 11.398, 11.800, "done", 66, 66),
+			},
+			want: map[string]int{"fenced": 1, "done": 2},
+		},
+		{
+			// replay2.log, beside test/vm at load 12: the second holder's
+			// job outlived its 30 s lock, the next worker took it and
+			// fenced it; nothing paid twice.
+			name: "fence, Redis INCR, a job slower than the TTL",
+			locks: []Lock{
+				run("w2", -0.184, 7.257, "fenced", 2300, 483),
+				run("w3", 7.012, 7.075, "claim refused", 0, 0),
+				run("w1", 7.209, 37.545, "fenced", 1817, 1804),
+				run("w5", 37.222, 37.956, "done", 13, 13),
+			},
+			want: map[string]int{"fenced": 1, "claim refused": 1, "fenced, lock expired": 1, "done": 1},
+		},
+		{
+			// Fenced within its TTL: a lock granted twice, counted as such.
+			name: "two holders fenced within their TTL",
+			locks: []Lock{
+				run("w2", -0.184, 7.257, "fenced", 2300, 483),
+				run("w1", 7.209, 9.545, "fenced", 1817, 300),
+				run("w5", 9.222, 12.956, "done", 1517, 1517),
+			},
+			want: map[string]int{"fenced": 2, "done": 1},
+		},
+		{
+			name:  "nothing paid",
+			locks: []Lock{run("w1", 0, 1, "claim refused", 0, 0)},
+			want:  map[string]int{"claim refused": 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			locks := slices.Clone(tt.locks)
+			markLate(locks)
+			got := Result{Locks: locks, Params: ArticleParams()}.Outcomes()
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("outcomes %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

@@ -52,8 +52,12 @@ func FormatLocks(w io.Writer, results []Result) error {
 			if l.Epoch != 0 {
 				epoch = fmt.Sprintf(", epoch %d", l.Epoch)
 			}
-			_, err := fmt.Fprintf(w, "  %s got the lock from the master on port %s at %+.3f s%s: %s after listing %d orders and paying %d, ended at %+.3f s\n",
-				l.Worker, l.Master, l.Since.Seconds(), epoch, l.Outcome, l.Listed, l.Paid, l.End.Sub(l.At.Add(-l.Since)).Seconds())
+			late := ""
+			if l.Late {
+				late = " (late: after the job)"
+			}
+			_, err := fmt.Fprintf(w, "  %s got the lock from the master on port %s at %+.3f s%s: %s after listing %d orders and paying %d, ended at %+.3f s%s\n",
+				l.Worker, l.Master, l.Since.Seconds(), epoch, l.Outcome, l.Listed, l.Paid, l.End.Sub(l.At.Add(-l.Since)).Seconds(), late)
 			if err != nil {
 				return err
 			}
