@@ -51,7 +51,10 @@ func TestAbuseConnectCyclesLeakNothing(t *testing.T) {
 		raw.Close()
 	}
 	waitFor(t, "every client gone", func() bool { return metricValue(t, s, socket.MetricSubscribers) == 0 })
-	waitFor(t, "the file descriptors back", func() bool { return openFDs(t) <= before+2 })
+	// Bounded by a minute, not 10 s: after 20,000 cycles on a loaded
+	// machine (the fault suite beside the qemu lanes) the closes ran out
+	// of 10 s once; a leak never comes back.
+	waitWithin(t, "the file descriptors back", time.Minute, func() bool { return openFDs(t) <= before+2 })
 	t.Logf("%d connect cycles: %d fds before, %d after", cycles, before, openFDs(t))
 }
 

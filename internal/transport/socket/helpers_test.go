@@ -131,7 +131,13 @@ func untilClosed(t testing.TB, c *stepdown.Conn) []stepdown.Message {
 // waitFor polls cond until it holds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitWithin(t, what, 10*time.Second, cond)
+}
+
+// waitWithin is waitFor with its own bound.
+func waitWithin(t testing.TB, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
