@@ -139,7 +139,16 @@ func run(bin string, nice, obsNice, drills int, hold time.Duration, phases []str
 			return err
 		}
 		time.Sleep(time.Second)
-		splits = append(splits, h.splitOf(start, end, m.sent, m.resumed))
+		if os.Getenv("ISO_DEBUG") != "" {
+			for j, v := range m.input {
+				if v > 2*time.Millisecond || m.announce[j] > 2*time.Millisecond {
+					fmt.Printf("  %s drill %d: input %v announce %v total %v\n", ph, j, v, m.announce[j], m.drill[j])
+				}
+			}
+		}
+		sp := h.splitOf(start, end, m.sent, m.resumed)
+		sp.input, sp.announce = m.input, m.announce
+		splits = append(splits, sp)
 	}
 	fmt.Printf("load at end: %s\n", loadavg())
 	printSplit(phases, obsNice, splits)
@@ -437,6 +446,10 @@ type measured struct {
 	// hello and rhello are the times a new root client took from its
 	// connect to its hello, on the stepdown socket and the reserved one.
 	hello, rhello []time.Duration
+	// input is, for each drill, the time from its request to its
+	// stepdown's mono_ns (made by the daemon as it took the drill);
+	// announce, from that mono_ns to reading the stepdown.
+	input, announce []time.Duration
 	// sent is when each stepdown's drill was sent, by the stepdown's
 	// seq; resumed, the seqs of the resumes in resume.
 	sent    map[uint64]time.Duration
@@ -482,6 +495,8 @@ func (s *subscriber) measure(n int, hold time.Duration) (measured, error) {
 				time.Sleep(20 * time.Millisecond)
 			case stepdown.TypeStepdown:
 				r.drill = append(r.drill, at-sent)
+				r.input = append(r.input, time.Duration(m.MonoNanos)-sent)
+				r.announce = append(r.announce, at-time.Duration(m.MonoNanos))
 				r.sent[m.Seq] = sent
 				gotStepdown = true
 				continue

@@ -201,8 +201,13 @@ func runHelper(kind, socket string) error {
 
 // split is one phase's figures beside the drilling subscriber's.
 type split struct {
-	obsDrill, obsResume []time.Duration // the observer: drill sent → read, resume made → read
-	ctl0, ctlLo         []time.Duration // the control: written → read at nice 0, at observerNice
+	// The drilling subscriber: drill sent → stepdown made (the daemon's
+	// input path), stepdown made → read (the announcement).
+	input, announce []time.Duration
+	// The observer: drill sent → read, stepdown made → read, resume made
+	// → read.
+	obsDrill, obsAnnounce, obsResume []time.Duration
+	ctl0, ctlLo                      []time.Duration // the control: written → read at nice 0, at observerNice
 }
 
 // splitOf picks the phase's records: the observer's for the drills this
@@ -215,6 +220,7 @@ func (h *helpers) splitOf(start, end time.Duration, sent map[uint64]time.Duratio
 		switch {
 		case r.typ == stepdown.TypeStepdown && sent[r.seq] != 0:
 			s.obsDrill = append(s.obsDrill, r.at-sent[r.seq])
+			s.obsAnnounce = append(s.obsAnnounce, r.at-r.made)
 		case r.typ == stepdown.TypeResume && resumes[r.seq]:
 			s.obsResume = append(s.obsResume, r.at-r.made)
 		}
@@ -229,13 +235,19 @@ func (h *helpers) splitOf(start, end time.Duration, sent map[uint64]time.Duratio
 }
 
 // printSplit prints the split table: per phase, the drilling subscriber's
-// figures were in the first table; here the observer's and the control's.
+// drill in two (the daemon's input path, the announcement), the
+// observer's figures and the control's.
 func printSplit(phases []string, obsNice int, splits []split) {
-	fmt.Printf("\nthe split: a root subscriber at nice %d that only reads; the control (no clockwatch: a writer at the daemon's nice value, readers at nice 0 and %d)\n", obsNice, obsNice)
-	fmt.Printf("%-9s | %-28s | %-28s | %-28s | %-28s | %s\n", "phase", fmt.Sprintf("nice %d: drill→stepdown", obsNice), fmt.Sprintf("nice %d: resume made→read", obsNice),
-		"control floor, reader nice 0", fmt.Sprintf("control floor, reader nice %d", obsNice), "samples (observer, control)")
+	fmt.Printf("\nthe split: the drill's stepdown made (mono_ns) by the daemon; a root subscriber at nice %d that only reads; the control (no clockwatch: a writer at the daemon's nice value, readers at nice 0 and %d)\n", obsNice, obsNice)
+	fmt.Printf("%-9s | %-24s | %-24s | %-24s | %-24s | %-24s | %-24s | %-24s | %s\n", "phase",
+		"drill sent→made", "nice 0: made→read",
+		fmt.Sprintf("nice %d: drill→stepdown", obsNice), fmt.Sprintf("nice %d: made→read", obsNice), fmt.Sprintf("nice %d: resume", obsNice),
+		"floor, reader nice 0", fmt.Sprintf("floor, reader nice %d", obsNice), "samples (observer, control)")
 	for i, ph := range phases {
 		s := splits[i]
-		fmt.Printf("%-9s | %-28s | %-28s | %-28s | %-28s | %d, %d\n", ph, summarize(s.obsDrill), summarize(s.obsResume), summarize(s.ctl0), summarize(s.ctlLo), len(s.obsDrill), len(s.ctl0))
+		fmt.Printf("%-9s | %-24s | %-24s | %-24s | %-24s | %-24s | %-24s | %-24s | %d, %d\n", ph,
+			summarize(s.input), summarize(s.announce),
+			summarize(s.obsDrill), summarize(s.obsAnnounce), summarize(s.obsResume),
+			summarize(s.ctl0), summarize(s.ctlLo), len(s.obsDrill), len(s.ctl0))
 	}
 }
