@@ -43,6 +43,7 @@ func main() {
 		phases  = flag.String("phases", "baseline,connect,silent,http,scrape,tls,all,baseline", "the phases, in order")
 		obsNice = flag.Int("observer-nice", -10, "the nice value of the observing subscriber and of the control's second reader")
 		dargs   = flag.String("daemon-args", "", "more flags for the daemon, separated by spaces")
+		slow    = flag.Duration("slow", 0, "list each drill slower than this, split (0: none)")
 		// A helper child's flags.
 		helper = flag.String("helper", "", "run as a helper of this kind: observe, control-write, control-read (a child of this command)")
 		// A flood child's flags.
@@ -70,13 +71,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "isolation: -clockwatch is required")
 		os.Exit(2)
 	}
-	if err := run(*bin, *nice, *obsNice, *drills, *hold, strings.Split(*phases, ","), strings.Fields(*dargs)); err != nil {
+	if err := run(*bin, *nice, *obsNice, *drills, *hold, strings.Split(*phases, ","), strings.Fields(*dargs), *slow); err != nil {
 		fmt.Fprintf(os.Stderr, "isolation: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, nice, obsNice, drills int, hold time.Duration, phases []string, dargs []string) error {
+func run(bin string, nice, obsNice, drills int, hold time.Duration, phases []string, dargs []string, slow time.Duration) error {
 	if os.Geteuid() != 0 {
 		return errors.New("must run as root: the floods run as other uids")
 	}
@@ -139,14 +140,10 @@ func run(bin string, nice, obsNice, drills int, hold time.Duration, phases []str
 			return err
 		}
 		time.Sleep(time.Second)
-		if os.Getenv("ISO_DEBUG") != "" {
-			for j, v := range m.input {
-				if v > 2*time.Millisecond || m.announce[j] > 2*time.Millisecond {
-					fmt.Printf("  %s drill %d: input %v announce %v total %v\n", ph, j, v, m.announce[j], m.drill[j])
-				}
-			}
-		}
 		sp := h.splitOf(start, end, m.sent, m.resumed)
+		if slow > 0 {
+			printSlow(ph, slow, m, h.observer.between(start, end+time.Second))
+		}
 		sp.input, sp.announce = m.input, m.announce
 		splits = append(splits, sp)
 	}
@@ -450,6 +447,7 @@ type measured struct {
 	// stepdown's mono_ns (made by the daemon as it took the drill);
 	// announce, from that mono_ns to reading the stepdown.
 	input, announce []time.Duration
+	seqs            []uint64 // each drill's stepdown's
 	// sent is when each stepdown's drill was sent, by the stepdown's
 	// seq; resumed, the seqs of the resumes in resume.
 	sent    map[uint64]time.Duration
@@ -495,6 +493,7 @@ func (s *subscriber) measure(n int, hold time.Duration) (measured, error) {
 				time.Sleep(20 * time.Millisecond)
 			case stepdown.TypeStepdown:
 				r.drill = append(r.drill, at-sent)
+				r.seqs = append(r.seqs, m.Seq)
 				r.input = append(r.input, time.Duration(m.MonoNanos)-sent)
 				r.announce = append(r.announce, at-time.Duration(m.MonoNanos))
 				r.sent[m.Seq] = sent

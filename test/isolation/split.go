@@ -251,3 +251,20 @@ func printSplit(phases []string, obsNice int, splits []split) {
 			summarize(s.ctl0), summarize(s.ctlLo), len(s.obsDrill), len(s.ctl0))
 	}
 }
+
+// printSlow lists the phase's drills slower than slow, from the request to
+// the stepdown, with the observer's made → read of the same stepdown.
+func printSlow(phase string, slow time.Duration, m measured, obs []record) {
+	seen := map[uint64]time.Duration{}
+	for _, r := range obs {
+		if r.typ == stepdown.TypeStepdown {
+			seen[r.seq] = r.at - r.made
+		}
+	}
+	for i, d := range m.drill {
+		if d > slow {
+			fmt.Printf("  %s drill %d (seq %d): %v: sent→made %v, made→read %v, the observer's made→read %v\n",
+				phase, i, m.seqs[i], d.Round(time.Microsecond), m.input[i].Round(time.Microsecond), m.announce[i].Round(time.Microsecond), seen[m.seqs[i]].Round(time.Microsecond))
+		}
+	}
+}

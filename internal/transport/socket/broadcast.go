@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -20,11 +19,8 @@ import (
 // 32: 2,000 connections of other uids that never read put a subscriber's
 // events behind up to 2,000 writes).
 func (s *Server) orderLocked() []*client {
-	if s.order != nil {
+	if s.order != nil || len(s.clients) == 0 {
 		return s.order
-	}
-	if s.nfirst = 0; len(s.clients) == 0 {
-		return nil
 	}
 	var first []*client
 	byUID := map[uint32][]*client{}
@@ -47,7 +43,6 @@ func (s *Server) orderLocked() []*client {
 	slices.SortFunc(turns, func(a, b []*client) int { return byAge(a[0], b[0]) })
 	order := make([]*client, 0, len(s.clients))
 	order = append(order, first...)
-	s.nfirst = len(first)
 	for i := 0; len(order) < len(s.clients); i++ {
 		for _, cs := range turns {
 			if i < len(cs) {
@@ -63,93 +58,9 @@ func (s *Server) orderLocked() []*client {
 // from several goroutines at once.
 const parallelFanout = 256
 
-// announceLocked sends an announcement to every client: to the privileged
-// at once, on the announcing goroutine; to the others too when they are
-// few and nothing is on its way to them, else through the fan-out (fanOut),
-// which reaches them in slices behind what it already carries. The next
-// announcement then reaches the privileged without waiting for this one's
-// writes to every other client (issue 32: with 2,000 subscribers of other
-// uids, 5-10 ms of writes, which held the next drill and its stepdown back).
-func (s *Server) announceLocked(typ string, b []byte) {
-	order := s.orderLocked()
-	first, rest := order[:s.nfirst], order[s.nfirst:]
-	n := s.sendLocked(first, b)
-	if len(s.fan) == 0 && len(rest) <= s.fanInLine {
-		n += s.sendLocked(rest, b)
-		s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
-		return
-	}
+func (s *Server) broadcastLocked(typ string, b []byte) {
+	n := s.sendLocked(s.orderLocked(), b)
 	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
-	if s.closed || len(rest) == 0 {
-		return
-	}
-	s.fan = append(s.fan, &fanJob{typ: typ, b: b, rest: rest})
-	if !s.fanning {
-		s.fanning = true
-		s.wg.Add(1) // under mu, before Run's Wait: Run sets closed first
-		go s.fanOut()
-	}
-}
-
-// fanJob is an announcement on its way to the clients beyond the
-// privileged: those connected when it was announced (a later one's hello
-// already says it), in their order.
-type fanJob struct {
-	typ  string
-	b    []byte
-	rest []*client
-	next int // the first of rest not yet written to
-}
-
-// fanSlice is how many clients a fan-out writes to per hold of mu (and per
-// Go processor, as sendLocked writes from several goroutines).
-const fanSlice = 256
-
-// fanOut writes the queued announcements to the clients they are for, in
-// the order they were announced, a slice at a time: between slices it lets
-// go of mu, so that a new announcement reaches the privileged at once, and
-// lets what waits for its processor run (yieldToInput). It ends when the
-// queue is empty.
-func (s *Server) fanOut() {
-	defer s.wg.Done()
-	slice := fanSlice * runtime.GOMAXPROCS(0)
-	for {
-		if s.fanSliceHook != nil {
-			s.fanSliceHook()
-		}
-		s.mu.Lock()
-		if len(s.fan) == 0 || s.closed {
-			s.fan, s.fanning = nil, false
-			s.mu.Unlock()
-			return
-		}
-		j := s.fan[0]
-		end := min(j.next+slice, len(j.rest))
-		n := s.sendLocked(j.rest[j.next:end], j.b)
-		s.met.messagesSent.WithLabelValues(j.typ).Add(float64(n))
-		if j.next = end; j.next == len(j.rest) {
-			s.fan[0] = nil
-			s.fan = s.fan[1:]
-		}
-		s.mu.Unlock()
-		s.yieldToInput()
-	}
-}
-
-// yieldToInput lets the goroutines that wait for this one's processor run
-// between two slices of a fan-out. runtime.Gosched runs the timers that
-// are due (the announcer's deadlines). A goroutine the network woke (the
-// input poller, with a drill or an ack) runs only once a processor polls
-// the network, which it does when it has nothing else to run: when a
-// client's input waits, the fan-out sleeps a microsecond for it. With
-// GOMAXPROCS=1 (the daemon's default) a long fan-out would otherwise hold
-// the input back for all of its slices.
-func (s *Server) yieldToInput() {
-	if s.poller != nil && s.poller.pending() {
-		time.Sleep(time.Microsecond)
-		return
-	}
-	runtime.Gosched()
 }
 
 // sendLocked writes b to every client of all, in their order (from several
@@ -195,12 +106,6 @@ func (s *Server) sendLocked(all []*client, b []byte) int {
 func (s *Server) heartbeat() {
 	s.ann.Tick()
 	s.mu.Lock()
-	if len(s.fan) > 0 {
-		// Announcements are still on their way to some: a heartbeat now
-		// would overtake them, and they are newer news.
-		s.mu.Unlock()
-		return
-	}
 	st := s.snap.Status
 	seq := s.snap.Seq
 	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}

@@ -129,18 +129,7 @@ type Server struct {
 	// made again when clients come or go; a broadcast in progress keeps
 	// the slice it started with.
 	order    []*client
-	nfirst   int    // how many of order are privileged (at its front)
 	admitted uint64 // clients admitted so far: the next one's id
-	// fan is the announcements on their way to the clients beyond the
-	// privileged, oldest first; fanning, whether fanOut runs for them.
-	// fanInLine is how many such clients an announcement reaches on the
-	// announcing goroutine when nothing is queued (fanSlice; a test's
-	// 0 sends every announcement through fanOut), and fanSliceHook, nil
-	// but in tests, runs before each slice.
-	fan          []*fanJob
-	fanning      bool
-	fanInLine    int
-	fanSliceHook func()
 	// announcing counts the announcements waiting for mu: a heartbeat
 	// gives way to them between its slices.
 	announcing atomic.Int32
@@ -188,9 +177,6 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		held:    map[uint32]int{},
 		rate:    newConnectRate(cfg.MaxClientsPerUID),
 		ann:     ann,
-		// One slice on the announcing goroutine: above it, the
-		// writes would hold the next announcement back.
-		fanInLine: fanSlice,
 	}
 	s.readBuffers.New = func() any { return new(readBuffer) }
 	s.limit = newLogLimiter(s.log)
@@ -238,7 +224,7 @@ func (s *Server) update(u announce.Update) {
 			seq uint64
 			at  time.Time
 		}{a.Seq(), now}
-		s.announceLocked(a.Message.Type, a.Message.AppendLine(nil))
+		s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
 	}
 	s.snap, s.since = u.Snapshot, now.Add(-u.Snapshot.For)
 }
