@@ -36,7 +36,11 @@
 // CLOCK_MONOTONIC into two unix socket pairs every 25 ms, read through Go's
 // poller by a reader at nice 0 and one at -observer-nice. A control
 // reader's latency is the wake-up its nice value gets under the flood: the
-// floor no daemon can beat for a subscriber at that nice value.
+// floor no daemon can beat for a subscriber at that nice value. The drill
+// is also split at its stepdown's mono_ns (when the daemon took the drill):
+// request → made is the daemon's input path, made → read the announcement.
+// -slow lists each drill slower than it, split, with the observer's made →
+// read of the same stepdown.
 // scripts/bench-isolation.sh builds the binary and runs it as root (make
 // bench-isolation).
 package main
