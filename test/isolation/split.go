@@ -253,7 +253,8 @@ func printSplit(phases []string, obsNice int, splits []split) {
 }
 
 // printSlow lists the phase's drills slower than slow, from the request to
-// the stepdown, with the observer's made → read of the same stepdown.
+// the stepdown or to the observer's reading it, with the observer's made →
+// read of the same stepdown.
 func printSlow(phase string, slow time.Duration, m measured, obs []record) {
 	seen := map[uint64]time.Duration{}
 	for _, r := range obs {
@@ -262,7 +263,7 @@ func printSlow(phase string, slow time.Duration, m measured, obs []record) {
 		}
 	}
 	for i, d := range m.drill {
-		if d > slow {
+		if d > slow || seen[m.seqs[i]] > slow {
 			fmt.Printf("  %s drill %d (seq %d): %v: sent→made %v, made→read %v, the observer's made→read %v\n",
 				phase, i, m.seqs[i], d.Round(time.Microsecond), m.input[i].Round(time.Microsecond), m.announce[i].Round(time.Microsecond), seen[m.seqs[i]].Round(time.Microsecond))
 		}
