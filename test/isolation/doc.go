@@ -27,6 +27,20 @@
 // prints, per phase, p50, p99 and max of the drills and resumes with their
 // ratio to the first baseline, p50 and max of the hellos, and the load
 // averages.
+//
+// Then the split, which tells clockwatch's share of those figures from the
+// scheduler's: beside the drilling subscriber (at the harness's nice value,
+// 0 as run) a second root subscriber at -observer-nice (-10) that only
+// reads, with the same two figures for the same drills; and a control that
+// involves no clockwatch: a writer at the daemon's nice value writes its
+// CLOCK_MONOTONIC into two unix socket pairs every 25 ms, read through Go's
+// poller by a reader at nice 0 and one at -observer-nice. A control
+// reader's latency is the wake-up its nice value gets under the flood: the
+// floor no daemon can beat for a subscriber at that nice value. The drill
+// is also split at its stepdown's mono_ns (when the daemon took the drill):
+// request → made is the daemon's input path, made → read the announcement.
+// -slow lists each drill slower than it, split, with the observer's made →
+// read of the same stepdown.
 // scripts/bench-isolation.sh builds the binary and runs it as root (make
 // bench-isolation).
 package main

@@ -36,11 +36,16 @@ const floodUID = 65534
 
 func main() {
 	var (
-		bin    = flag.String("clockwatch", "", "the clockwatch binary to measure")
-		drills = flag.Int("drills", 200, "drills per phase")
-		hold   = flag.Duration("hold", 20*time.Millisecond, "each drill's hold")
-		nice   = flag.Int("nice", 0, "the daemon's nice value (the unit's is -10)")
-		phases = flag.String("phases", "baseline,connect,silent,http,scrape,tls,all,baseline", "the phases, in order")
+		bin     = flag.String("clockwatch", "", "the clockwatch binary to measure")
+		drills  = flag.Int("drills", 200, "drills per phase")
+		hold    = flag.Duration("hold", 20*time.Millisecond, "each drill's hold")
+		nice    = flag.Int("nice", 0, "the daemon's nice value (the unit's is -10)")
+		phases  = flag.String("phases", "baseline,connect,silent,http,scrape,tls,all,baseline", "the phases, in order")
+		obsNice = flag.Int("observer-nice", -10, "the nice value of the observing subscriber and of the control's second reader")
+		dargs   = flag.String("daemon-args", "", "more flags for the daemon, separated by spaces")
+		slow    = flag.Duration("slow", 0, "list each drill slower than this, split (0: none)")
+		// A helper child's flags.
+		helper = flag.String("helper", "", "run as a helper of this kind: observe, control-write, control-read (a child of this command)")
 		// A flood child's flags.
 		flood  = flag.String("flood", "", "run as a flood of this kind (a child of this command)")
 		socket = flag.String("socket", "", "the stepdown socket (a flood child)")
@@ -48,6 +53,13 @@ func main() {
 		nconns = flag.Int("conns", 0, "connections (a flood child)")
 	)
 	flag.Parse()
+	if *helper != "" {
+		if err := runHelper(*helper, *socket); err != nil {
+			fmt.Fprintf(os.Stderr, "helper %s: %v\n", *helper, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *flood != "" {
 		if err := runFlood(*flood, *socket, *addr, *nconns); err != nil {
 			fmt.Fprintf(os.Stderr, "flood %s: %v\n", *flood, err)
@@ -59,13 +71,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "isolation: -clockwatch is required")
 		os.Exit(2)
 	}
-	if err := run(*bin, *nice, *drills, *hold, strings.Split(*phases, ",")); err != nil {
+	if err := run(*bin, *nice, *obsNice, *drills, *hold, strings.Split(*phases, ","), strings.Fields(*dargs), *slow); err != nil {
 		fmt.Fprintf(os.Stderr, "isolation: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, nice, drills int, hold time.Duration, phases []string) error {
+func run(bin string, nice, obsNice, drills int, hold time.Duration, phases []string, dargs []string, slow time.Duration) error {
 	if os.Geteuid() != 0 {
 		return errors.New("must run as root: the floods run as other uids")
 	}
@@ -78,7 +90,7 @@ func run(bin string, nice, drills int, hold time.Duration, phases []string) erro
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
 	}
-	d, err := startDaemon(bin, nice, dir)
+	d, err := startDaemon(bin, nice, dir, dargs)
 	if err != nil {
 		return err
 	}
@@ -92,11 +104,17 @@ func run(bin string, nice, drills int, hold time.Duration, phases []string) erro
 		return err
 	}
 	defer sub.conn.Close()
+	h, err := startHelpers(self, d.socket, nice, obsNice)
+	if err != nil {
+		return err
+	}
+	defer h.stop()
 
-	fmt.Printf("clockwatch %s at nice %d, %d drills of %s a phase; load at start: %s\n", bin, nice, drills, hold, loadavg())
+	fmt.Printf("clockwatch %s at nice %d %s, %d drills of %s a phase; load at start: %s\n", bin, nice, strings.Join(dargs, " "), drills, hold, loadavg())
 	fmt.Printf("%-9s | %-28s | %-28s | %-24s | %-24s | %s | %s\n", "phase", "drill→stepdown p50/p99/max", "resume made→read p50/p99/max",
 		"root hello, public p50/max", "root hello, reserved p50/max", "subscribers", "×baseline p99 (drill, resume)")
 	var base [2]summary
+	var splits []split
 	for i, ph := range phases {
 		kids, err := startFloods(self, ph, d)
 		if err != nil {
@@ -104,14 +122,16 @@ func run(bin string, nice, drills int, hold time.Duration, phases []string) erro
 		}
 		time.Sleep(2 * time.Second) // the floods reach their pace
 		sub.subscribers = 0
-		drill, resume, hello, rhello, err := sub.measure(drills, hold)
+		start := mono()
+		m, err := sub.measure(drills, hold)
+		end := mono()
 		for _, k := range kids {
 			k.stop()
 		}
 		if err != nil {
 			return fmt.Errorf("phase %s: %w", ph, err)
 		}
-		ds, rs, hs, rhs := summarize(drill), summarize(resume), summarize(hello), summarize(rhello)
+		ds, rs, hs, rhs := summarize(m.drill), summarize(m.resume), summarize(m.hello), summarize(m.rhello)
 		if i == 0 {
 			base = [2]summary{ds, rs}
 		}
@@ -120,8 +140,15 @@ func run(bin string, nice, drills int, hold time.Duration, phases []string) erro
 			return err
 		}
 		time.Sleep(time.Second)
+		sp := h.splitOf(start, end, m.sent, m.resumed)
+		if slow > 0 {
+			printSlow(ph, slow, m, h.observer.between(start, end+time.Second))
+		}
+		sp.input, sp.announce = m.input, m.announce
+		splits = append(splits, sp)
 	}
 	fmt.Printf("load at end: %s\n", loadavg())
+	printSplit(phases, obsNice, splits)
 	return nil
 }
 
@@ -134,7 +161,7 @@ type daemon struct {
 
 var listeningRE = regexp.MustCompile(`msg="Listening on" address=(\S+)`)
 
-func startDaemon(bin string, nice int, dir string) (*daemon, error) {
+func startDaemon(bin string, nice int, dir string, dargs []string) (*daemon, error) {
 	cert, key, err := writeCert(dir)
 	if err != nil {
 		return nil, err
@@ -162,8 +189,9 @@ func startDaemon(bin string, nice int, dir string) (*daemon, error) {
 	// nice(1) sets the value before the daemon starts a thread: every
 	// thread has it (it is per thread on Linux). --runtime.nice the same,
 	// or the daemon, run as root here, would lower its own to -10.
-	cmd := exec.Command("nice", "-n", fmt.Sprint(nice), bin, fmt.Sprintf("--runtime.nice=%d", nice),
-		"--config.file="+conf, "--web.config.file="+webConf, "--web.listen-address=127.0.0.1:0")
+	args := append([]string{"-n", fmt.Sprint(nice), bin, fmt.Sprintf("--runtime.nice=%d", nice),
+		"--config.file=" + conf, "--web.config.file=" + webConf, "--web.listen-address=127.0.0.1:0"}, dargs...)
+	cmd := exec.Command("nice", args...)
 	cmd.Env = append(os.Environ(), "STATE_DIRECTORY="+state, "RUNTIME_DIRECTORY="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
@@ -407,27 +435,47 @@ func subscribe(socket string) (*subscriber, error) {
 	return &subscriber{conn: c, socket: socket}, nil
 }
 
+// measured is one phase's figures of the drilling subscriber.
+type measured struct {
+	// drill is, for each drill, the time from its request to its
+	// stepdown; resume, from its resume's mono_ns to the resume.
+	drill, resume []time.Duration
+	// hello and rhello are the times a new root client took from its
+	// connect to its hello, on the stepdown socket and the reserved one.
+	hello, rhello []time.Duration
+	// input is, for each drill, the time from its request to its
+	// stepdown's mono_ns (made by the daemon as it took the drill);
+	// announce, from that mono_ns to reading the stepdown.
+	input, announce []time.Duration
+	seqs            []uint64 // each drill's stepdown's
+	// sent is when each stepdown's drill was sent, by the stepdown's
+	// seq; resumed, the seqs of the resumes in resume.
+	sent    map[uint64]time.Duration
+	resumed map[uint64]bool
+}
+
 // measure runs n drills and returns, for each, the time from the drill
 // request to its stepdown, and from its resume's mono_ns to the resume;
 // and after every tenth drill, the time a new root client takes from its
 // connect to its hello (retrying a refused connect every millisecond), on
 // the stepdown socket and on the reserved one.
-func (s *subscriber) measure(n int, hold time.Duration) (drill, resume, hello, rhello []time.Duration, err error) {
-	for len(drill) < n {
-		if len(drill)%10 == 0 {
+func (s *subscriber) measure(n int, hold time.Duration) (measured, error) {
+	r := measured{sent: map[uint64]time.Duration{}, resumed: map[uint64]bool{}}
+	for len(r.drill) < n {
+		if len(r.drill)%10 == 0 {
 			d, err := s.connectTime(s.socket)
 			if err != nil {
-				return nil, nil, nil, nil, err
+				return r, err
 			}
-			hello = append(hello, d)
+			r.hello = append(r.hello, d)
 			if d, err = s.connectTime(stepdown.ReservedPath(s.socket)); err != nil {
-				return nil, nil, nil, nil, err
+				return r, err
 			}
-			rhello = append(rhello, d)
+			r.rhello = append(r.rhello, d)
 		}
 		sent := mono()
 		if err := s.conn.Send(stepdown.Message{Type: stepdown.TypeDrill, HoldSeconds: hold.Seconds()}); err != nil {
-			return nil, nil, nil, nil, err
+			return r, err
 		}
 		gotStepdown := false
 		for {
@@ -435,21 +483,26 @@ func (s *subscriber) measure(n int, hold time.Duration) (drill, resume, hello, r
 			m, err := s.conn.Read()
 			at := mono()
 			if err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("after %d drills: %w", len(drill), err)
+				return r, fmt.Errorf("after %d drills: %w", len(r.drill), err)
 			}
 			switch m.Type {
 			case stepdown.TypeError:
 				if m.Code != stepdown.CodeBusy {
-					return nil, nil, nil, nil, fmt.Errorf("drill refused: %s", m)
+					return r, fmt.Errorf("drill refused: %s", m)
 				}
 				time.Sleep(20 * time.Millisecond)
 			case stepdown.TypeStepdown:
-				drill = append(drill, at-sent)
+				r.drill = append(r.drill, at-sent)
+				r.seqs = append(r.seqs, m.Seq)
+				r.input = append(r.input, time.Duration(m.MonoNanos)-sent)
+				r.announce = append(r.announce, at-time.Duration(m.MonoNanos))
+				r.sent[m.Seq] = sent
 				gotStepdown = true
 				continue
 			case stepdown.TypeResume:
 				if gotStepdown {
-					resume = append(resume, at-time.Duration(m.MonoNanos))
+					r.resume = append(r.resume, at-time.Duration(m.MonoNanos))
+					r.resumed[m.Seq] = true
 				}
 			default:
 				continue
@@ -457,7 +510,7 @@ func (s *subscriber) measure(n int, hold time.Duration) (drill, resume, hello, r
 			break
 		}
 	}
-	return drill, resume, hello, rhello, nil
+	return r, nil
 }
 
 // connectTime is the time from a new connection's first connect to path to
