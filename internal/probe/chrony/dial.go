@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/clockwatch/clockwatch/internal/rawio"
 )
 
 // Transport says how clockwatch reaches chronyd. chronyd answers every
@@ -116,7 +118,7 @@ func (d *netDialer) dialUDP(ctx context.Context, addr string) (Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening UDP to chronyd's command port %s: %w", addr, err)
 	}
-	return c.(*net.UDPConn), nil
+	return rawio.Wrap(c), nil
 }
 
 // replyDirs lists where the reply socket may go, best first.
@@ -157,7 +159,9 @@ func (d *netDialer) dialUnix(socket string) (Conn, error) {
 			uc.Close()
 			return nil, explainDial(socket, err)
 		}
-		return uc, nil
+		// Raw reads and writes: a poll's requests and replies then wake
+		// only the thread that waits for them (internal/rawio).
+		return rawio.Wrap(uc), nil
 	}
 	return nil, fmt.Errorf("cannot create a reply socket for chronyd in %v (%w): set chrony.reply_socket_dir to a directory clockwatch can write to and chronyd can reach (not a private /tmp; with systemd, RuntimeDirectory=clockwatch gives /run/clockwatch)",
 		d.replyDirs(socket), errors.Join(bindErrs...))
