@@ -133,3 +133,31 @@ func TestWrapLeavesOthers(t *testing.T) {
 		t.Errorf("Wrap(net.Pipe) = %T, want the pipe itself", got)
 	}
 }
+
+// TestSpinningRead: a datagram that comes during the spin, or after it
+// (the read then waits in the poller), is read whole; with nothing coming
+// the read still ends at its deadline (late by at most the spin).
+func TestSpinningRead(t *testing.T) {
+	t.Parallel()
+	server, plain, _ := pair(t)
+	spin := rawio.WrapSpinning(plain, 20*time.Millisecond)
+	for _, after := range []time.Duration{0, 5 * time.Millisecond, 60 * time.Millisecond} {
+		go func() {
+			time.Sleep(after)
+			server.WriteToUDP([]byte("reply"), plain.LocalAddr().(*net.UDPAddr))
+		}()
+		spin.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 16)
+		if n, err := spin.Read(buf); err != nil || string(buf[:n]) != "reply" {
+			t.Errorf("a reply %v after the read: %q, %v", after, buf[:n], err)
+		}
+	}
+	start := time.Now()
+	spin.SetReadDeadline(start.Add(5 * time.Millisecond))
+	if _, err := spin.Read(make([]byte, 16)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("nothing to read: %v, want a timeout", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("nothing to read with a 5 ms deadline and a 20 ms spin: took %v", took)
+	}
+}
