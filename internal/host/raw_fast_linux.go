@@ -47,9 +47,11 @@ const (
 	atSymlinkNoFollow = 0x100
 )
 
-// Adjtimex is adjtimex(2) with tx as given: the kernel's clock state, read
-// when tx.Modes is 0. It returns the clock state (TIME_OK ...).
-func Adjtimex(tx *syscall.Timex) (int, error) {
+// ReadTimex is adjtimex(2) with Modes 0 (set here, whatever tx held): a
+// read of the kernel's clock discipline that changes nothing. It returns
+// the clock state (TIME_OK ...).
+func ReadTimex(tx *syscall.Timex) (int, error) {
+	tx.Modes = 0
 	r, _, e := syscall.RawSyscall(syscall.SYS_ADJTIMEX, uintptr(unsafe.Pointer(tx)), 0, 0)
 	if e != 0 {
 		return 0, e

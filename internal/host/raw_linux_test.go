@@ -57,19 +57,19 @@ func TestRawStats(t *testing.T) {
 	}
 }
 
-// TestRawAdjtimex reads the kernel's clock state as the syscall package
+// TestReadTimex reads the kernel's clock state as the syscall package
 // does (Modes 0: a read).
-func TestRawAdjtimex(t *testing.T) {
+func TestReadTimex(t *testing.T) {
 	var raw, want syscall.Timex
-	state, err := host.Adjtimex(&raw)
+	state, err := host.ReadTimex(&raw) // Modes 0: a read (never a write here)
 	if err != nil {
-		t.Fatalf("Adjtimex: %v", err)
+		t.Fatalf("ReadTimex: %v", err)
 	}
 	wantState, err := syscall.Adjtimex(&want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if state != wantState || raw.Status != want.Status || raw.Tick != want.Tick {
-		t.Errorf("Adjtimex: state %d status %#x tick %d, want %d %#x %d", state, raw.Status, raw.Tick, wantState, want.Status, want.Tick)
+		t.Errorf("ReadTimex: state %d status %#x tick %d, want %d %#x %d", state, raw.Status, raw.Tick, wantState, want.Status, want.Tick)
 	}
 }

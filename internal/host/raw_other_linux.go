@@ -7,9 +7,13 @@ import (
 	"unsafe"
 )
 
-// Adjtimex is adjtimex(2) with tx as given: the kernel's clock state, read
-// when tx.Modes is 0. It returns the clock state (TIME_OK ...).
-func Adjtimex(tx *syscall.Timex) (int, error) { return syscall.Adjtimex(tx) }
+// ReadTimex is adjtimex(2) with Modes 0 (set here, whatever tx held): a
+// read of the kernel's clock discipline that changes nothing. It returns
+// the clock state (TIME_OK ...).
+func ReadTimex(tx *syscall.Timex) (int, error) {
+	tx.Modes = 0
+	return syscall.Adjtimex(tx)
+}
 
 // TimerfdArm arms a timerfd to fire once, ns nanoseconds from now; 0
 // disarms it.

@@ -22,7 +22,7 @@ func (SysTimex) ReadTimex() (kernel.RawTimex, error) {
 	var tx syscall.Timex // Modes 0: a pure read.
 	// Raw: it never blocks, and on the idle daemon's sampling the syscall
 	// package's call would wake the runtime's monitor thread (host).
-	state, err := host.Adjtimex(&tx)
+	state, err := host.ReadTimex(&tx)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
 			return kernel.RawTimex{}, fmt.Errorf("adjtimex (read-only): %w; a seccomp filter blocks it (systemd's ProtectClock=yes does: use an empty CapabilityBoundingSet instead)", err)
