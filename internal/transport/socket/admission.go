@@ -38,8 +38,7 @@ func (s *Server) admitLocked(cr Cred, credErr error) (ok bool, why string) {
 		return false, fmt.Sprintf("too many clients: the last %d of stepdown.max_clients (%d) are kept for root and clockwatch's uid",
 			s.cfg.reserved(), s.cfg.MaxClients)
 	}
-	uid := limitedUID(cr, credErr)
-	if held := s.held[uid]; held >= s.cfg.MaxClientsPerUID {
+	if held := s.heldBy(limitedUID(cr, credErr)); held >= s.cfg.MaxClientsPerUID {
 		return false, shareWhy(cr.UID, held)
 	}
 	return true, ""
@@ -67,8 +66,19 @@ func (s *Server) addLocked(c *client) {
 	s.clients[c] = struct{}{}
 	s.order = nil
 	if !s.mayDrill(c.cred, c.credErr) {
+		s.heldMu.Lock()
 		s.held[limitedUID(c.cred, c.credErr)]++
+		s.heldMu.Unlock()
 	}
+}
+
+// heldBy returns how many connections uid holds. It takes heldMu alone,
+// not mu: a refusal (thousands a second in a connect flood) never waits
+// for an announcement, nor holds one back.
+func (s *Server) heldBy(uid uint32) int {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	return s.held[uid]
 }
 
 // removeLocked forgets c (once: a client may be dropped from two places).
@@ -80,9 +90,11 @@ func (s *Server) removeLocked(c *client) {
 	s.order = nil
 	if !s.mayDrill(c.cred, c.credErr) {
 		uid := limitedUID(c.cred, c.credErr)
+		s.heldMu.Lock()
 		if s.held[uid]--; s.held[uid] <= 0 {
 			delete(s.held, uid)
 		}
+		s.heldMu.Unlock()
 	}
 }
 
@@ -251,7 +263,11 @@ func (s *Server) acceptLoop(a *acceptor, paced bool) error {
 		}
 		backoff = 0
 		s.met.connections.Inc()
-		if !s.admit(fd) && paced {
+		if !s.admit(fd) {
+			s.busy("refusing stepdown connections")
+			if !paced {
+				continue
+			}
 			if d := pace.take(time.Now()); d > 0 {
 				time.Sleep(d)
 			}
@@ -313,9 +329,7 @@ func (s *Server) admit(fd int) (admitted bool) {
 		// once a second), never a hello, goroutines or the locks the
 		// events need.
 		uid := limitedUID(cr, credErr)
-		s.mu.Lock()
-		held := s.held[uid]
-		s.mu.Unlock()
+		held := s.heldBy(uid)
 		now := time.Now()
 		switch {
 		case held >= s.cfg.MaxClientsPerUID:

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"sync"
+	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -19,8 +19,11 @@ import (
 // 32: 2,000 connections of other uids that never read put a subscriber's
 // events behind up to 2,000 writes).
 func (s *Server) orderLocked() []*client {
-	if s.order != nil || len(s.clients) == 0 {
+	if s.order != nil {
 		return s.order
+	}
+	if s.nfirst = 0; len(s.clients) == 0 {
+		return nil
 	}
 	var first []*client
 	byUID := map[uint32][]*client{}
@@ -43,6 +46,7 @@ func (s *Server) orderLocked() []*client {
 	slices.SortFunc(turns, func(a, b []*client) int { return byAge(a[0], b[0]) })
 	order := make([]*client, 0, len(s.clients))
 	order = append(order, first...)
+	s.nfirst = len(first)
 	for i := 0; len(order) < len(s.clients); i++ {
 		for _, cs := range turns {
 			if i < len(cs) {
@@ -54,92 +58,149 @@ func (s *Server) orderLocked() []*client {
 	return order
 }
 
-// parallelFanout is the subscriber count above which a broadcast writes
-// from several goroutines at once.
-const parallelFanout = 256
-
-func (s *Server) broadcastLocked(typ string, b []byte) {
-	n := s.sendLocked(s.orderLocked(), b)
+// announceLocked sends an announcement to every client: to the privileged
+// at once, on the announcing goroutine; to the others too when they are
+// few and nothing is on its way to them, else through the fan-out (fanOut),
+// which reaches them in slices behind what it already carries. The next
+// announcement then reaches the privileged without waiting for this one's
+// writes to every other client (issue 32: with 2,000 subscribers of other
+// uids, 5-10 ms of writes, which held the next drill and its stepdown back).
+func (s *Server) announceLocked(typ string, b []byte) {
+	order := s.orderLocked()
+	first, rest := order[:s.nfirst], order[s.nfirst:]
+	n := s.sendLocked(first, b)
+	if len(s.fan) == 0 && len(rest) <= s.fanInLine {
+		n += s.sendLocked(rest, b)
+		s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
+		return
+	}
 	s.met.messagesSent.WithLabelValues(typ).Add(float64(n))
+	s.fanLocked(typ, b, rest)
 }
 
-// sendLocked writes b to every client of all, in their order (from several
-// goroutines, each taking every workers-th client from the front, when
-// there are many), drops those too far behind to take it, and returns how
-// many took it.
-func (s *Server) sendLocked(all []*client, b []byte) int {
-	workers := 1
-	if len(all) > parallelFanout {
-		workers = min(runtime.GOMAXPROCS(0), len(all)/parallelFanout+1)
+// fanLocked queues b for the clients of rest, behind what the fan-out
+// already carries, and starts the fan-out if it is not running.
+func (s *Server) fanLocked(typ string, b []byte, rest []*client) {
+	if s.closed || len(rest) == 0 {
+		return
 	}
-	lagged := make([][]*client, workers)
-	var wg sync.WaitGroup
-	send := func(w int) {
-		for i := w; i < len(all); i += workers {
-			if c := all[i]; !c.send(b) {
-				lagged[w] = append(lagged[w], c)
-			}
+	s.fan = append(s.fan, &fanJob{typ: typ, b: b, rest: rest})
+	if len(rest) >= busyFanOut {
+		s.busy("writing to thousands of stepdown subscribers")
+	}
+	if !s.fanning {
+		s.fanning = true
+		s.wg.Add(1) // under mu, before Run's Wait: Run sets closed first
+		go s.fanOut()
+	}
+}
+
+// fanJob is a message on its way to the clients beyond the privileged:
+// those connected when it was sent (a later one's hello already says it),
+// in their order.
+type fanJob struct {
+	typ  string
+	b    []byte
+	rest []*client
+	next int // the first of rest not yet written to
+}
+
+// fanSlice is how many clients a fan-out writes to per hold of mu: about
+// 0.2 ms of writes (a direct write to a unix socket that wakes its reader
+// costs 2-4 µs), which is how long a drill may wait for it.
+const fanSlice = 64
+
+// busyFanOut is the fan-out (clients beyond the privileged) that tells
+// Options.Busy: about 1.5 ms of writes. A node with a few hundred
+// subscribers keeps its one Go processor.
+const busyFanOut = 512
+
+// fanOut writes the queued messages to the clients they are for, in the
+// order they were sent, a slice at a time: between slices it lets go of
+// mu, so that a new announcement reaches the privileged at once, cuts off
+// the slice's laggards (unlock), and lets what waits for its processor run
+// (yieldToInput). It ends when the queue is empty.
+func (s *Server) fanOut() {
+	defer s.wg.Done()
+	for {
+		if s.fanSliceHook != nil {
+			s.fanSliceHook()
 		}
+		s.mu.Lock()
+		if len(s.fan) == 0 || s.closed {
+			s.fan, s.fanning = nil, false
+			s.unlock()
+			return
+		}
+		j := s.fan[0]
+		end := min(j.next+fanSlice, len(j.rest))
+		n := s.sendLocked(j.rest[j.next:end], j.b)
+		s.met.messagesSent.WithLabelValues(j.typ).Add(float64(n))
+		if j.next = end; j.next == len(j.rest) {
+			s.fan[0] = nil
+			s.fan = s.fan[1:]
+		}
+		s.unlock()
+		s.yieldToInput()
 	}
-	for w := 1; w < workers; w++ {
-		wg.Go(func() { send(w) })
+}
+
+// yieldToInput lets the goroutines that wait for this one's processor run
+// between two slices of a fan-out. runtime.Gosched runs the timers that
+// are due (the announcer's deadlines). A goroutine the network woke (the
+// input poller, with a drill or an ack) runs only once a processor polls
+// the network, which it does when it has nothing else to run: when a
+// client's input waits, the fan-out sleeps a microsecond for it. With
+// GOMAXPROCS=1 (the daemon's default) a long fan-out would otherwise hold
+// the input back for all of its slices.
+func (s *Server) yieldToInput() {
+	if s.poller != nil && s.poller.pending() {
+		time.Sleep(time.Microsecond)
+		return
 	}
-	// The first stripe, which the front of the order heads, on this
-	// goroutine: a new goroutine waits for a processor.
-	send(0)
-	wg.Wait()
+	runtime.Gosched()
+}
+
+// sendLocked writes b to every client of all, in their order, and returns
+// how many took it. Those too far behind to take it are removed, and cut
+// off once mu is let go (unlock): closing 2,000 of them at once held mu,
+// and every announcement, for 5-27 ms (issue 32).
+func (s *Server) sendLocked(all []*client, b []byte) int {
 	n := len(all)
-	for _, l := range lagged {
-		for _, c := range l {
+	for _, c := range all {
+		if !c.send(b) {
 			n--
 			s.removeLocked(c)
-			c.shutdown(CauseLaggard)
-			s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+			s.lagged = append(s.lagged, c)
 		}
 	}
 	return n
 }
 
+// unlock lets go of mu, then cuts off the laggards sendLocked removed.
+func (s *Server) unlock() {
+	lagged := s.lagged
+	s.lagged = nil
+	s.mu.Unlock()
+	for _, c := range lagged {
+		c.shutdown(CauseLaggard)
+		s.limit.Log(slog.LevelWarn, "stepdown client fell behind: disconnected", "pid", c.cred.PID, "uid", c.cred.UID, "queue_size", s.cfg.QueueSize)
+	}
+}
+
 // heartbeat ticks the announcer (whose clock may be a test's, without a
 // timer of its own), then tells every client the state it was last told:
-// a heartbeat's seq is the last event sent before it.
+// a heartbeat's seq is the last event sent before it. The privileged hear
+// it at once, the others through the fan-out, behind any announcement
+// still on its way to them.
 func (s *Server) heartbeat() {
 	s.ann.Tick()
 	s.mu.Lock()
 	st := s.snap.Status
-	seq := s.snap.Seq
-	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: seq, Drill: st.Drill}
+	m := stepdown.Message{Type: stepdown.TypeHeartbeat, State: st.State, Epoch: st.Epoch, Seq: s.snap.Seq, Drill: st.Drill}
 	if st.State != stepdown.StateOK {
 		m.Reason = st.Reason
 	}
-	b := m.AppendLine(nil)
-	all := s.orderLocked()
-	// In slices, letting go of the lock between them: an announcement
-	// waits for one slice, not for the whole heartbeat. One that goes out
-	// meanwhile ends the heartbeat (those not yet told hear the event,
-	// which is newer; a heartbeat after it would carry an older seq).
-	n := 0
-	for i := 0; ; {
-		n += s.sendLocked(all[i:min(i+heartbeatSlice, len(all))], b)
-		if i += heartbeatSlice; i >= len(all) {
-			break
-		}
-		s.mu.Unlock()
-		if s.announcing.Load() > 0 {
-			// Its announcement goes to every client: the rest of
-			// this heartbeat would only come after it.
-			s.mu.Lock()
-			break
-		}
-		s.mu.Lock()
-		if s.snap.Seq != seq || s.closed {
-			break
-		}
-	}
-	s.mu.Unlock()
-	s.met.messagesSent.WithLabelValues(stepdown.TypeHeartbeat).Add(float64(n))
+	s.announceLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+	s.unlock()
 }
-
-// heartbeatSlice is how many clients a heartbeat tells per hold of the
-// lock announcements take.
-const heartbeatSlice = 256

@@ -61,6 +61,14 @@ func newServer(t testing.TB, cfg testCfg, opts socket.Options, ao ...announce.Op
 func start(t testing.TB, cfg testCfg, opts socket.Options, ao ...announce.Options) (*socket.Server, *announce.Announcer) {
 	t.Helper()
 	s, ann := newServer(t, cfg, opts, ao...)
+	run(t, s, ann)
+	return s, ann
+}
+
+// run runs s until the test ends and waits until it listens and is in state
+// ok.
+func run(t testing.TB, s *socket.Server, ann *announce.Announcer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -76,7 +84,6 @@ func start(t testing.TB, cfg testCfg, opts socket.Options, ao ...announce.Option
 		t.Fatalf("Run: %v", err)
 	}
 	ann.ProbeOK("test")
-	return s, ann
 }
 
 // dial connects a raw client and reads its hello.

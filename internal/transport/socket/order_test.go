@@ -2,7 +2,9 @@ package socket_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,10 +18,35 @@ import (
 // delivery keeps, never from the announcer): each client's events follow
 // its hello's seq with no gap and no repeat, each heartbeat says the last
 // seq sent, and every client gets every event up to the last.
+//
+// In line (a few clients: every write on the announcing goroutine) and
+// through the fan-out goroutine (as beyond fanSlice clients of other uids).
 func TestHelloThenEveryEventWhileAnnouncing(t *testing.T) {
 	t.Parallel()
+	for _, fanOut := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fan-out %v", fanOut), func(t *testing.T) {
+			t.Parallel()
+			testHelloThenEveryEvent(t, fanOut)
+		})
+	}
+}
+
+func testHelloThenEveryEvent(t *testing.T, fanOut bool) {
 	cfg := testConfig(t)
-	_, ann := start(t, cfg, socket.Options{})
+	// Half the clients are of another uid than root's (the test's):
+	// the fan-out writes to them after the privileged.
+	var calls atomic.Int32
+	s, ann := newServer(t, cfg, socket.Options{PeerCred: func(fd int) (socket.Cred, error) {
+		c, err := socket.PeerCred(fd)
+		if calls.Add(1)%2 == 0 {
+			c.UID = 1000
+		}
+		return c, err
+	}})
+	if fanOut {
+		socket.FanOutThroughGoroutine(s, nil)
+	}
+	run(t, s, ann)
 	const drills, clients = 40, 24
 
 	stop := make(chan struct{})

@@ -129,6 +129,15 @@ func (p *inputPoller) run() {
 	}
 }
 
+// pending reports whether a client's input waits (the instance is
+// level-triggered: looking takes nothing from run).
+func (p *inputPoller) pending() bool {
+	var ev [1]unix.EpollEvent
+	n := 0
+	p.raw.Control(func(fd uintptr) { n, _ = unix.EpollWait(int(fd), ev[:], 0) })
+	return n > 0
+}
+
 // close ends run.
 func (p *inputPoller) close() error {
 	if err := p.ep.Close(); err != nil && !errors.Is(err, os.ErrClosed) {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,6 +75,11 @@ type Options struct {
 	Pulse *pulse.Pulse
 	// Peers serves watch_peer; nil refuses it.
 	Peers PeerWatcher
+	// Busy is told when work another uid can cause competes with the
+	// announcements: a refused connection, a fan-out beyond one slice
+	// (procs.Procs.Busy, which gives the daemon a second Go processor
+	// meanwhile); nil: nobody.
+	Busy func(why string)
 }
 
 // Server is the stepdown socket server: the unix-socket transport of an
@@ -123,16 +127,31 @@ type Server struct {
 	}
 	clients map[*client]struct{}
 	// held counts the connections of each uid that admission limits
-	// (admission.go), kept with clients by addLocked and removeLocked.
-	held map[uint32]int
+	// (admission.go), kept with clients by addLocked and removeLocked
+	// under heldMu too (taken after mu), which alone the refusals take.
+	heldMu sync.Mutex
+	held   map[uint32]int
 	// order is every client in the order broadcasts reach them (broadcast.go),
 	// made again when clients come or go; a broadcast in progress keeps
 	// the slice it started with.
 	order    []*client
+	nfirst   int    // how many of order are privileged (at its front)
 	admitted uint64 // clients admitted so far: the next one's id
-	// announcing counts the announcements waiting for mu: a heartbeat
-	// gives way to them between its slices.
-	announcing atomic.Int32
+	// fan is the announcements on their way to the clients beyond the
+	// privileged, oldest first; fanning, whether fanOut runs for them.
+	// fanInLine is how many such clients an announcement reaches on the
+	// announcing goroutine when nothing is queued (fanSlice; a test's
+	// 0 sends every announcement through fanOut), and fanSliceHook, nil
+	// but in tests, runs before each slice.
+	fan          []*fanJob
+	fanning      bool
+	fanInLine    int
+	fanSliceHook func()
+	// busy is Options.Busy, never nil.
+	busy func(why string)
+	// lagged is the clients sendLocked removed as laggards, to be cut
+	// off once mu is let go (unlock).
+	lagged []*client
 	// rate is the accept loop's own: each uid's connection rate.
 	rate   connectRate
 	closed bool
@@ -177,9 +196,15 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 		held:    map[uint32]int{},
 		rate:    newConnectRate(cfg.MaxClientsPerUID),
 		ann:     ann,
+		// One slice on the announcing goroutine: above it, the
+		// writes would hold the next announcement back.
+		fanInLine: fanSlice,
 	}
 	s.readBuffers.New = func() any { return new(readBuffer) }
 	s.limit = newLogLimiter(s.log)
+	if s.busy = opts.Busy; s.busy == nil {
+		s.busy = func(string) {}
+	}
 	s.keys = protocolKeys()
 	s.met = newMetrics(s)
 	// In line: the latency from a step to the clients' sockets is the
@@ -206,25 +231,15 @@ func New(cfg Config, ann *announce.Announcer, opts Options) (*Server, error) {
 // with the announcer (each client's send only queues), and keeps the state
 // they left for the hellos and heartbeats.
 func (s *Server) update(u announce.Update) {
-	if len(u.Announcements) > 0 {
-		// A heartbeat gives way to announcements only: the updates
-		// that carry none (the state's figures, at every feed) would
-		// cut every heartbeat short, and the clients at the end of the
-		// order would hear nothing at all.
-		s.announcing.Add(1)
-		s.mu.Lock()
-		s.announcing.Add(-1)
-	} else {
-		s.mu.Lock()
-	}
-	defer s.mu.Unlock()
+	s.mu.Lock()
+	defer s.unlock()
 	now := time.Now()
 	for _, a := range u.Announcements {
 		s.sentAt[a.Seq()%sentRing] = struct {
 			seq uint64
 			at  time.Time
 		}{a.Seq(), now}
-		s.broadcastLocked(a.Message.Type, a.Message.AppendLine(nil))
+		s.announceLocked(a.Message.Type, a.Message.AppendLine(nil))
 	}
 	s.snap, s.since = u.Snapshot, now.Add(-u.Snapshot.For)
 }
