@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
@@ -16,6 +17,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/daemon"
 	"github.com/clockwatch/clockwatch/internal/host"
 	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/procs"
 	"github.com/clockwatch/clockwatch/internal/sched"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 	"github.com/clockwatch/clockwatch/internal/transport/kubernetes"
@@ -36,6 +38,8 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 	c.chronyAddressFlag(cmd)
 	maxProcs := cmd.Flag("runtime.gomaxprocs", "The number of CPUs the daemon's Go code runs on at once (GOMAXPROCS); 0: the Go runtime's default, every CPU the process may use. One (node_exporter's default) keeps a wake-up on one thread: most of what the daemon costs idle.").
 		Envar("GOMAXPROCS").Default("1").Int()
+	busyProcs := cmd.Flag("runtime.busy-gomaxprocs", "GOMAXPROCS while work other local users can cause competes with the stepdown announcements (HTTP beyond its pace, refused stepdown connections, writes to thousands of subscribers), until 30 s after it stops: a step's stepdown then never waits for that work's processor. At most the CPUs the process may use; at or below --runtime.gomaxprocs (or with it 0): never changed.").
+		Default("2").Int()
 	nice := cmd.Flag("runtime.nice", "The nice value the daemon lowers itself to at start, on every thread, where it may (CAP_SYS_NICE, or an RLIMIT_NICE that reaches it; otherwise it says so and runs as started); never raised: under the unit's Nice= it is already there. A step then reaches subscribers in time on a CPU other processes fill (docs/performance.md).").
 		Default("-10").Int()
 	var k8s kubeclient.Options
@@ -49,8 +53,14 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			fmt.Fprintf(c.stderr, "clockwatch: --runtime.gomaxprocs must be 0 or more, got %d\n", *maxProcs)
 			return 2
 		}
+		if *busyProcs < 0 {
+			fmt.Fprintf(c.stderr, "clockwatch: --runtime.busy-gomaxprocs must be 0 or more, got %d\n", *busyProcs)
+			return 2
+		}
+		var pr *procs.Procs
 		if *maxProcs > 0 && c.setMaxProcs != nil {
 			c.setMaxProcs(*maxProcs)
+			pr = procs.New(c.setMaxProcs, *maxProcs, min(*busyProcs, runtime.NumCPU()), logger)
 		}
 		if *nice < sched.MinNice || *nice > sched.MaxNice {
 			fmt.Fprintf(c.stderr, "clockwatch: --runtime.nice must be %d to %d, got %d\n", sched.MinNice, sched.MaxNice, *nice)
@@ -118,6 +128,7 @@ func addDaemonCommand(app *kingpin.Application, c *cli) subcommand {
 			ChronyAddress:    flagged.ChronyAddress,
 			Kubernetes:       k8s,
 			Env:              host.Env{Getenv: env, PID: os.Getpid()},
+			Procs:            pr,
 		}, logger)
 		if err := d.Run(ctx); err != nil {
 			logger.Error("clockwatch stopped", "err", err)

@@ -38,6 +38,8 @@ type authGate struct {
 	slots chan struct{}
 	wait  time.Duration
 	hold  int // multiple of a refused check's duration the slot is kept
+	// busy is told of each refused check (procs.Procs.Busy).
+	busy func(why string)
 
 	mu    sync.Mutex
 	known map[[sha256.Size]byte]struct{}
@@ -45,7 +47,7 @@ type authGate struct {
 
 func newAuthGate(slots int, wait time.Duration, hold int) *authGate {
 	return &authGate{slots: make(chan struct{}, slots), wait: wait, hold: hold,
-		known: map[[sha256.Size]byte]struct{}{}}
+		known: map[[sha256.Size]byte]struct{}{}, busy: func(string) {}}
 }
 
 // in returns a handler that sends next's requests through the gate's slots
@@ -93,6 +95,7 @@ func (g *authGate) serve(next http.Handler, w http.ResponseWriter, r *http.Reque
 	sw := &statusWriter{ResponseWriter: w}
 	next.ServeHTTP(sw, r)
 	if sw.status == http.StatusUnauthorized {
+		g.busy("basic-auth checks of unknown credentials")
 		// Answer now; keep the slot so that the comparisons' duty cycle
 		// stays low.
 		time.AfterFunc(time.Duration(g.hold)*time.Since(start), func() { <-g.slots })

@@ -95,6 +95,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// clock.idle_sample_interval or up to half of it sooner: on the
 	// segment's 4 s instants by default).
 	steps.Sampler.Pace(pl)
+	// The Go processors raised by a flood come down on the pulse's
+	// wake-ups, up to 10 s after the hold (procs.Hold).
+	if d.opts.Procs != nil {
+		pl.Every(10*time.Second, d.opts.Procs.Settle)
+	}
 	// So do systemd's watchdog pings and status line (registered now: the
 	// pulse takes none once it runs; their tasks start at READY).
 	var beats systemdBeats
@@ -139,7 +144,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			if pw := sources.PeerWatcher(); pw != nil {
 				peers = pw
 			}
-			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, pl, d.opts.Env, d.logger, peers)
+			sd, err := NewStepdownSocket(cfg.Stepdown.Resolve(d.opts.Env.Getenv), d.announcer, pl, d.opts.Env, d.logger, peers, d.opts.Procs.Busy)
 			if err != nil {
 				return err
 			}

@@ -98,7 +98,7 @@ func newTestStepdown(cfg config.Stepdown, steps *Steps, sources timesources.Memb
 	if fo.Pulse == nil {
 		fo.Pulse = pulse.New()
 	}
-	srv, err := NewStepdownSocket(cfg.Config, ann, fo.Pulse, host.Env{}, logger, nil)
+	srv, err := NewStepdownSocket(cfg.Config, ann, fo.Pulse, host.Env{}, logger, nil, nil)
 	if err != nil {
 		return nil, err
 	}

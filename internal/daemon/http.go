@@ -99,6 +99,7 @@ func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http
 		}
 	}
 	limit := newConnLimiter(d.maxHTTPConns())
+	limit.busy = d.opts.Procs.Busy
 	if listeners == nil {
 		srv := newHTTPServer(h, limit)
 		errc := make(chan error, 1)
@@ -112,6 +113,7 @@ func (d *Daemon) serveHTTP(ctx context.Context, listeners []net.Listener, h http
 	var gate *authGate
 	if f := d.opts.Web.WebConfigFile; f != nil && *f != "" {
 		gate = newAuthGate(authSlots, authSlotWait, authHoldFactor)
+		gate.busy = d.opts.Procs.Busy
 	}
 	errc := make(chan error, len(listeners))
 	servers := make([]*http.Server, len(listeners))

@@ -259,7 +259,10 @@ func TestHTTPLimitsAtScale(t *testing.T) {
 func TestHTTPRequestsPaced(t *testing.T) {
 	t.Parallel()
 	served := 0
-	h := newConnLimiter(8).paced(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }))
+	l := newConnLimiter(8)
+	var busy []string
+	l.busy = func(why string) { busy = append(busy, why) }
+	h := l.paced(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }))
 	get := func(ctx context.Context) {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, http.MethodGet, "/metrics", nil))
 	}
@@ -268,6 +271,10 @@ func TestHTTPRequestsPaced(t *testing.T) {
 	}
 	if served != httpBurst {
 		t.Fatalf("the burst: %d of %d requests served", served, httpBurst)
+	}
+	// Within the pace: nothing competes with the announcements.
+	if len(busy) != 0 {
+		t.Fatalf("the burst told busy %q", busy)
 	}
 	// The next turn is 1/httpRequestRate (31 ms) away: a client that waits
 	// 5 ms is gone before it.
@@ -280,6 +287,11 @@ func TestHTTPRequestsPaced(t *testing.T) {
 	get(context.Background())
 	if served != httpBurst+1 {
 		t.Errorf("a request that waits for its turn was not served")
+	}
+	// Beyond it: a flood, which the daemon meets with a second Go
+	// processor (procs.Procs.Busy).
+	if len(busy) != 2 || busy[0] != "HTTP requests beyond their pace" {
+		t.Errorf("two requests beyond the pace told busy %q, want twice that HTTP requests are beyond their pace", busy)
 	}
 	// The probes have their own pace: a kubelet's /healthz is answered at
 	// once while scrapes wait.

@@ -53,6 +53,9 @@ type connLimiter struct {
 	max int
 
 	accepts, requests, probes *rate.Limiter
+	// busy is told when a connection or request must wait for its pace:
+	// a flood (procs.Procs.Busy).
+	busy func(why string)
 
 	mu    sync.Mutex
 	cond  *sync.Cond
@@ -65,7 +68,8 @@ func newConnLimiter(max int) *connLimiter {
 	l := &connLimiter{max: max, idle: map[net.Conn]time.Time{}, fresh: map[net.Conn]time.Time{},
 		accepts:  rate.NewLimiter(httpAcceptRate, httpBurst),
 		requests: rate.NewLimiter(httpRequestRate, httpBurst),
-		probes:   rate.NewLimiter(httpProbeRate, httpProbeBurst)}
+		probes:   rate.NewLimiter(httpProbeRate, httpProbeBurst),
+		busy:     func(string) {}}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -149,6 +153,9 @@ type limitedListener struct {
 
 func (ll *limitedListener) Accept() (net.Conn, error) {
 	ll.l.acquire()
+	if ll.l.accepts.Tokens() < 1 {
+		ll.l.busy("HTTP connections beyond their pace")
+	}
 	ll.l.accepts.Wait(context.Background()) // never fails: no deadline, burst ≥ 1
 	c, err := ll.Listener.Accept()
 	if err != nil {
@@ -178,6 +185,9 @@ func (l *connLimiter) paced(h http.Handler) http.Handler {
 		pace := l.requests
 		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 			pace = l.probes
+		}
+		if pace.Tokens() < 1 {
+			l.busy("HTTP requests beyond their pace")
 		}
 		if err := pace.Wait(r.Context()); err != nil {
 			return

@@ -10,6 +10,7 @@ import (
 	"github.com/clockwatch/clockwatch/internal/host"
 	"github.com/clockwatch/clockwatch/internal/hostclock"
 	kubeclient "github.com/clockwatch/clockwatch/internal/kubernetes"
+	"github.com/clockwatch/clockwatch/internal/procs"
 	"github.com/clockwatch/clockwatch/internal/sdnotify"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	// ChronyAddress is --chrony.address: chrony.address over the file's,
 	// at every reload too, as chrony_exporter has it; "" leaves the file's.
 	ChronyAddress string
+	// Procs raises the Go processors while floods compete with the
+	// announcements (--runtime.busy-gomaxprocs); nil never changes them.
+	Procs *procs.Procs
 }
 
 // ApplyFlags applies the command line's settings over a configuration

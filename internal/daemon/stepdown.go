@@ -18,12 +18,13 @@ import (
 // with a message that says why. cfg is resolved already (Config.Resolve);
 // env gives the environment and pid of socket activation; peers serves
 // watch_peer (nil: refused). The heartbeat beats on pl, the daemon's pulse,
-// which the caller runs: one timer for all periodic work.
-func NewStepdownSocket(cfg socket.Config, ann *announce.Announcer, pl *pulse.Pulse, env host.Env, logger *slog.Logger, peers socket.PeerWatcher) (*socket.Server, error) {
+// which the caller runs: one timer for all periodic work. busy is told of
+// floods (procs.Procs.Busy; nil: nobody).
+func NewStepdownSocket(cfg socket.Config, ann *announce.Announcer, pl *pulse.Pulse, env host.Env, logger *slog.Logger, peers socket.PeerWatcher, busy func(why string)) (*socket.Server, error) {
 	if pl == nil {
 		return nil, fmt.Errorf("stepdown socket: no pulse: the daemon's pulse times the heartbeat")
 	}
-	srv, err := socket.New(cfg, ann, socket.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers, Pulse: pl})
+	srv, err := socket.New(cfg, ann, socket.Options{Logger: logger, Getenv: env.Getenv, PID: env.PID, Peers: peers, Pulse: pl, Busy: busy})
 	if err != nil {
 		return nil, fmt.Errorf("stepdown socket: %w", err)
 	}
