@@ -306,10 +306,10 @@ func floodsOf(phase string) []struct {
 		// The same flood at a socket that is not clockwatch's (elsewhere):
 		// what its own system calls cost the machine.
 		"connect-elsewhere": {{"connect", 1000, 1}},
-		"silent":  {{"silent", 100, 20}},
-		"http":    {{"http", 64, 1}},
-		"scrape":  {{"scrape", 64, 1}},
-		"tls":     {{"tls", 16, 1}},
+		"silent":            {{"silent", 100, 20}},
+		"http":              {{"http", 64, 1}},
+		"scrape":            {{"scrape", 64, 1}},
+		"tls":               {{"tls", 16, 1}},
 	}
 	if phase == "all" {
 		var out []f
