@@ -40,7 +40,7 @@ func main() {
 		drills  = flag.Int("drills", 200, "drills per phase")
 		hold    = flag.Duration("hold", 20*time.Millisecond, "each drill's hold")
 		nice    = flag.Int("nice", 0, "the daemon's nice value (the unit's is -10)")
-		phases  = flag.String("phases", "baseline,connect,silent,http,scrape,tls,all,baseline", "the phases, in order")
+		phases  = flag.String("phases", "baseline,connect,connect-elsewhere,silent,http,scrape,tls,all,baseline", "the phases, in order")
 		obsNice = flag.Int("observer-nice", -10, "the nice value of the observing subscriber and of the control's second reader")
 		dargs   = flag.String("daemon-args", "", "more flags for the daemon, separated by spaces")
 		slow    = flag.Duration("slow", 0, "list each drill slower than this, split (0: none)")
