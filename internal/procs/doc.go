@@ -11,7 +11,7 @@
 // thousands of subscribers. Go's scheduler looks at the network, where a
 // drill or a step's wake-up waits, only between goroutines. So the work
 // that floods can cause says so (Procs.Busy: HTTP beyond its pace, a
-// refused stepdown connection, a fan-out to more subscribers than one slice),
+// refused stepdown connection, an event written to 512 or more subscribers),
 // and the daemon runs with two processors until none has for Hold.
 // docs/performance.md, "Other local users", has the measurements.
 package procs

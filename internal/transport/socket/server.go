@@ -76,9 +76,9 @@ type Options struct {
 	// Peers serves watch_peer; nil refuses it.
 	Peers PeerWatcher
 	// Busy is told when work another uid can cause competes with the
-	// announcements: a refused connection, a fan-out beyond one slice
-	// (procs.Procs.Busy, which gives the daemon a second Go processor
-	// meanwhile); nil: nobody.
+	// announcements: a refused connection, a fan-out to busyFanOut or
+	// more clients (procs.Procs.Busy, which gives the daemon a second Go
+	// processor meanwhile); nil: nobody.
 	Busy func(why string)
 }
 
