@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"time"
 
 	"github.com/clockwatch/clockwatch/stepdown"
 )
@@ -145,18 +144,14 @@ func (s *Server) fanOut() {
 	}
 }
 
-// yieldToInput lets the goroutines that wait for this one's processor run
-// between two slices of a fan-out. runtime.Gosched runs the timers that
-// are due (the announcer's deadlines). A goroutine the network woke (the
-// input poller, with a drill or an ack) runs only once a processor polls
-// the network, which it does when it has nothing else to run: when a
-// client's input waits, the fan-out sleeps a microsecond for it. With
-// GOMAXPROCS=1 (the daemon's default) a long fan-out would otherwise hold
-// the input back for all of its slices.
+// yieldToInput runs, between two slices of a fan-out, what would otherwise
+// wait for its processor: the clients' waiting input, acted on here
+// (inputPoller.serveWaiting: a drill's stepdown goes out from here, the
+// fan-out's lock let go), then whatever else is runnable and the timers
+// that are due (runtime.Gosched: the announcer's deadlines).
 func (s *Server) yieldToInput() {
-	if s.poller != nil && s.poller.pending() {
-		time.Sleep(time.Microsecond)
-		return
+	if s.poller != nil {
+		s.poller.serveWaiting()
 	}
 	runtime.Gosched()
 }
@@ -191,8 +186,8 @@ func (s *Server) unlock() {
 // heartbeat ticks the announcer (whose clock may be a test's, without a
 // timer of its own), then tells every client the state it was last told:
 // a heartbeat's seq is the last event sent before it. The privileged hear
-// it at once, the others through the fan-out, behind any announcement
-// still on its way to them.
+// it at once, the others through the fan-out unless it is still carrying
+// something to them.
 func (s *Server) heartbeat() {
 	s.ann.Tick()
 	s.mu.Lock()
@@ -201,6 +196,18 @@ func (s *Server) heartbeat() {
 	if st.State != stepdown.StateOK {
 		m.Reason = st.Reason
 	}
-	s.announceLocked(stepdown.TypeHeartbeat, m.AppendLine(nil))
+	b := m.AppendLine(nil)
+	if len(s.fan) == 0 {
+		s.announceLocked(stepdown.TypeHeartbeat, b)
+	} else {
+		// The fan-out is behind: those it has not reached hear its
+		// messages, which are newer news than a heartbeat, and a
+		// heartbeat queued behind them would only hold the next event
+		// back (under qemu's emulation, 4,096 subscribers' heartbeats
+		// queued up and a drill reached them 10 s late).
+		order := s.orderLocked()
+		n := s.sendLocked(order[:s.nfirst], b)
+		s.met.messagesSent.WithLabelValues(stepdown.TypeHeartbeat).Add(float64(n))
+	}
 	s.unlock()
 }

@@ -117,25 +117,46 @@ func (p *inputPoller) run() {
 			// buffer: nothing to wait for anymore.
 			return
 		}
-		for _, ev := range events[:n] {
-			id := uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
-			p.mu.Lock()
-			c := p.clients[id]
-			p.mu.Unlock()
-			if c != nil {
-				c.readable()
-			}
+		p.act(events[:n])
+	}
+}
+
+// act acts on the input of the clients the events name.
+func (p *inputPoller) act(events []unix.EpollEvent) {
+	for _, ev := range events {
+		id := uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
+		p.mu.Lock()
+		c := p.clients[id]
+		p.mu.Unlock()
+		if c != nil {
+			c.readable()
 		}
 	}
 }
 
-// pending reports whether a client's input waits (the instance is
-// level-triggered: looking takes nothing from run).
-func (p *inputPoller) pending() bool {
-	var ev [1]unix.EpollEvent
+// serveWaiting acts on the input waiting now, without blocking, from the
+// caller's goroutine: the fan-out's, between two slices. Go's scheduler
+// looks at the network only when a processor runs out of goroutines, so
+// with one processor a fan-out's slices would hold a drill or an ack back
+// for all of their writes; asking Go to poll (a sleep) costs a millisecond
+// a slice when input never stops (thousands of subscribers' acks). run may
+// be handed the same events (the instance is level-triggered): a client
+// reads under its own lock, until its socket has no more.
+func (p *inputPoller) serveWaiting() {
+	var events [16]unix.EpollEvent
 	n := 0
-	p.raw.Control(func(fd uintptr) { n, _ = unix.EpollWait(int(fd), ev[:], 0) })
-	return n > 0
+	p.raw.Control(func(fd uintptr) {
+		for {
+			var err error
+			if n, err = unix.EpollWait(int(fd), events[:], 0); err != unix.EINTR {
+				if err != nil {
+					n = 0
+				}
+				return
+			}
+		}
+	})
+	p.act(events[:n])
 }
 
 // close ends run.
