@@ -3,7 +3,6 @@ package socket
 import (
 	"cmp"
 	"log/slog"
-	"runtime"
 	"slices"
 
 	"github.com/clockwatch/clockwatch/stepdown"
@@ -147,13 +146,15 @@ func (s *Server) fanOut() {
 // yieldToInput runs, between two slices of a fan-out, what would otherwise
 // wait for its processor: the clients' waiting input, acted on here
 // (inputPoller.serveWaiting: a drill's stepdown goes out from here, the
-// fan-out's lock let go), then whatever else is runnable and the timers
-// that are due (runtime.Gosched: the announcer's deadlines).
+// fan-out's lock let go). It does not give the processor away
+// (runtime.Gosched): the goroutines waiting for it would be HTTP's, and
+// under a scrape flood in qemu's emulation a fan-out to 4,096 that yielded
+// after each slice reached them 3 s late; Go's preemption still lets them
+// run every 10 ms, and with a second processor (procs) they have it.
 func (s *Server) yieldToInput() {
 	if s.poller != nil {
 		s.poller.serveWaiting()
 	}
-	runtime.Gosched()
 }
 
 // sendLocked writes b to every client of all, in their order, and returns

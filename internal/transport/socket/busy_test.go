@@ -75,6 +75,8 @@ func TestBusy(t *testing.T) {
 	if _, m := dial(1000); m.Code != stepdown.CodeBusy {
 		t.Fatalf("uid 1000 past its share: %v, want a refusal", m)
 	}
+	// Told once the refusal is written: a moment after the client reads it.
+	waitFor(t, "Busy told of the refusal", func() bool { return len(w.list()) > 0 })
 	if got, want := w.list(), []string{"refusing stepdown connections"}; !slices.Equal(got, want) {
 		t.Fatalf("Busy was told %q, want %q", got, want)
 	}
@@ -87,6 +89,8 @@ func TestBusy(t *testing.T) {
 		t.Fatalf("root got %v, want a stepdown", m)
 	}
 	want := []string{"refusing stepdown connections", "writing to thousands of stepdown subscribers"}
+	// Told as the fan-out is queued: a moment after root has the event.
+	waitFor(t, "Busy told of the fan-out", func() bool { return len(w.list()) > 1 })
 	if got := w.list(); !slices.Equal(got, want) {
 		t.Fatalf("Busy was told %q, want %q", got, want)
 	}
