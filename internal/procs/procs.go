@@ -69,7 +69,7 @@ func (p *Procs) Busy(why string) {
 }
 
 // Settle lowers the processors to idle when no Busy came for Hold. The
-// daemon's pulse calls it while Raised.
+// daemon's pulse calls it every 10 s (an atomic load while not raised).
 func (p *Procs) Settle() {
 	if p == nil || !p.raised.Load() {
 		return
@@ -95,7 +95,7 @@ func (p *Procs) Settle() {
 // Raised reports whether the processors are raised now.
 func (p *Procs) Raised() bool { return p != nil && p.raised.Load() }
 
-// Raises counts the raises so far (a metric's value).
+// Raises counts the raises so far.
 func (p *Procs) Raises() uint64 {
 	if p == nil {
 		return 0
