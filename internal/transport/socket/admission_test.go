@@ -1,7 +1,6 @@
 package socket_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -27,13 +26,7 @@ func TestAdmissionReserveAndShare(t *testing.T) {
 	start(t, cfg, socket.Options{PeerCred: queuedCreds(creds), SelfUID: 999})
 	as := func(uid uint32) (*stepdown.Conn, stepdown.Message) {
 		t.Helper()
-		creds <- socket.Cred{PID: 1, UID: uid, GID: uid}
-		c, err := stepdown.Dial(context.Background(), cfg.Socket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c, next(t, c)
+		return dialAs(t, cfg.Socket, creds, uid)
 	}
 	for i := range 100 {
 		if _, m := as(1000); m.Type != stepdown.TypeHello {
@@ -107,12 +100,7 @@ func TestConnectRateRefuses(t *testing.T) {
 	s, _ := start(t, cfg, socket.Options{PeerCred: queuedCreds(creds), SelfUID: 999})
 	dial := func(uid uint32) (*stepdown.Conn, stepdown.Message) {
 		t.Helper()
-		creds <- socket.Cred{PID: 1, UID: uid, GID: uid}
-		c, err := stepdown.Dial(context.Background(), cfg.Socket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c, next(t, c)
+		return dialAs(t, cfg.Socket, creds, uid)
 	}
 	// Its whole share at once, held, then more: refused by the share.
 	var held []*stepdown.Conn

@@ -1,7 +1,6 @@
 package socket_test
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -44,13 +43,7 @@ func TestBusy(t *testing.T) {
 	s, ann := start(t, cfg, socket.Options{PeerCred: queuedCreds(creds), SelfUID: 999, Busy: w.busy})
 	dial := func(uid uint32) (*stepdown.Conn, stepdown.Message) {
 		t.Helper()
-		creds <- socket.Cred{PID: 1, UID: uid, GID: uid}
-		c, err := stepdown.Dial(context.Background(), cfg.Socket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c, next(t, c)
+		return dialAs(t, cfg.Socket, creds, uid)
 	}
 	root, _ := dial(0)
 	for range 10 {

@@ -101,6 +101,19 @@ func dial(t testing.TB, path string) (*stepdown.Conn, stepdown.Message) {
 	return c, m
 }
 
+// dialAs connects to path as uid (the server's PeerCred is queuedCreds of
+// creds), closed when the test ends, and returns the first message.
+func dialAs(t testing.TB, path string, creds chan<- socket.Cred, uid uint32) (*stepdown.Conn, stepdown.Message) {
+	t.Helper()
+	creds <- socket.Cred{PID: 1, UID: uid, GID: uid}
+	c, err := stepdown.Dial(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, next(t, c)
+}
+
 // next reads the next message that is not a heartbeat.
 func next(t testing.TB, c *stepdown.Conn) stepdown.Message {
 	t.Helper()
