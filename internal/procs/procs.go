@@ -24,8 +24,7 @@ type Procs struct {
 	last   atomic.Int64 // the last Busy, in now's nanoseconds since start
 	start  time.Time
 
-	mu     sync.Mutex // serializes set
-	raises atomic.Uint64
+	mu sync.Mutex // serializes set
 }
 
 // New returns a Procs that sets GOMAXPROCS with set (runtime.GOMAXPROCS) to
@@ -64,7 +63,6 @@ func (p *Procs) Busy(why string) {
 	}
 	p.set(p.busy)
 	p.raised.Store(true)
-	p.raises.Add(1)
 	p.log.Info("busy: Go processors raised while it lasts", "gomaxprocs", p.busy, "why", why, "hold", Hold)
 }
 
@@ -94,11 +92,3 @@ func (p *Procs) Settle() {
 
 // Raised reports whether the processors are raised now.
 func (p *Procs) Raised() bool { return p != nil && p.raised.Load() }
-
-// Raises counts the raises so far.
-func (p *Procs) Raises() uint64 {
-	if p == nil {
-		return 0
-	}
-	return p.raises.Load()
-}

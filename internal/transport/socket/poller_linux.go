@@ -23,6 +23,13 @@ type inputPoller struct {
 	mu      sync.Mutex
 	clients map[uint64]*client
 	lastID  uint64
+
+	// serveWaiting's events, their count and its epoll_wait, made once:
+	// it runs between every two slices of a fan-out, and one fan-out
+	// goroutine at a time calls it.
+	waiting     [16]unix.EpollEvent
+	nWaiting    int
+	pollWaiting func(fd uintptr)
 }
 
 func newInputPoller() (*inputPoller, error) {
@@ -40,7 +47,9 @@ func newInputPoller() (*inputPoller, error) {
 		ep.Close()
 		return nil, fmt.Errorf("epoll for the clients' input: %w", err)
 	}
-	return &inputPoller{ep: ep, raw: raw, clients: map[uint64]*client{}}, nil
+	p := &inputPoller{ep: ep, raw: raw, clients: map[uint64]*client{}}
+	p.pollWaiting = p.epollWaiting
+	return p, nil
 }
 
 // add watches c's socket for input, unless c is closed. c's input may be
@@ -143,20 +152,23 @@ func (p *inputPoller) act(events []unix.EpollEvent) {
 // be handed the same events (the instance is level-triggered): a client
 // reads under its own lock, until its socket has no more.
 func (p *inputPoller) serveWaiting() {
-	var events [16]unix.EpollEvent
-	n := 0
-	p.raw.Control(func(fd uintptr) {
-		for {
-			var err error
-			if n, err = unix.EpollWait(int(fd), events[:], 0); err != unix.EINTR {
-				if err != nil {
-					n = 0
-				}
-				return
+	p.nWaiting = 0
+	p.raw.Control(p.pollWaiting) // closed: nothing waits
+	p.act(p.waiting[:p.nWaiting])
+}
+
+// epollWaiting is serveWaiting's look at the instance, which waits for
+// nothing.
+func (p *inputPoller) epollWaiting(fd uintptr) {
+	for {
+		n, err := unix.EpollWait(int(fd), p.waiting[:], 0)
+		if err != unix.EINTR {
+			if err == nil {
+				p.nWaiting = n
 			}
+			return
 		}
-	})
-	p.act(events[:n])
+	}
 }
 
 // close ends run.
